@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "rtdb",
+    platforms: [.macOS(.v13)],
+    products: [
+        .executable(name: "rtdb", targets: ["rtdb"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        // The value model shared by client and server.
+        .target(name: "RTDBData", dependencies: [
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        // Realtime protocol messages and transports.
+        .target(name: "RTDBProtocol", dependencies: ["RTDBData"]),
+        // The client core.
+        .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol"]),
+        // The server engine and its durable store.
+        .target(name: "RTDBServer", dependencies: ["RTDBData", "RTDBProtocol"]),
+        // libedit, with inline non-variadic wrappers.
+        .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
+        // Command language, renderers, line editor, batch runner.
+        .target(name: "RTDBShell", dependencies: ["RTDBClient", "RTDBServer", "CEditLine"]),
+        .executableTarget(name: "rtdb", dependencies: [
+            "RTDBShell",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBServer", "RTDBClient"],
+                          path: "Benchmarks/RTDBBenchmarks"),
+
+        .testTarget(name: "RTDBDataTests", dependencies: ["RTDBData"]),
+        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBClient"]),
+        .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBServer"]),
+        .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["RTDBData"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

@@ -1,0 +1,409 @@
+/// A JSON syntax or data-rule failure, with the byte offset where it was found.
+public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let message: String
+    /// Byte offset into the input.
+    public let offset: Int
+    public var description: String { message }
+}
+
+/// Reads JSON bytes straight into a `Node`, applying the database's rules as it goes.
+///
+/// `null` and `{}` become empty; arrays become children "0", "1", …; `.priority`, `.value` and
+/// `.sv` are understood; keys, depth, path length and string size are checked against the
+/// location being written (`base`) so that the error names the offending key.
+public struct JSONReader {
+    public struct Options: Sendable {
+        /// The location the value will be written to, for limits and messages.
+        public var base: Path = .root
+        /// Accept `{".sv": …}` placeholders (writes from a client). Stored data has none.
+        public var allowServerValues = true
+        public init(base: Path = .root, allowServerValues: Bool = true) {
+            self.base = base
+            self.allowServerValues = allowServerValues
+        }
+    }
+
+    public static func parse(_ text: String, options: Options = Options()) throws -> Node {
+        var text = text
+        return try text.withUTF8 { try parse(bytes: $0, options: options) }
+    }
+
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>, options: Options = Options()) throws -> Node {
+        var reader = Cursor(bytes: bytes, options: options)
+        reader.skipWhitespace()
+        let node = try reader.readValue(depth: options.base.count, pathBytes: options.base.utf8Length, pathKeys: options.base.keys)
+        reader.skipWhitespace()
+        if reader.index < bytes.count { throw reader.error("unexpected \(reader.describeCurrent()) after the value") }
+        return node
+    }
+
+    public static func parse(data: [UInt8], options: Options = Options()) throws -> Node {
+        try data.withUnsafeBufferPointer { try parse(bytes: $0, options: options) }
+    }
+
+    /// Parses the body of a multi-path update: an object whose keys are relative paths.
+    /// Returns the entries in document order, each validated against `base` + its path.
+    public static func parseUpdate(_ text: String, base: Path = .root) throws -> [(Path, Node)] {
+        var text = text
+        return try text.withUTF8 { bytes in
+            var reader = Cursor(bytes: bytes, options: Options(base: base))
+            reader.skipWhitespace()
+            let entries = try reader.readUpdateObject(base: base)
+            reader.skipWhitespace()
+            if reader.index < bytes.count { throw reader.error("unexpected \(reader.describeCurrent()) after the object") }
+            return entries
+        }
+    }
+
+    struct Cursor {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let options: Options
+        var index = 0
+
+        init(bytes: UnsafeBufferPointer<UInt8>, options: Options) {
+            self.bytes = bytes
+            self.options = options
+        }
+
+        func error(_ message: String, at offset: Int? = nil) -> JSONParseError {
+            JSONParseError(message: message, offset: offset ?? index)
+        }
+
+        func describeCurrent() -> String {
+            guard index < bytes.count else { return "end of input" }
+            let b = bytes[index]
+            if b >= 0x21 && b < 0x7F { return "'\(Character(Unicode.Scalar(b)))'" }
+            return "byte 0x\(String(b, radix: 16))"
+        }
+
+        @inline(__always) mutating func skipWhitespace() {
+            while index < bytes.count {
+                switch bytes[index] {
+                case 0x20, 0x0A, 0x0D, 0x09: index += 1
+                default: return
+                }
+            }
+        }
+
+        @inline(__always) mutating func expect(_ byte: UInt8, _ what: String) throws {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == byte else {
+                throw error("expected \(what), found \(describeCurrent())")
+            }
+            index += 1
+        }
+
+        func pathString(_ keys: [String]) -> String { "/" + keys.joined(separator: "/") }
+
+        mutating func readValue(depth: Int, pathBytes: Int, pathKeys: [String]) throws -> Node {
+            skipWhitespace()
+            guard index < bytes.count else { throw error("expected a value, found end of input") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"): return try readObject(depth: depth, pathBytes: pathBytes, pathKeys: pathKeys)
+            case UInt8(ascii: "["): return try readArray(depth: depth, pathBytes: pathBytes, pathKeys: pathKeys)
+            case UInt8(ascii: "\""):
+                let start = index
+                let s = try readString()
+                if s.utf8.count > Node.maxStringBytes {
+                    throw error(DataError.stringTooLong(path: pathString(pathKeys), bytes: s.utf8.count).description, at: start)
+                }
+                return Node(.string(s))
+            case UInt8(ascii: "t"): try literal("true"); return Node(.bool(true))
+            case UInt8(ascii: "f"): try literal("false"); return Node(.bool(false))
+            case UInt8(ascii: "n"): try literal("null"); return .empty
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                return Node(.number(try readNumber()))
+            default:
+                if bytes[index] == UInt8(ascii: "N") || bytes[index] == UInt8(ascii: "I") {
+                    throw error("NaN and Infinity are not valid values: numbers must be finite")
+                }
+                throw error("expected a value, found \(describeCurrent())")
+            }
+        }
+
+        mutating func literal(_ word: StaticString) throws {
+            let n = word.utf8CodeUnitCount
+            let start = index
+            if index + n <= bytes.count {
+                var ok = true
+                for i in 0..<n where bytes[index + i] != word.utf8Start[i] { ok = false; break }
+                if ok { index += n; return }
+            }
+            throw error("expected a value, found \(describeCurrent())", at: start)
+        }
+
+        mutating func readNumber() throws -> Double {
+            let start = index
+            var integer: Int64 = 0
+            var simple = true
+            var digits = 0
+            if bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let intStart = index
+            while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+                if digits < 15 { integer = integer * 10 + Int64(bytes[index] - 0x30) } else { simple = false }
+                digits += 1
+                index += 1
+            }
+            if digits == 0 { throw error("invalid number: expected a digit", at: index) }
+            if digits > 1 && bytes[intStart] == 0x30 { throw error("invalid number: leading zeros are not allowed", at: intStart) }
+            if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
+                simple = false
+                index += 1
+                let fracStart = index
+                while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
+                if index == fracStart { throw error("invalid number: expected a digit after '.'") }
+            }
+            if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
+                simple = false
+                index += 1
+                if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) { index += 1 }
+                let expStart = index
+                while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
+                if index == expStart { throw error("invalid number: expected a digit in the exponent") }
+            }
+            if simple {
+                let v = Double(integer)
+                return bytes[start] == UInt8(ascii: "-") ? -v : v
+            }
+            let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
+            guard let v = Double(text), v.isFinite else {
+                throw error("number \(text) is out of range: numbers must be finite doubles", at: start)
+            }
+            return v
+        }
+
+        mutating func readString() throws -> String {
+            let quote = index
+            index += 1
+            let start = index
+            var plain = true
+            while index < bytes.count {
+                let b = bytes[index]
+                if b == UInt8(ascii: "\"") { break }
+                if b == UInt8(ascii: "\\") { plain = false; break }
+                if b < 0x20 { throw error("control character in string (U+00\(String(b, radix: 16, uppercase: true).leftPadded(to: 2))) must be escaped") }
+                index += 1
+            }
+            if index >= bytes.count { throw error("unterminated string", at: quote) }
+            if plain {
+                let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                index += 1
+                if let s = String(validating: slice, as: UTF8.self) { return s }
+                throw error("string is not valid UTF-8", at: start)
+            }
+            var out: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
+            while index < bytes.count {
+                let b = bytes[index]
+                if b == UInt8(ascii: "\"") {
+                    index += 1
+                    if let s = String(validating: out, as: UTF8.self) { return s }
+                    throw error("string is not valid UTF-8", at: start)
+                }
+                if b < 0x20 { throw error("control character in string must be escaped") }
+                if b != UInt8(ascii: "\\") { out.append(b); index += 1; continue }
+                index += 1
+                guard index < bytes.count else { break }
+                let e = bytes[index]
+                index += 1
+                switch e {
+                case UInt8(ascii: "\""): out.append(0x22)
+                case UInt8(ascii: "\\"): out.append(0x5C)
+                case UInt8(ascii: "/"): out.append(0x2F)
+                case UInt8(ascii: "b"): out.append(0x08)
+                case UInt8(ascii: "f"): out.append(0x0C)
+                case UInt8(ascii: "n"): out.append(0x0A)
+                case UInt8(ascii: "r"): out.append(0x0D)
+                case UInt8(ascii: "t"): out.append(0x09)
+                case UInt8(ascii: "u"):
+                    var scalar = try readHex4()
+                    if scalar >= 0xD800 && scalar < 0xDC00 {
+                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                            throw error("unpaired surrogate in \\u escape")
+                        }
+                        index += 2
+                        let low = try readHex4()
+                        guard low >= 0xDC00 && low < 0xE000 else { throw error("unpaired surrogate in \\u escape") }
+                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+                    } else if scalar >= 0xDC00 && scalar < 0xE000 {
+                        throw error("unpaired surrogate in \\u escape")
+                    }
+                    out.append(contentsOf: Array(String(Unicode.Scalar(scalar)!).utf8))
+                default:
+                    throw error("invalid escape '\\\(Character(Unicode.Scalar(e)))'", at: index - 2)
+                }
+            }
+            throw error("unterminated string", at: quote)
+        }
+
+        mutating func readHex4() throws -> UInt32 {
+            guard index + 4 <= bytes.count else { throw error("incomplete \\u escape") }
+            var v: UInt32 = 0
+            for _ in 0..<4 {
+                let b = bytes[index]
+                let d: UInt32
+                switch b {
+                case 0x30...0x39: d = UInt32(b - 0x30)
+                case 0x41...0x46: d = UInt32(b - 0x41 + 10)
+                case 0x61...0x66: d = UInt32(b - 0x61 + 10)
+                default: throw error("invalid hex digit in \\u escape")
+                }
+                v = v * 16 + d
+                index += 1
+            }
+            return v
+        }
+
+        mutating func readArray(depth: Int, pathBytes: Int, pathKeys: [String]) throws -> Node {
+            index += 1
+            var entries: [(ChildKey, Node)] = []
+            skipWhitespace()
+            if index < bytes.count && bytes[index] == UInt8(ascii: "]") { index += 1; return .empty }
+            var position = 0
+            while true {
+                let name = String(position)
+                let keys = pathKeys + [name]
+                try checkLimits(depth: depth + 1, pathBytes: pathBytes + name.utf8.count + (depth > 0 ? 1 : 0), keys: keys, at: index)
+                let child = try readValue(depth: depth + 1, pathBytes: pathBytes + name.utf8.count + (depth > 0 ? 1 : 0), pathKeys: keys)
+                if !child.isEmpty { entries.append((ChildKey(name), child)) }
+                position += 1
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unterminated array: expected ',' or ']'") }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "]") { index += 1; break }
+                throw error("expected ',' or ']' in array, found \(describeCurrent())")
+            }
+            // "0", "1", … "10" are integer keys and already in order.
+            return Node(children: ChildMap(sorted: entries))
+        }
+
+        func checkLimits(depth: Int, pathBytes: Int, keys: [String], at offset: Int) throws {
+            if depth > Path.maxDepth {
+                throw error(DataError.pathTooDeep(path: pathString(keys), depth: depth).description, at: offset)
+            }
+            if pathBytes > Path.maxBytes {
+                throw error(DataError.pathTooLong(path: pathString(keys), bytes: pathBytes).description, at: offset)
+            }
+        }
+
+        mutating func readObject(depth: Int, pathBytes: Int, pathKeys: [String]) throws -> Node {
+            let open = index
+            index += 1
+            var entries: [(ChildKey, Node)] = []
+            var priority: LeafValue?
+            var value: Node?
+            var serverValue: ServerValue?
+            skipWhitespace()
+            if index < bytes.count && bytes[index] == UInt8(ascii: "}") { index += 1; return .empty }
+            while true {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                    throw error("expected a key in double quotes, found \(describeCurrent())")
+                }
+                let keyStart = index
+                let key = try readString()
+                try expect(UInt8(ascii: ":"), "':' after the key")
+                switch key {
+                case ".priority":
+                    let p = try readValue(depth: depth, pathBytes: pathBytes, pathKeys: pathKeys + [".priority"])
+                    switch p.content {
+                    case .empty: priority = nil
+                    case .leaf(.bool):
+                        throw error(DataError.invalidPriority(path: pathString(pathKeys), reason: "a priority must be a string or a number, not a boolean").description, at: keyStart)
+                    case .leaf(let v): priority = v
+                    case .children:
+                        throw error(DataError.invalidPriority(path: pathString(pathKeys), reason: "a priority must be a string or a number, not an object").description, at: keyStart)
+                    }
+                case ".value":
+                    let v = try readValue(depth: depth, pathBytes: pathBytes, pathKeys: pathKeys)
+                    if case .children = v.content {
+                        throw error(DataError.invalidValue(path: pathString(pathKeys), reason: "\".value\" must be a string, number or boolean").description, at: keyStart)
+                    }
+                    value = v
+                case ".sv":
+                    guard options.allowServerValues else {
+                        throw error(DataError.invalidValue(path: pathString(pathKeys), reason: "server values are not allowed here").description, at: keyStart)
+                    }
+                    serverValue = try readServerValue(pathKeys: pathKeys, at: keyStart)
+                default:
+                    do {
+                        try Path.validate(key: key, in: pathString(pathKeys + [key]))
+                    } catch let e as DataError {
+                        throw error(e.description, at: keyStart)
+                    }
+                    let childBytes = pathBytes + key.utf8.count + (depth > 0 ? 1 : 0)
+                    try checkLimits(depth: depth + 1, pathBytes: childBytes, keys: pathKeys + [key], at: keyStart)
+                    let child = try readValue(depth: depth + 1, pathBytes: childBytes, pathKeys: pathKeys + [key])
+                    entries.append((ChildKey(key), child))
+                }
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unterminated object: expected ',' or '}'", at: open) }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "}") { index += 1; break }
+                throw error("expected ',' or '}' in object, found \(describeCurrent())")
+            }
+            if let serverValue {
+                if value != nil || !entries.isEmpty {
+                    throw error(DataError.invalidValue(path: pathString(pathKeys), reason: "\".sv\" cannot be combined with other keys").description, at: open)
+                }
+                return Node(.serverValue(serverValue), priority: priority)
+            }
+            if let value {
+                if entries.contains(where: { !$0.1.isEmpty }) {
+                    throw error(DataError.invalidValue(path: pathString(pathKeys), reason: "\".value\" cannot be combined with other children").description, at: open)
+                }
+                return value.withPriority(value.isEmpty ? nil : priority)
+            }
+            entries.removeAll { $0.1.isEmpty }
+            return Node(children: ChildMap(unsorted: entries), priority: priority)
+        }
+
+        mutating func readServerValue(pathKeys: [String], at offset: Int) throws -> ServerValue {
+            let node = try readValue(depth: 0, pathBytes: 0, pathKeys: pathKeys)
+            if node.leafValue == .string("timestamp") { return .timestamp }
+            if case .children(let map) = node.content, map.count == 1,
+               case .leaf(.number(let n))? = map["increment"]?.content {
+                return .increment(n)
+            }
+            throw error(DataError.invalidValue(path: pathString(pathKeys),
+                reason: "unknown server value; use {\".sv\": \"timestamp\"} or {\".sv\": {\"increment\": N}}").description, at: offset)
+        }
+
+        mutating func readUpdateObject(base: Path) throws -> [(Path, Node)] {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "{") else {
+                throw error("an update needs a JSON object of child paths to values, found \(describeCurrent())")
+            }
+            index += 1
+            var entries: [(Path, Node)] = []
+            skipWhitespace()
+            if index < bytes.count && bytes[index] == UInt8(ascii: "}") { index += 1; return [] }
+            while true {
+                skipWhitespace()
+                guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else {
+                    throw error("expected a path in double quotes, found \(describeCurrent())")
+                }
+                let keyStart = index
+                let relative = Path(try readString())
+                let full = base.appending(relative)
+                do {
+                    if relative.isRoot { throw DataError.invalidKey(key: "", path: full.description, reason: "update keys must not be empty") }
+                    for (i, k) in relative.keys.enumerated() where !(k == ".priority" && i == relative.count - 1) {
+                        try Path.validate(key: k, in: full.description)
+                    }
+                    try full.validateSize()
+                } catch let e as DataError {
+                    throw error(e.description, at: keyStart)
+                }
+                try expect(UInt8(ascii: ":"), "':' after the path")
+                let node = try readValue(depth: full.count, pathBytes: full.utf8Length, pathKeys: full.keys)
+                entries.append((relative, node))
+                skipWhitespace()
+                guard index < bytes.count else { throw error("unterminated object: expected ',' or '}'") }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "}") { index += 1; break }
+                throw error("expected ',' or '}' in object, found \(describeCurrent())")
+            }
+            return entries
+        }
+    }
+}

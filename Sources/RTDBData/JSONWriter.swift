@@ -1,0 +1,190 @@
+/// ANSI (or any) strings wrapped around each kind of token when writing JSON for a person.
+public struct JSONStyle: Sendable {
+    public var key: String, string: String, number: String, literal: String, reset: String
+    public init(key: String, string: String, number: String, literal: String, reset: String) {
+        self.key = key; self.string = string; self.number = number; self.literal = literal; self.reset = reset
+    }
+    public static let ansi = JSONStyle(key: "\u{1B}[34;1m", string: "\u{1B}[32m", number: "\u{1B}[36m",
+                                       literal: "\u{1B}[35m", reset: "\u{1B}[0m")
+}
+
+/// Writes a `Node` straight to JSON bytes.
+///
+/// Two forms: the plain form users and REST see (objects with array-like keys become arrays,
+/// no priorities) and the export form used on the wire and on disk (`.priority`, `.value`, no
+/// arrays). Numbers print as JavaScript prints them, so `4` is `4`, not `4.0`.
+public struct JSONWriter {
+    public struct Options: Sendable {
+        public var export = false
+        public var pretty = false
+        public var indent = "  "
+        public var style: JSONStyle? = nil
+        public init(export: Bool = false, pretty: Bool = false, style: JSONStyle? = nil) {
+            self.export = export; self.pretty = pretty; self.style = style
+        }
+    }
+
+    public static func string(_ node: Node, options: Options = Options()) -> String {
+        String(decoding: bytes(node, options: options), as: UTF8.self)
+    }
+
+    public static func bytes(_ node: Node, options: Options = Options()) -> [UInt8] {
+        var out: [UInt8] = []
+        write(node, to: &out, options: options)
+        return out
+    }
+
+    public static func write(_ node: Node, to out: inout [UInt8], options: Options = Options()) {
+        var w = Writer(options: options)
+        w.value(node, depth: 0, out: &out)
+    }
+
+    public static func writeString(_ s: String, to out: inout [UInt8]) {
+        out.append(0x22)
+        for b in s.utf8 {
+            switch b {
+            case 0x22: out.append(0x5C); out.append(0x22)
+            case 0x5C: out.append(0x5C); out.append(0x5C)
+            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+            case 0x08: out.append(0x5C); out.append(UInt8(ascii: "b"))
+            case 0x0C: out.append(0x5C); out.append(UInt8(ascii: "f"))
+            case 0..<0x20, 0x7F:
+                out.append(contentsOf: Array("\\u00".utf8))
+                let hex = Array("0123456789abcdef".utf8)
+                out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 0xF)])
+            default: out.append(b)
+            }
+        }
+        out.append(0x22)
+    }
+
+    /// A number as JavaScript's `String(n)` writes it (integers without a fraction).
+    public static func formatNumber(_ v: Double) -> String {
+        if v == v.rounded(), abs(v) < 1e21 {
+            if abs(v) < 9.2e18 { return String(Int64(v)) }
+            return String(format: "%.0f", v)
+        }
+        var s = v.description  // shortest round-trip
+        if let e = s.firstIndex(of: "e") {
+            let mantissa = s[..<e]
+            var exp = s[s.index(after: e)...]
+            var sign = "+"
+            if exp.first == "-" || exp.first == "+" { sign = exp.first == "-" ? "-" : "+"; exp = exp.dropFirst() }
+            while exp.count > 1 && exp.first == "0" { exp = exp.dropFirst() }
+            s = mantissa + "e" + sign + exp
+        }
+        return s
+    }
+
+    struct Writer {
+        let options: Options
+
+        func styled(_ text: String, _ color: KeyPath<JSONStyle, String>, _ out: inout [UInt8]) {
+            if let style = options.style {
+                out.append(contentsOf: style[keyPath: color].utf8)
+                out.append(contentsOf: text.utf8)
+                out.append(contentsOf: style.reset.utf8)
+            } else {
+                out.append(contentsOf: text.utf8)
+            }
+        }
+
+        func stringToken(_ s: String, _ color: KeyPath<JSONStyle, String>, _ out: inout [UInt8]) {
+            if let style = options.style { out.append(contentsOf: style[keyPath: color].utf8) }
+            JSONWriter.writeString(s, to: &out)
+            if let style = options.style { out.append(contentsOf: style.reset.utf8) }
+        }
+
+        func leaf(_ v: LeafValue, _ out: inout [UInt8]) {
+            switch v {
+            case .bool(let b): styled(b ? "true" : "false", \.literal, &out)
+            case .number(let n): styled(JSONWriter.formatNumber(n), \.number, &out)
+            case .string(let s): stringToken(s, \.string, &out)
+            case .serverValue(.timestamp): out.append(contentsOf: Array("{\".sv\":\"timestamp\"}".utf8))
+            case .serverValue(.increment(let n)):
+                out.append(contentsOf: Array("{\".sv\":{\"increment\":\(JSONWriter.formatNumber(n))}}".utf8))
+            }
+        }
+
+        func newline(_ depth: Int, _ out: inout [UInt8]) {
+            guard options.pretty else { return }
+            out.append(0x0A)
+            for _ in 0..<depth { out.append(contentsOf: options.indent.utf8) }
+        }
+
+        func colon(_ out: inout [UInt8]) {
+            out.append(UInt8(ascii: ":"))
+            if options.pretty { out.append(0x20) }
+        }
+
+        mutating func value(_ node: Node, depth: Int, out: inout [UInt8]) {
+            switch node.content {
+            case .empty:
+                styled("null", \.literal, &out)
+            case .leaf(let v):
+                if options.export, let p = node.priority {
+                    out.append(UInt8(ascii: "{")); newline(depth + 1, &out)
+                    stringToken(".value", \.key, &out); colon(&out); leaf(v, &out)
+                    out.append(UInt8(ascii: ",")); newline(depth + 1, &out)
+                    stringToken(".priority", \.key, &out); colon(&out); leaf(p, &out)
+                    newline(depth, &out); out.append(UInt8(ascii: "}"))
+                } else {
+                    leaf(v, &out)
+                }
+            case .children(let map):
+                if !options.export, let length = JSONWriter.arrayLength(map) {
+                    out.append(UInt8(ascii: "["))
+                    var next = 0
+                    var first = true
+                    for (key, child) in map {
+                        let position = Int(key.intValue!)
+                        while next <= position {
+                            if !first { out.append(UInt8(ascii: ",")) }
+                            first = false
+                            newline(depth + 1, &out)
+                            if next == position { value(child, depth: depth + 1, out: &out) } else { styled("null", \.literal, &out) }
+                            next += 1
+                        }
+                    }
+                    _ = length
+                    newline(depth, &out)
+                    out.append(UInt8(ascii: "]"))
+                    return
+                }
+                out.append(UInt8(ascii: "{"))
+                var first = true
+                if options.export, let p = node.priority {
+                    newline(depth + 1, &out)
+                    stringToken(".priority", \.key, &out); colon(&out); leaf(p, &out)
+                    first = false
+                }
+                for (key, child) in map {
+                    if !first { out.append(UInt8(ascii: ",")) }
+                    first = false
+                    newline(depth + 1, &out)
+                    stringToken(key.name, \.key, &out)
+                    colon(&out)
+                    value(child, depth: depth + 1, out: &out)
+                }
+                newline(depth, &out)
+                out.append(UInt8(ascii: "}"))
+            }
+        }
+    }
+
+    /// The array length when children render as an array: every key a canonical non-negative
+    /// integer (`^(0|[1-9]\d*)$`) and the largest below twice the count.
+    static func arrayLength(_ map: ChildMap) -> Int? {
+        guard let last = map.last, let maxKey = last.key.intValue, maxKey >= 0 else { return nil }
+        guard Int(maxKey) < 2 * map.count else { return nil }
+        for (key, _) in map {
+            guard let v = key.intValue, v >= 0 else { return nil }
+            let name = key.name.utf8
+            if name.count > 1 && name.first == UInt8(ascii: "0") { return nil }  // "01"
+            if name.first == UInt8(ascii: "-") { return nil }  // "-0"
+        }
+        return Int(maxKey) + 1
+    }
+}

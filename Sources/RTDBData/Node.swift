@@ -1,0 +1,145 @@
+/// A server value placeholder, resolved by the server at write time.
+public enum ServerValue: Hashable, Sendable {
+    case timestamp
+    case increment(Double)
+}
+
+/// What a leaf holds. `serverValue` only appears in data on its way to the server.
+public enum LeafValue: Hashable, Sendable {
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case serverValue(ServerValue)
+}
+
+/// A value in the tree: empty, a leaf, or children — each optionally with a priority.
+///
+/// Immutable: every change returns a new node that shares all unchanged parts with the old one.
+/// Empty nodes never carry a priority, and a node whose children are all gone is empty.
+public struct Node: Sendable, Equatable {
+    public static let maxStringBytes = 10 * 1024 * 1024
+
+    public enum Content: Sendable, Equatable {
+        case empty
+        case leaf(LeafValue)
+        case children(ChildMap)
+    }
+
+    public let content: Content
+    /// A number, a string or (unresolved) a server value; never set on an empty node.
+    public let priority: LeafValue?
+
+    public static let empty = Node(content: .empty, priority: nil)
+
+    public init(content: Content, priority: LeafValue? = nil) {
+        switch content {
+        case .empty:
+            self.content = .empty
+            self.priority = nil
+        case .children(let map) where map.isEmpty:
+            self.content = .empty
+            self.priority = nil
+        default:
+            self.content = content
+            self.priority = priority
+        }
+    }
+
+    public init(_ leaf: LeafValue, priority: LeafValue? = nil) {
+        self.init(content: .leaf(leaf), priority: priority)
+    }
+
+    public init(children: ChildMap, priority: LeafValue? = nil) {
+        self.init(content: .children(children), priority: priority)
+    }
+
+    public init(_ string: String) { self.init(.string(string)) }
+    public init(_ number: Double) { self.init(.number(number)) }
+    public init(_ bool: Bool) { self.init(.bool(bool)) }
+
+    public var isEmpty: Bool { if case .empty = content { return true }; return false }
+    public var isLeaf: Bool { if case .leaf = content { return true }; return false }
+
+    public var leafValue: LeafValue? { if case .leaf(let v) = content { return v }; return nil }
+
+    public var children: ChildMap {
+        if case .children(let map) = content { return map }
+        return ChildMap()
+    }
+
+    public var childCount: Int { children.count }
+
+    public func child(_ key: String) -> Node {
+        if key == ".priority" { return priority.map { Node($0) } ?? .empty }
+        return child(ChildKey(key))
+    }
+
+    public func child(_ key: ChildKey) -> Node {
+        if case .children(let map) = content { return map[key] ?? .empty }
+        return .empty
+    }
+
+    public func child(at path: Path) -> Node {
+        var node = self
+        for key in path.keys {
+            node = node.child(key)
+            if node.isEmpty { return .empty }
+        }
+        return node
+    }
+
+    public func withPriority(_ priority: LeafValue?) -> Node {
+        Node(content: content, priority: priority)
+    }
+
+    /// Replaces one child (empty removes it). A leaf becomes a children node and loses its value.
+    public func updatingChild(_ key: ChildKey, _ node: Node) -> Node {
+        if key.name == ".priority" { return withPriority(node.leafValue) }
+        var map = children
+        map = node.isEmpty ? map.removing(key) : map.inserting(key, node)
+        return Node(content: .children(map), priority: isLeaf ? nil : priority)
+    }
+
+    /// Replaces the node at `path` (relative to this one). Empty removes; emptied parents vanish.
+    public func setting(_ path: Path, to node: Node) -> Node {
+        setting(path.keys[...], to: node)
+    }
+
+    private func setting(_ keys: ArraySlice<String>, to node: Node) -> Node {
+        guard let first = keys.first else { return node }
+        if first == ".priority" && keys.count == 1 { return withPriority(node.leafValue) }
+        let key = ChildKey(first)
+        let updated = child(key).setting(keys.dropFirst(), to: node)
+        return updatingChild(key, updated)
+    }
+
+    /// Applies a multi-path update: each entry replaces the node at its relative path, in order.
+    public func merging(_ entries: [(Path, Node)]) -> Node {
+        entries.reduce(self) { $0.setting($1.0, to: $1.1) }
+    }
+
+    /// Children replaced by `true`, for shallow reads; leaves unchanged.
+    public var shallow: Node {
+        guard case .children(let map) = content else { return Node(content: content) }
+        return Node(children: ChildMap(sorted: map.map { ($0.key, Node(true)) }))
+    }
+
+    /// True if any leaf or priority below is an unresolved server value.
+    public var containsServerValues: Bool {
+        if case .serverValue = priority { return true }
+        switch content {
+        case .empty: return false
+        case .leaf(let v): if case .serverValue = v { return true }; return false
+        case .children(let map): return map.contains { $0.value.containsServerValues }
+        }
+    }
+
+    /// The number of leaves below (1 for a leaf).
+    public var leafCount: Int {
+        switch content {
+        case .empty: return 0
+        case .leaf: return 1
+        case .children(let map): return map.reduce(0) { $0 + $1.value.leafCount }
+        }
+    }
+}

@@ -1,0 +1,109 @@
+/// A location in the tree: a list of keys from the root.
+///
+/// `Path` itself only splits and joins; `validated…` initialisers apply the database's rules
+/// (forbidden characters, 768 bytes, depth 32) and name the offending segment when they fail.
+public struct Path: Hashable, Sendable, CustomStringConvertible, Comparable {
+    public static let maxBytes = 768
+    public static let maxDepth = 32
+
+    public private(set) var keys: [String]
+
+    public init(keys: [String] = []) { self.keys = keys }
+
+    /// Splits on "/" and drops empty segments, without validating ("" and "/" are the root).
+    public init(_ string: String) {
+        keys = string.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+    }
+
+    public static let root = Path()
+
+    public var isRoot: Bool { keys.isEmpty }
+    public var count: Int { keys.count }
+    public var first: String? { keys.first }
+    public var last: String? { keys.last }
+
+    public var parent: Path? {
+        keys.isEmpty ? nil : Path(keys: Array(keys.dropLast()))
+    }
+
+    public func child(_ key: String) -> Path { Path(keys: keys + [key]) }
+
+    public func appending(_ other: Path) -> Path { Path(keys: keys + other.keys) }
+
+    public func dropFirst(_ n: Int = 1) -> Path { Path(keys: Array(keys.dropFirst(n))) }
+
+    /// True when `self` is `other` or above it.
+    public func contains(_ other: Path) -> Bool {
+        keys.count <= other.keys.count && other.keys.starts(with: keys)
+    }
+
+    /// `other` relative to `self`, when `self` contains it.
+    public func relative(to ancestor: Path) -> Path? {
+        ancestor.contains(self) ? Path(keys: Array(keys.dropFirst(ancestor.count))) : nil
+    }
+
+    /// "/a/b", or "/" for the root.
+    public var description: String { "/" + keys.joined(separator: "/") }
+
+    /// "a/b", or "" for the root: the form servers use in pushes.
+    public var wireString: String { keys.joined(separator: "/") }
+
+    public var utf8Length: Int {
+        keys.reduce(0) { $0 + $1.utf8.count } + Swift.max(0, keys.count - 1)
+    }
+
+    public var isInfo: Bool { keys.first == ".info" }
+
+    public static func < (a: Path, b: Path) -> Bool {
+        for (x, y) in zip(a.keys, b.keys) where x != y {
+            return ChildKey.compare(ChildKey(x), ChildKey(y)) < 0
+        }
+        return a.keys.count < b.keys.count
+    }
+
+    // MARK: Validation
+
+    /// Checks one key against the database's rules; `path` is only for the message.
+    public static func validate(key: String, in path: String) throws {
+        if key.isEmpty {
+            throw DataError.invalidKey(key: key, path: path, reason: "keys must not be empty")
+        }
+        for scalar in key.unicodeScalars {
+            switch scalar {
+            case ".", "$", "#", "[", "]", "/":
+                throw DataError.invalidKey(key: key, path: path,
+                    reason: "keys must not contain \".\", \"$\", \"#\", \"[\", \"]\" or \"/\" (found \"\(scalar)\")")
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                throw DataError.invalidKey(key: key, path: path,
+                    reason: "keys must not contain control characters (found U+\(String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4)))")
+            default: continue
+            }
+        }
+    }
+
+    /// Parses and validates a path typed or received. `.info` is accepted as the first segment
+    /// only; `allowInfo: false` refuses it (for writes).
+    public static func validated(_ string: String, allowInfo: Bool = true) throws -> Path {
+        let path = Path(string)
+        try path.validate(allowInfo: allowInfo)
+        return path
+    }
+
+    public func validate(allowInfo: Bool = true) throws {
+        let text = description
+        for (i, key) in keys.enumerated() {
+            if i == 0 && key == ".info" {
+                if !allowInfo { throw DataError.readOnlyPath(text) }
+                continue
+            }
+            try Path.validate(key: key, in: text)
+        }
+        try validateSize()
+    }
+
+    public func validateSize() throws {
+        if keys.count > Path.maxDepth { throw DataError.pathTooDeep(path: description, depth: keys.count) }
+        let bytes = utf8Length
+        if bytes > Path.maxBytes { throw DataError.pathTooLong(path: description, bytes: bytes) }
+    }
+}

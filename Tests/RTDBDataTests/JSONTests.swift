@@ -1,0 +1,137 @@
+import XCTest
+@testable import RTDBData
+
+final class JSONTests: XCTestCase {
+    func roundTrip(_ json: String, export: Bool = false) throws -> String {
+        JSONWriter.string(try JSONReader.parse(json), options: .init(export: export))
+    }
+
+    func testScalarsAndNumbers() throws {
+        XCTAssertEqual(try roundTrip("4"), "4")
+        XCTAssertEqual(try roundTrip("4.0"), "4")
+        XCTAssertEqual(try roundTrip("-0.5"), "-0.5")
+        XCTAssertEqual(try roundTrip("1e21"), "1e+21")
+        XCTAssertEqual(try roundTrip("1e20"), "100000000000000000000")
+        XCTAssertEqual(try roundTrip("12345678901234568"), "12345678901234568")
+        XCTAssertEqual(try roundTrip("1.5e-7"), "1.5e-7")
+        XCTAssertEqual(try roundTrip("true"), "true")
+        XCTAssertEqual(try roundTrip("null"), "null")
+        XCTAssertEqual(try roundTrip(#""a\"b\\c\n\u00e9\ud83d\udc35""#), #""a\"b\\c\né🐵""#)
+    }
+
+    func testNullAndEmptyVanish() throws {
+        XCTAssertEqual(try roundTrip(#"{"a": null, "b": {}, "c": {"d": null}}"#), "null")
+        XCTAssertEqual(try roundTrip(#"{"a": null, "b": 1}"#), #"{"b":1}"#)
+    }
+
+    func testArrays() throws {
+        XCTAssertEqual(try roundTrip("[1, 2, 3]"), "[1,2,3]")
+        XCTAssertEqual(try roundTrip("[1, null, 3]"), "[1,null,3]")
+        // Keys 0..n with max < 2*count render as an array, holes as null.
+        XCTAssertEqual(try roundTrip(#"{"0": "a", "2": "c"}"#), #"["a",null,"c"]"#)
+        // Too sparse: stays an object.
+        XCTAssertEqual(try roundTrip(#"{"0": "a", "5": "c"}"#), #"{"0":"a","5":"c"}"#)
+        // Non-canonical or negative integer keys: object.
+        XCTAssertEqual(try roundTrip(#"{"0": "a", "01": "b"}"#), #"{"0":"a","01":"b"}"#)
+        XCTAssertEqual(try roundTrip(#"{"-1": "a", "0": "b"}"#), #"{"-1":"a","0":"b"}"#)
+        // Export form never makes arrays.
+        XCTAssertEqual(try roundTrip("[1,2]", export: true), #"{"0":1,"1":2}"#)
+        XCTAssertEqual(try roundTrip("[]"), "null")
+    }
+
+    func testObjectsInKeyOrder() throws {
+        XCTAssertEqual(try roundTrip(#"{"b": 1, "a": 2, "10": 3, "9": 4}"#), #"{"9":4,"10":3,"a":2,"b":1}"#)
+        // Duplicate keys: the last wins.
+        XCTAssertEqual(try roundTrip(#"{"a": 1, "a": 2}"#), #"{"a":2}"#)
+    }
+
+    func testPriorities() throws {
+        let json = #"{".priority": 1, "a": {".value": "x", ".priority": "p"}, "b": 2}"#
+        XCTAssertEqual(try roundTrip(json, export: true), #"{".priority":1,"a":{".value":"x",".priority":"p"},"b":2}"#)
+        XCTAssertEqual(try roundTrip(json), #"{"a":"x","b":2}"#)
+        XCTAssertEqual(try JSONReader.parse(json).priority, .number(1))
+        XCTAssertThrowsError(try JSONReader.parse(#"{".priority": true, "a": 1}"#))
+        XCTAssertThrowsError(try JSONReader.parse(#"{".value": 1, "a": 2}"#))
+    }
+
+    func testServerValues() throws {
+        XCTAssertEqual(try JSONReader.parse(#"{".sv": "timestamp"}"#).leafValue, .serverValue(.timestamp))
+        XCTAssertEqual(try JSONReader.parse(#"{".sv": {"increment": 2}}"#).leafValue, .serverValue(.increment(2)))
+        XCTAssertEqual(try roundTrip(#"{"t": {".sv": "timestamp"}}"#), #"{"t":{".sv":"timestamp"}}"#)
+        XCTAssertThrowsError(try JSONReader.parse(#"{".sv": "bogus"}"#)) { error in
+            XCTAssertTrue("\(error)".contains("unknown server value"), "\(error)")
+        }
+        XCTAssertThrowsError(try JSONReader.parse(#"{".sv": "timestamp"}"#, options: .init(allowServerValues: false)))
+    }
+
+    func error(_ json: String, base: Path = .root) -> JSONParseError? {
+        do { _ = try JSONReader.parse(json, options: .init(base: base)); return nil } catch { return error as? JSONParseError }
+    }
+
+    func testSyntaxErrorsCarryOffsets() {
+        XCTAssertEqual(error(#"{"a": 1,}"#), JSONParseError(message: "expected a key in double quotes, found '}'", offset: 8))
+        XCTAssertEqual(error(#"{"a" 1}"#), JSONParseError(message: "expected ':' after the key, found '1'", offset: 5))
+        XCTAssertEqual(error("[1 2]"), JSONParseError(message: "expected ',' or ']' in array, found '2'", offset: 3))
+        XCTAssertEqual(error("\"abc"), JSONParseError(message: "unterminated string", offset: 0))
+        XCTAssertEqual(error("01"), JSONParseError(message: "invalid number: leading zeros are not allowed", offset: 0))
+        XCTAssertEqual(error("1 2")?.offset, 2)
+        XCTAssertEqual(error("")?.message, "expected a value, found end of input")
+        XCTAssertEqual(error("NaN")?.message, "NaN and Infinity are not valid values: numbers must be finite")
+        XCTAssertEqual(error("1e999")?.message, "number 1e999 is out of range: numbers must be finite doubles")
+        XCTAssertEqual(error(#""\x""#)?.message, "invalid escape '\\x'")
+        XCTAssertEqual(error(#""\ud800""#)?.message, "unpaired surrogate in \\u escape")
+        XCTAssertEqual(error("\"a\u{1}\"")?.offset, 2)
+        XCTAssertEqual(error("tru")?.message, "expected a value, found 't'")
+    }
+
+    func testInvalidUTF8() {
+        let bytes: [UInt8] = [0x22, 0xFF, 0x22]
+        XCTAssertThrowsError(try JSONReader.parse(data: bytes)) { error in
+            XCTAssertEqual((error as? JSONParseError)?.message, "string is not valid UTF-8")
+        }
+    }
+
+    func testDataRulesInsideValues() {
+        XCTAssertEqual(error(#"{"ok": {"a.b": 1}}"#)?.offset, 8)
+        XCTAssertTrue(error(#"{"ok": {"a.b": 1}}"#)!.message.hasPrefix(#"invalid key "a.b" in "/ok/a.b""#))
+        XCTAssertTrue(error(#"{"a": 1}"#, base: Path("x/y"))  == nil)
+        // Depth counts from the write location.
+        let base = Path(keys: (0..<31).map { "k\($0)" })
+        XCTAssertNil(error(#"{"a": 1}"#, base: base))
+        XCTAssertTrue(error(#"{"a": {"b": 1}}"#, base: base)!.message.contains("33 levels deep"))
+        // Path length includes the nested keys.
+        let long = String(repeating: "x", count: 760)
+        XCTAssertTrue(error(#"{"abcdefghij": 1}"#, base: Path(long))!.message.contains("771 bytes"))
+        // A string over 10 MiB.
+        let big = "\"" + String(repeating: "a", count: Node.maxStringBytes + 1) + "\""
+        XCTAssertTrue(error(big)!.message.contains("limit is 10485760"))
+    }
+
+    func testUpdateObject() throws {
+        let entries = try JSONReader.parseUpdate(#"{"a/b": 1, "c": null, "d/.priority": 3}"#, base: Path("x"))
+        XCTAssertEqual(entries.map(\.0), [Path("a/b"), Path("c"), Path("d/.priority")])
+        XCTAssertThrowsError(try JSONReader.parseUpdate(#"{"a/b.c": 1}"#))
+        XCTAssertThrowsError(try JSONReader.parseUpdate("[1]"))
+        XCTAssertThrowsError(try validateUpdatePaths([(Path("a"), Node(1)), (Path("a/b"), Node(2))], base: .root)) { error in
+            XCTAssertTrue("\(error)".contains(#"update paths "a" and "a/b" overlap"#), "\(error)")
+        }
+    }
+
+    func testPrettyAndStyled() throws {
+        let node = try JSONReader.parse(#"{"a": [1, "x"], "b": {"c": true}}"#)
+        XCTAssertEqual(JSONWriter.string(node, options: .init(pretty: true)), """
+        {
+          "a": [
+            1,
+            "x"
+          ],
+          "b": {
+            "c": true
+          }
+        }
+        """)
+        let style = JSONStyle(key: "<k>", string: "<s>", number: "<n>", literal: "<l>", reset: "</>")
+        XCTAssertEqual(JSONWriter.string(try JSONReader.parse(#"{"a": [1, "x", null, false]}"#), options: .init(style: style)),
+                       #"{<k>"a"</>:[<n>1</>,<s>"x"</>,<l>null</>,<l>false</>]}"#)
+    }
+}

@@ -1,0 +1,108 @@
+import XCTest
+@testable import RTDBData
+
+final class NodeTests: XCTestCase {
+    func testSettingAndRemoving() throws {
+        var root = Node.empty
+        root = root.setting(Path("a/b"), to: Node(1))
+        root = root.setting(Path("a/c"), to: Node("x"))
+        XCTAssertEqual(JSONWriter.string(root), #"{"a":{"b":1,"c":"x"}}"#)
+        root = root.setting(Path("a/b"), to: .empty)
+        root = root.setting(Path("a/c"), to: .empty)
+        XCTAssertTrue(root.isEmpty, "emptied parents vanish")
+    }
+
+    func testLeafBecomesParent() {
+        let root = Node(5).setting(Path("x"), to: Node(1))
+        XCTAssertEqual(JSONWriter.string(root), #"{"x":1}"#)
+    }
+
+    func testPriorityPath() throws {
+        let root = try JSONReader.parse(#"{"a": 1}"#).setting(Path("a/.priority"), to: Node(7))
+        XCTAssertEqual(JSONWriter.string(root, options: .init(export: true)), #"{"a":{".value":1,".priority":7}}"#)
+        XCTAssertEqual(root.child(at: Path("a/.priority")), Node(7))
+    }
+
+    func testOldVersionsAreUnchanged() {
+        let v1 = Node.empty.setting(Path("a"), to: Node(1))
+        let v2 = v1.setting(Path("a"), to: Node(2))
+        XCTAssertEqual(v1.child("a"), Node(1))
+        XCTAssertEqual(v2.child("a"), Node(2))
+    }
+
+    func testMergeAndShallow() throws {
+        let root = try JSONReader.parse(#"{"a": {"x": 1, "y": 2}, "b": 3}"#)
+        let merged = root.merging([(Path("a/x"), Node(10)), (Path("b"), .empty), (Path("c"), Node("new"))])
+        XCTAssertEqual(JSONWriter.string(merged), #"{"a":{"x":10,"y":2},"c":"new"}"#)
+        XCTAssertEqual(JSONWriter.string(merged.shallow), #"{"a":true,"c":true}"#)
+        XCTAssertEqual(JSONWriter.string(Node(5).shallow), "5")
+    }
+
+    func testServerValueResolution() throws {
+        let existing = try JSONReader.parse(#"{"n": 5, "s": "str"}"#)
+        let write = try JSONReader.parse(#"{"n": {".sv": {"increment": 2}}, "s": {".sv": {"increment": 1}}, "m": {".sv": {"increment": 3}}, "t": {".sv": "timestamp"}}"#)
+        let resolved = write.resolvingServerValues(now: 1000, existing: existing)
+        XCTAssertEqual(JSONWriter.string(resolved), #"{"m":3,"n":7,"s":1,"t":1000}"#)
+        XCTAssertFalse(resolved.containsServerValues)
+        let prioritised = try JSONReader.parse(#"{".value": 1, ".priority": {".sv": "timestamp"}}"#)
+        XCTAssertEqual(prioritised.resolvingServerValues(now: 42, existing: .empty).priority, .number(42))
+    }
+}
+
+final class ChildMapTests: XCTestCase {
+    func testRandomOperationsKeepOrderAndBalance() {
+        var rng = SystemRandomNumberGenerator()
+        var map = ChildMap()
+        var model: [String: Int] = [:]
+        for i in 0..<5000 {
+            let key = String(Int.random(in: 0..<800, using: &rng)) + (Bool.random(using: &rng) ? "x" : "")
+            if Int.random(in: 0..<3, using: &rng) == 0 {
+                map = map.removing(ChildKey(key))
+                model[key] = nil
+            } else {
+                map = map.inserting(ChildKey(key), Node(Double(i)))
+                model[key] = i
+            }
+        }
+        XCTAssertTrue(map.checkInvariants())
+        XCTAssertEqual(map.count, model.count)
+        XCTAssertEqual(map.keys.map(\.name), model.keys.map(ChildKey.init).sorted().map(\.name))
+        for (k, v) in model { XCTAssertEqual(map[k], Node(Double(v))) }
+        for i in stride(from: 0, to: map.count, by: 37) {
+            let e = map.element(at: i)
+            XCTAssertEqual(map.rank(of: e.key), i)
+        }
+    }
+
+    func testBuildFromSorted() {
+        let entries = (0..<1000).map { (ChildKey(String($0)), Node(Double($0))) }
+        let map = ChildMap(sorted: entries)
+        XCTAssertTrue(map.checkInvariants())
+        XCTAssertEqual(map.first?.key.name, "0")
+        XCTAssertEqual(map.last?.key.name, "999")
+    }
+}
+
+final class PushIDTests: XCTestCase {
+    func testFormatAndOrder() {
+        var gen = PushIDGenerator()
+        var ids: [String] = []
+        for i in 0..<2000 { ids.append(gen.next(now: 1_700_000_000_000 + Int64(i / 500))) }
+        XCTAssertTrue(ids.allSatisfy { $0.count == 20 })
+        XCTAssertEqual(ids, ids.sorted { ChildKey.compare(ChildKey($0), ChildKey($1)) < 0 })
+        XCTAssertEqual(Set(ids).count, ids.count)
+        // The first 8 characters encode the time.
+        XCTAssertEqual(String(ids[0].prefix(8)), "-NjEtLV-")
+        XCTAssertTrue(ids.allSatisfy { id in id.allSatisfy { PushIDGenerator.alphabet.contains($0) } })
+    }
+
+    func testIncrementCarries() {
+        struct Fixed: RandomNumberGenerator { mutating func next() -> UInt64 { UInt64.max } }
+        var gen = PushIDGenerator()
+        var rng = Fixed()
+        let a = gen.next(now: 5, using: &rng)
+        let b = gen.next(now: 5, using: &rng)
+        XCTAssertTrue(a.hasSuffix("zzzzzzzzzzzz"), a)
+        XCTAssertTrue(b.hasSuffix("------------"), b)  // all 63s roll over
+    }
+}

@@ -1,0 +1,79 @@
+import XCTest
+@testable import RTDBData
+
+final class OrderingTests: XCTestCase {
+    func sortedKeys(_ keys: [String]) -> [String] {
+        keys.map(ChildKey.init).sorted().map(\.name)
+    }
+
+    func testIntegerKeysFirstNumerically() {
+        XCTAssertEqual(sortedKeys(["b", "10", "9", "a", "-5", "1"]), ["-5", "1", "9", "10", "a", "b"])
+    }
+
+    func testEqualIntegersOrderByLength() {
+        XCTAssertEqual(sortedKeys(["007", "7", "07"]), ["7", "07", "007"])
+        XCTAssertEqual(sortedKeys(["-0", "0"]), ["0", "-0"])
+    }
+
+    func testThirtyTwoBitBoundary() {
+        XCTAssertEqual(ChildKey("2147483647").intValue, 2147483647)
+        XCTAssertEqual(ChildKey("-2147483648").intValue, -2147483648)
+        XCTAssertNil(ChildKey("2147483648").intValue)
+        XCTAssertNil(ChildKey("-2147483649").intValue)
+        XCTAssertNil(ChildKey("12345678901").intValue)
+        XCTAssertEqual(ChildKey("0000000000001").intValue, 1)  // leading zeros don't count
+        XCTAssertNil(ChildKey("1.5").intValue)
+        XCTAssertNil(ChildKey("-").intValue)
+        XCTAssertNil(ChildKey("+1").intValue)
+        XCTAssertNil(ChildKey(" 1").intValue)
+        // Out-of-range numbers are strings and sort among the strings.
+        XCTAssertEqual(sortedKeys(["a", "2147483648", "5"]), ["5", "2147483648", "a"])
+    }
+
+    func testStringsCompareByUTF16CodeUnits() {
+        // U+FF5E (fullwidth tilde, 3-byte UTF-8) sorts after U+1F435 (monkey, a surrogate pair) in UTF-16.
+        XCTAssertEqual(sortedKeys(["\u{FF5E}", "\u{1F435}", "z"]), ["z", "\u{1F435}", "\u{FF5E}"])
+        XCTAssertEqual(ChildKey.compareUTF16("é", "e\u{301}"), 1)  // no normalisation: U+00E9 > U+0065
+        XCTAssertEqual(sortedKeys(["B", "a", "A"]), ["A", "B", "a"])
+        XCTAssertEqual(sortedKeys(["ab", "a"]), ["a", "ab"])
+    }
+
+    func testSentinels() {
+        XCTAssertLessThan(ChildKey.min, ChildKey("-2147483648"))
+        XCTAssertLessThan(ChildKey("\u{1F435}"), ChildKey.max)
+        XCTAssertEqual(ChildKey.compare(.min, .min), 0)
+    }
+
+    func testValueOrder() throws {
+        let values: [Node] = [.empty, Node(false), Node(true), Node(-1), Node(2.5), Node("A"), Node("a"),
+                              try JSONReader.parse(#"{"x": 1}"#)]
+        for (i, a) in values.enumerated() {
+            for (j, b) in values.enumerated() {
+                XCTAssertEqual(Index.compareValues(a, b), i == j ? 0 : (i < j ? -1 : 1), "\(i) vs \(j)")
+            }
+        }
+        // Objects all tie.
+        XCTAssertEqual(Index.compareValues(try JSONReader.parse(#"{"x": 1}"#), try JSONReader.parse(#"{"y": 2}"#)), 0)
+    }
+
+    func order(_ json: String, _ index: Index) throws -> [String] {
+        index.sortedChildren(of: try JSONReader.parse(json)).map(\.key.name)
+    }
+
+    func testPriorityOrder() throws {
+        let json = #"""
+        {"a": {".value": 1, ".priority": "x"}, "b": {".value": 1, ".priority": 5}, "c": 1,
+         "d": {".value": 1, ".priority": 1}, "e": {".value": 1, ".priority": "a"}, "f": 2}
+        """#
+        XCTAssertEqual(try order(json, .priority), ["c", "f", "d", "b", "e", "a"])
+    }
+
+    func testValueAndChildOrderTieBreakByKey() throws {
+        XCTAssertEqual(try order(#"{"b": 1, "a": 1, "c": "s", "d": false, "e": {"z": 1}}"#, .value), ["d", "a", "b", "c", "e"])
+        let people = #"{"ada": {"age": 36}, "bob": {"age": 12}, "cy": {"name": "c"}, "dee": {"age": 12}}"#
+        XCTAssertEqual(try order(people, .child(Path("age"))), ["cy", "bob", "dee", "ada"])
+        let deep = #"{"x": {"a": {"b": 2}}, "y": {"a": {"b": 1}}}"#
+        XCTAssertEqual(try order(deep, .child(Path("a/b"))), ["y", "x"])
+        XCTAssertEqual(try order(#"{"b": 1, "10": 0, "2": 5}"#, .key), ["2", "10", "b"])
+    }
+}

@@ -1,0 +1,60 @@
+import XCTest
+@testable import RTDBData
+
+final class PathTests: XCTestCase {
+    func testParsing() {
+        XCTAssertEqual(Path("/a//b/").keys, ["a", "b"])
+        XCTAssertTrue(Path("/").isRoot)
+        XCTAssertEqual(Path("a/b").description, "/a/b")
+        XCTAssertEqual(Path.root.description, "/")
+        XCTAssertEqual(Path("a/b").wireString, "a/b")
+    }
+
+    func testForbiddenCharacters() {
+        for bad in ["a.b", "a$", "#", "[x", "x]", "tab\tkey", "del\u{7F}", "nul\u{0}"] {
+            XCTAssertThrowsError(try Path.validated("/users/\(bad)"), bad) { error in
+                guard case DataError.invalidKey(let key, _, _) = error else { return XCTFail("\(error)") }
+                XCTAssertEqual(key, bad)
+            }
+        }
+        XCTAssertNoThrow(try Path.validated("/users/ada lovelace/✔"))
+    }
+
+    func testMessageNamesTheSegment() {
+        XCTAssertThrowsError(try Path.validated("/users/a.b/name")) { error in
+            XCTAssertEqual("\(error)", ##"invalid key "a.b" in "/users/a.b/name": keys must not contain ".", "$", "#", "[", "]" or "/" (found ".")"##)
+        }
+    }
+
+    func testDepthAndLength() {
+        let deep = (0..<32).map { "k\($0)" }.joined(separator: "/")
+        XCTAssertNoThrow(try Path.validated(deep))
+        XCTAssertThrowsError(try Path.validated(deep + "/x")) { error in
+            guard case DataError.pathTooDeep(_, 33) = error else { return XCTFail("\(error)") }
+        }
+        XCTAssertNoThrow(try Path.validated(String(repeating: "a", count: 768)))
+        XCTAssertThrowsError(try Path.validated(String(repeating: "a", count: 769))) { error in
+            guard case DataError.pathTooLong(_, 769) = error else { return XCTFail("\(error)") }
+        }
+        // The limit is on the whole path, separators included.
+        XCTAssertThrowsError(try Path.validated(String(repeating: "a", count: 384) + "/" + String(repeating: "b", count: 384)))
+        // Multi-byte characters count in UTF-8 bytes.
+        XCTAssertThrowsError(try Path.validated(String(repeating: "é", count: 385)))
+    }
+
+    func testInfoIsReadOnly() {
+        XCTAssertNoThrow(try Path.validated("/.info/connected"))
+        XCTAssertThrowsError(try Path.validated("/.info/connected", allowInfo: false)) { error in
+            XCTAssertEqual(error as? DataError, .readOnlyPath("/.info/connected"))
+        }
+        XCTAssertThrowsError(try Path.validated("/a/.info"))
+    }
+
+    func testContainment() {
+        XCTAssertTrue(Path("a").contains(Path("a/b")))
+        XCTAssertTrue(Path.root.contains(Path("a")))
+        XCTAssertFalse(Path("a/b").contains(Path("a")))
+        XCTAssertFalse(Path("a").contains(Path("ab")))
+        XCTAssertEqual(Path("a/b/c").relative(to: Path("a")), Path("b/c"))
+    }
+}
