@@ -25,9 +25,9 @@ let package = Package(
         // libedit, with inline non-variadic wrappers.
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         // Command language, renderers, line editor, batch runner.
-        .target(name: "RTDBShell", dependencies: ["RTDBClient", "RTDBServer", "CEditLine"]),
+        .target(name: "RTDBShell", dependencies: ["RTDBClient", "CEditLine"]),
         .executableTarget(name: "rtdb", dependencies: [
-            "RTDBShell",
+            "RTDBShell", "RTDBServer", "RTDBProtocol", "RTDBClient",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBServer", "RTDBClient"],
@@ -36,7 +36,7 @@ let package = Package(
         .testTarget(name: "RTDBDataTests", dependencies: ["RTDBData"]),
         .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBClient"]),
         .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBServer"]),
-        .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell"]),
+        .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RTDBData"]),
     ],
     swiftLanguageModes: [.v5]

@@ -1,0 +1,17 @@
+/// A request the server (or the client core) refused, as the official clients report it:
+/// the upper-cased status code and the server's explanation.
+public struct DatabaseError: Error, Equatable, Sendable, CustomStringConvertible {
+    public let code: String
+    public let message: String
+
+    public init(code: String, message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public init(status: String, message: String) {
+        self.init(code: status.uppercased(), message: message)
+    }
+
+    public var description: String { message.isEmpty ? code : "\(code): \(message)" }
+}

@@ -1,0 +1,74 @@
+import RTDBData
+
+/// A request a client sends (`{"t":"d","d":{"r":N,"a":ACTION,"b":BODY}}`).
+public enum Request: Sendable, Equatable {
+    /// `g`: read once.
+    case get(path: Path)
+    /// `p`: overwrite; with `hash`, only if the current value still hashes to it.
+    case put(path: Path, data: Node, hash: String?)
+    /// `m`: apply each relative path → value atomically.
+    case merge(path: Path, data: [Update])
+    /// `s`: client statistics; the server accepts and ignores them.
+    case stats([String: Int])
+
+    public var action: String {
+        switch self {
+        case .get: return "g"
+        case .put: return "p"
+        case .merge: return "m"
+        case .stats: return "s"
+        }
+    }
+}
+
+/// One entry of a multi-path update: a path relative to the update's location and its value.
+public struct Update: Sendable, Equatable {
+    public var path: Path
+    public var value: Node
+    public init(_ path: Path, _ value: Node) { self.path = path; self.value = value }
+}
+
+/// A server's answer to one request.
+public struct Response: Sendable, Equatable {
+    public var status: String
+    /// The data for `g`; a human-readable explanation for an error status.
+    public var data: Node
+
+    public init(status: String, data: Node = .empty) { self.status = status; self.data = data }
+
+    public static let ok = Response(status: "ok")
+    public static func error(_ status: String, _ message: String) -> Response {
+        Response(status: status, data: Node(.string(message)))
+    }
+
+    public var isOK: Bool { status == "ok" }
+    public var message: String {
+        if case .leaf(.string(let s)) = data.content { return s }
+        return ""
+    }
+}
+
+/// The server's hello, the first message on every connection.
+public struct Handshake: Sendable, Equatable {
+    public var timestamp: Int64
+    public var version: String
+    public var host: String
+    public var sessionID: String
+    public init(timestamp: Int64, version: String = "5", host: String, sessionID: String) {
+        self.timestamp = timestamp; self.version = version; self.host = host; self.sessionID = sessionID
+    }
+}
+
+/// Every message of the realtime protocol, in either direction.
+public enum Message: Sendable, Equatable {
+    // Control layer (`"t":"c"`).
+    case handshake(Handshake)
+    case ping
+    case pong
+    case reset(host: String)
+    case shutdown(reason: String)
+    case serverError(String)
+    // Data layer (`"t":"d"`).
+    case request(id: Int, Request)
+    case response(id: Int, Response)
+}

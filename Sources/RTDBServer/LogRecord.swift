@@ -1,0 +1,93 @@
+import RTDBData
+
+/// One atomic write in the log: the sets it made, at absolute paths, with resolved values.
+///
+/// On disk: `[length u32][crc32 u32][payload]`, little-endian; the payload is a count and, per
+/// set, the path and the value's export JSON, each length-prefixed. A record whose length or
+/// checksum does not match was torn by a crash and was never acknowledged.
+struct LogRecord: Equatable {
+    var sets: [(path: Path, value: Node)]
+
+    static func == (a: LogRecord, b: LogRecord) -> Bool {
+        a.sets.count == b.sets.count && zip(a.sets, b.sets).allSatisfy { $0.path == $1.path && $0.value == $1.value }
+    }
+
+    static let headerSize = 8
+
+    func encode(into out: inout [UInt8]) {
+        let start = out.count
+        out.append(contentsOf: [UInt8](repeating: 0, count: LogRecord.headerSize))
+        append32(UInt32(sets.count), &out)
+        for (path, value) in sets {
+            let p = Array(path.wireString.utf8)
+            append32(UInt32(p.count), &out)
+            out.append(contentsOf: p)
+            let lengthAt = out.count
+            append32(0, &out)
+            JSONWriter.write(value, to: &out, options: .init(export: true))
+            put32(UInt32(out.count - lengthAt - 4), at: lengthAt, &out)
+        }
+        let payloadLength = out.count - start - LogRecord.headerSize
+        let crc = out.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + LogRecord.headerSize)...])) }
+        put32(UInt32(payloadLength), at: start, &out)
+        put32(crc, at: start + 4, &out)
+    }
+
+    enum DecodeResult {
+        case record(LogRecord, next: Int)
+        case end
+        case torn(reason: String)
+    }
+
+    /// Reads the record at `offset`, or says why the bytes there are not a whole record.
+    static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> DecodeResult {
+        if offset == bytes.count { return .end }
+        guard offset + headerSize <= bytes.count else { return .torn(reason: "incomplete record header") }
+        let length = Int(read32(bytes, offset))
+        let crc = read32(bytes, offset + 4)
+        let start = offset + headerSize
+        guard length <= bytes.count - start else { return .torn(reason: "record runs past the end of the file") }
+        let payload = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)])
+        guard CRC32.checksum(payload) == crc else { return .torn(reason: "checksum mismatch") }
+        var i = 0
+        func take32() -> Int? {
+            guard i + 4 <= payload.count else { return nil }
+            defer { i += 4 }
+            return Int(read32(payload, i))
+        }
+        guard let count = take32() else { return .torn(reason: "empty record") }
+        var sets: [(Path, Node)] = []
+        for _ in 0..<count {
+            guard let pl = take32(), i + pl <= payload.count else { return .torn(reason: "bad path length") }
+            let path = Path(String(decoding: UnsafeRawBufferPointer(rebasing: payload[i..<(i + pl)]), as: UTF8.self))
+            i += pl
+            guard let vl = take32(), i + vl <= payload.count else { return .torn(reason: "bad value length") }
+            let slice = UnsafeRawBufferPointer(rebasing: payload[i..<(i + vl)])
+            i += vl
+            guard let value = try? JSONReader.parse(bytes: slice.bindMemory(to: UInt8.self),
+                                                    options: .init(base: path, allowServerValues: false)) else {
+                return .torn(reason: "unreadable value")
+            }
+            sets.append((path, value))
+        }
+        return .record(LogRecord(sets: sets), next: start + length)
+    }
+
+    func apply(to root: Node) -> Node {
+        sets.reduce(root) { $0.setting($1.path, to: $1.value) }
+    }
+}
+
+@inline(__always) func append32(_ v: UInt32, _ out: inout [UInt8]) {
+    out.append(UInt8(v & 0xFF)); out.append(UInt8((v >> 8) & 0xFF))
+    out.append(UInt8((v >> 16) & 0xFF)); out.append(UInt8(v >> 24))
+}
+
+@inline(__always) func put32(_ v: UInt32, at i: Int, _ out: inout [UInt8]) {
+    out[i] = UInt8(v & 0xFF); out[i + 1] = UInt8((v >> 8) & 0xFF)
+    out[i + 2] = UInt8((v >> 16) & 0xFF); out[i + 3] = UInt8(v >> 24)
+}
+
+@inline(__always) func read32(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 {
+    UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24
+}

@@ -1,0 +1,44 @@
+import Foundation
+import RTDBData
+import RTDBProtocol
+
+/// The server's side of one connection: greets the client, runs its requests in order and
+/// answers them.
+public final class ServerSession: @unchecked Sendable {
+    private let database: Database
+    private let transport: Transport
+    public let id: String
+
+    init(database: Database, transport: Transport) {
+        self.database = database
+        self.transport = transport
+        self.id = ServerSession.makeID()
+    }
+
+    func start(host: String) {
+        let database = self.database
+        transport.start(onMessage: { [self] message in
+            database.queue.async { self.receive(message) }
+        }, onClose: {})
+        let now = Int64(database.clock())
+        transport.send(.handshake(Handshake(timestamp: now, host: host, sessionID: id)))
+    }
+
+    private func receive(_ message: Message) {
+        switch message {
+        case .request(let id, let request):
+            let transport = self.transport
+            database.handle(request) { response in transport.send(.response(id: id, response)) }
+        case .ping:
+            transport.send(.pong)
+        default:
+            break  // other control messages need no answer from a server
+        }
+    }
+
+    private static func makeID() -> String {
+        var rng = SystemRandomNumberGenerator()
+        let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+        return String((0..<16).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &rng)] })
+    }
+}

@@ -1,0 +1,256 @@
+import Foundation
+import RTDBData
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The durable tree of one database: a write-ahead log plus snapshots, in a data folder.
+///
+/// Files: `LOCK`; `snapshot-N.json` (the whole tree, export form, covering logs 1…N);
+/// `wal-N.log` (records after snapshot N−1). A write is acknowledged only after its record
+/// is on disk: a committer thread writes everything queued since its last round with one
+/// `fdatasync` (group commit). When the log grows large the committer starts a new log and a
+/// background thread writes a snapshot of the tree as of the end of the old one; only after
+/// the snapshot is durable are older files removed. Recovery loads the newest snapshot and
+/// replays later logs, cutting a torn record at the end of the last log (a crash mid-write:
+/// that record was never acknowledged).
+public final class Store: @unchecked Sendable {
+    public let folder: String
+    /// The tree as recovered at open.
+    public let recoveredRoot: Node
+    /// Start a new log and snapshot once the current log passes this many bytes.
+    public var compactionThreshold = 64 << 20
+
+    private let lock: FolderLock
+    private let condition = NSCondition()
+    // Guarded by `condition`.
+    private var pending: [UInt8] = []
+    private var pendingCompletions: [(StoreError?) -> Void] = []
+    private var pendingRoot: Node
+    private var closing = false
+    private var failure: StoreError?
+    private var snapshots = DispatchGroup()
+    private var snapshotRunning = false
+    // Owned by the committer thread.
+    private var walFD: Int32 = -1
+    private var walSeq: Int
+    private var walBytes: Int
+    private let committerDone = DispatchSemaphore(value: 0)
+
+    public init(folder: String) throws {
+        self.folder = folder
+        try FileIO.makeDirectories(folder)
+        lock = try FolderLock(folder: folder)
+        do {
+            var names = try FileIO.listDirectory(folder)
+            for name in names where name.hasSuffix(".tmp") {
+                unlink(folder + "/" + name)  // a snapshot that never finished
+            }
+            names.removeAll { $0.hasSuffix(".tmp") }
+            let snapshotSeqs = names.compactMap { Store.sequence($0, prefix: "snapshot-", suffix: ".json") }.sorted()
+            let walSeqs = names.compactMap { Store.sequence($0, prefix: "wal-", suffix: ".log") }.sorted()
+
+            var root = Node.empty
+            var base = 0
+            if let n = snapshotSeqs.last {
+                let path = folder + "/" + Store.snapshotName(n)
+                let bytes = try FileIO.readFile(path)
+                do {
+                    root = try JSONReader.parse(data: bytes, options: .init(allowServerValues: false))
+                } catch let e as JSONParseError {
+                    throw StoreError.corrupt(file: path, offset: e.offset, reason: e.message)
+                }
+                base = n
+            }
+            let replay = walSeqs.filter { $0 > base }
+            for (i, seq) in replay.enumerated() {
+                let path = folder + "/" + Store.walName(seq)
+                root = try Store.replay(path, into: root, isLast: i == replay.count - 1)
+            }
+            // Files a finished snapshot made obsolete.
+            for seq in walSeqs where seq <= base { unlink(folder + "/" + Store.walName(seq)) }
+            for seq in snapshotSeqs where seq < base { unlink(folder + "/" + Store.snapshotName(seq)) }
+
+            recoveredRoot = root
+            pendingRoot = root
+            walSeq = max(replay.last ?? (base + 1), base + 1)
+            let walPath = folder + "/" + Store.walName(walSeq)
+            walFD = try FileIO.open(walPath, O_WRONLY | O_CREAT | O_APPEND)
+            var st = stat()
+            fstat(walFD, &st)
+            walBytes = Int(st.st_size)
+            try FileIO.syncDirectory(folder)
+        } catch {
+            lock.release()
+            throw error
+        }
+        let thread = Thread { [unowned self] in self.commitLoop() }
+        thread.name = "rtdb-store-commit"
+        thread.start()
+    }
+
+    /// Queues a record; `completion` runs on the committer thread once it is durable (nil) or
+    /// could not be made durable. `root` is the tree with this record applied.
+    func append(_ record: LogRecord, root: Node, completion: @escaping (StoreError?) -> Void) {
+        condition.lock()
+        if let failure {
+            condition.unlock()
+            completion(failure)
+            return
+        }
+        record.encode(into: &pending)
+        pendingCompletions.append(completion)
+        pendingRoot = root
+        condition.signal()
+        condition.unlock()
+    }
+
+    /// Makes everything queued durable, stops the committer, snapshots a large log, unlocks.
+    public func close() {
+        condition.lock()
+        if closing { condition.unlock(); return }
+        closing = true
+        condition.signal()
+        condition.unlock()
+        committerDone.wait()
+        snapshots.wait()
+        if failure == nil && walBytes > 8 << 20 {
+            let root = pendingRoot
+            try? rotateLog()
+            try? writeSnapshot(root, seq: walSeq - 1)
+        }
+        close(walFD)
+        lock.release()
+    }
+
+    private func close(_ fd: Int32) { if fd >= 0 { Glibc.close(fd) } }
+
+    // MARK: Committer
+
+    private func commitLoop() {
+        var buffer: [UInt8] = []
+        var completions: [(StoreError?) -> Void] = []
+        while true {
+            condition.lock()
+            while pending.isEmpty && !closing { condition.wait() }
+            if pending.isEmpty && closing {
+                condition.unlock()
+                break
+            }
+            swap(&buffer, &pending)
+            swap(&completions, &pendingCompletions)
+            let root = pendingRoot
+            condition.unlock()
+
+            var error: StoreError?
+            do {
+                let path = folder + "/" + Store.walName(walSeq)
+                try buffer.withUnsafeBytes { try FileIO.writeAll(walFD, $0, path: path) }
+                try FileIO.sync(walFD, path: path)
+                walBytes += buffer.count
+            } catch let e as StoreError {
+                error = e
+            } catch {}
+            if let error {
+                condition.lock()
+                failure = error
+                condition.unlock()
+            }
+            for completion in completions { completion(error) }
+            buffer.removeAll(keepingCapacity: true)
+            completions.removeAll(keepingCapacity: true)
+
+            if error == nil && walBytes > compactionThreshold && !snapshotRunning {
+                startSnapshot(of: root)
+            }
+        }
+        committerDone.signal()
+    }
+
+    private func rotateLog() throws {
+        close(walFD)
+        walSeq += 1
+        walFD = try FileIO.open(folder + "/" + Store.walName(walSeq), O_WRONLY | O_CREAT | O_APPEND)
+        walBytes = 0
+        try FileIO.syncDirectory(folder)
+    }
+
+    private func startSnapshot(of root: Node) {
+        do { try rotateLog() } catch { return }
+        let covered = walSeq - 1
+        snapshotRunning = true
+        snapshots.enter()
+        Thread.detachNewThread { [self] in
+            try? writeSnapshot(root, seq: covered)
+            condition.lock()
+            snapshotRunning = false
+            condition.unlock()
+            snapshots.leave()
+        }
+    }
+
+    /// Writes `snapshot-seq.json` durably, then removes the files it replaces.
+    private func writeSnapshot(_ root: Node, seq: Int) throws {
+        let final = folder + "/" + Store.snapshotName(seq)
+        let temporary = final + ".tmp"
+        let bytes = JSONWriter.bytes(root, options: .init(export: true))
+        let fd = try FileIO.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+        do {
+            try bytes.withUnsafeBytes { try FileIO.writeAll(fd, $0, path: temporary) }
+            if fsync(fd) != 0 { throw StoreError.io(operation: "sync", path: temporary, errno: errno) }
+        } catch {
+            close(fd)
+            unlink(temporary)
+            throw error
+        }
+        close(fd)
+        guard rename(temporary, final) == 0 else { throw StoreError.io(operation: "rename", path: temporary, errno: errno) }
+        try FileIO.syncDirectory(folder)
+        for name in (try? FileIO.listDirectory(folder)) ?? [] {
+            if let n = Store.sequence(name, prefix: "wal-", suffix: ".log"), n <= seq { unlink(folder + "/" + name) }
+            if let n = Store.sequence(name, prefix: "snapshot-", suffix: ".json"), n < seq { unlink(folder + "/" + name) }
+        }
+    }
+
+    // MARK: Recovery
+
+    static func replay(_ path: String, into root: Node, isLast: Bool) throws -> Node {
+        let bytes = try FileIO.readFile(path)
+        var root = root
+        var offset = 0
+        var tornReason: String?
+        bytes.withUnsafeBytes { raw in
+            while true {
+                switch LogRecord.decode(raw, at: offset) {
+                case .end: return
+                case .record(let record, let next):
+                    root = record.apply(to: root)
+                    offset = next
+                case .torn(let reason):
+                    tornReason = reason
+                    return
+                }
+            }
+        }
+        if let reason = tornReason {
+            guard isLast else { throw StoreError.corrupt(file: path, offset: offset, reason: reason) }
+            // The tail of the newest log was being written when the process died.
+            guard truncate(path, off_t(offset)) == 0 else { throw StoreError.io(operation: "truncate", path: path, errno: errno) }
+        }
+        return root
+    }
+
+    static func walName(_ n: Int) -> String { "wal-" + String(n).leftPadded(to: 10) + ".log" }
+    static func snapshotName(_ n: Int) -> String { "snapshot-" + String(n).leftPadded(to: 10) + ".json" }
+
+    static func sequence(_ name: String, prefix: String, suffix: String) -> Int? {
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix) else { return nil }
+        return Int(name.dropFirst(prefix.count).dropLast(suffix.count))
+    }
+}
+
+extension String {
+    func leftPadded(to width: Int) -> String {
+        count >= width ? self : String(repeating: "0", count: width - count) + self
+    }
+}

@@ -1,0 +1,27 @@
+/// Why a data folder could not be opened or written.
+public enum StoreError: Error, CustomStringConvertible, Equatable {
+    case folderInUse(folder: String, pid: String?)
+    case io(operation: String, path: String, errno: Int32)
+    case corrupt(file: String, offset: Int, reason: String)
+    case failed(String)
+
+    public var description: String {
+        switch self {
+        case let .folderInUse(folder, pid):
+            let owner = pid.map { " (pid \($0))" } ?? ""
+            return "the data folder \(folder) is in use by another rtdb process\(owner); stop it or choose another folder with --data"
+        case let .io(operation, path, code):
+            return "cannot \(operation) \(path): \(String(cString: strerror(code)))"
+        case let .corrupt(file, offset, reason):
+            return "\(file) is damaged at byte \(offset): \(reason)"
+        case let .failed(message):
+            return message
+        }
+    }
+}
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif

@@ -1,0 +1,228 @@
+import RTDBData
+import RTDBProtocol
+
+/// Turns tokens into a `Command`: finds the command, separates flags from arguments, resolves
+/// paths against the current location and parses values. Errors point at the offending token
+/// and suggest the nearest command or flag.
+public enum CommandParser {
+    public static func parse(_ line: String, cwd: Path) throws -> ParsedLine? {
+        let tokens = try Tokenizer.tokenize(line)
+        return try parse(tokens: tokens, cwd: cwd)
+    }
+
+    public static func parse(tokens: [Token], cwd: Path) throws -> ParsedLine? {
+        guard let first = tokens.first else { return nil }
+        guard let spec = CommandSpec.find(first.text) else {
+            let names = CommandSpec.all.flatMap { [$0.name] + $0.aliases }
+            var message = "unknown command '\(first.text)'"
+            if let near = Suggest.nearest(first.text, in: names) { message += "; did you mean '\(near)'?" }
+            message += " (type 'help' for the list)"
+            throw ShellError(message, column: first.column)
+        }
+        var args = Arguments(spec: spec, command: first)
+        try args.split(Array(tokens.dropFirst()))
+        let command = try build(spec: spec, args: &args, cwd: cwd)
+        return ParsedLine(command: command, json: args.has("--json"))
+    }
+
+    private static func build(spec: CommandSpec, args: inout Arguments, cwd: Path) throws -> Command {
+        switch spec.name {
+        case "get":
+            try args.expect(0...1)
+            let path = try args.path(0, cwd: cwd, writing: false) ?? cwd
+            return .get(path, shallow: args.has("--shallow"), export: args.has("--export"))
+        case "set":
+            try args.expect(2...2, usage: "set needs a path and a value")
+            let path = try args.path(0, cwd: cwd, writing: true)!
+            var value = try ValueParser.parse(args.positional[1], base: path)
+            if let p = args.value("--priority") {
+                let priority = try ValueParser.parsePriority(p)
+                if value.isEmpty, priority != nil {
+                    throw ShellError("a priority needs a value: null removes the value", column: p.column)
+                }
+                value = value.withPriority(priority)
+            }
+            return .set(path, value)
+        case "update":
+            try args.expect(2...2, usage: "update needs a path and a JSON object")
+            let path = try args.path(0, cwd: cwd, writing: true)!
+            return .update(path, try ValueParser.parseUpdate(args.positional[1], base: path))
+        case "push":
+            try args.expect(1...2, usage: "push needs a path")
+            let path = try args.path(0, cwd: cwd, writing: true)!
+            // The key is 20 characters plus a separator.
+            if path.utf8Length + 21 > Path.maxBytes || path.count + 1 > Path.maxDepth {
+                throw ShellError(DataError.pathTooLong(path: path.description + "/<push id>", bytes: path.utf8Length + 21).description,
+                                 column: args.positional[0].column)
+            }
+            let value = try args.positional.count > 1 ? ValueParser.parse(args.positional[1], base: path.child("-AAAAAAAAAAAAAAAAAAA")) : nil
+            return .push(path, value)
+        case "remove":
+            try args.expect(1...1, usage: "remove needs a path (use 'remove / --force' for everything)")
+            return .remove(try args.path(0, cwd: cwd, writing: true)!, force: args.has("--force"))
+        case "priority":
+            try args.expect(2...2, usage: "priority needs a path and a priority")
+            let path = try args.path(0, cwd: cwd, writing: true)!
+            return .priority(path, try ValueParser.parsePriority(args.positional[1]))
+        case "ls":
+            try args.expect(0...1)
+            return .ls(try args.path(0, cwd: cwd, writing: false) ?? cwd, long: args.has("--long"))
+        case "cd":
+            try args.expect(0...1)
+            return .cd(try args.path(0, cwd: cwd, writing: false) ?? .root)
+        case "pwd":
+            try args.expect(0...0)
+            return .pwd
+        case "help":
+            try args.expect(0...1)
+            if let topic = args.positional.first {
+                guard CommandSpec.find(topic.text) != nil else {
+                    var message = "no help for '\(topic.text)': not a command"
+                    if let near = Suggest.nearest(topic.text, in: CommandSpec.all.map(\.name)) { message += "; did you mean '\(near)'?" }
+                    throw ShellError(message, column: topic.column)
+                }
+                return .help(CommandSpec.find(topic.text)!.name)
+            }
+            return .help(nil)
+        case "history":
+            try args.expect(0...0)
+            return .history
+        case "exit":
+            try args.expect(0...0)
+            return .exit
+        default:
+            throw ShellError("'\(spec.name)' is not available yet", column: args.command.column)
+        }
+    }
+
+    /// Resolves a path word against `cwd`: absolute, or relative with `.` and `..`.
+    public static func resolve(_ text: String, cwd: Path) -> Path {
+        var keys = text.hasPrefix("/") ? [] : cwd.keys
+        for part in text.split(separator: "/", omittingEmptySubsequences: true) {
+            switch part {
+            case ".": continue
+            case "..": if !keys.isEmpty { keys.removeLast() }
+            default: keys.append(String(part))
+            }
+        }
+        return Path(keys: keys)
+    }
+}
+
+/// A command's tokens split into flags and positional arguments.
+struct Arguments {
+    let spec: CommandSpec
+    let command: Token
+    var positional: [Token] = []
+    var flags: [String: Token?] = [:]
+
+    init(spec: CommandSpec, command: Token) {
+        self.spec = spec
+        self.command = command
+    }
+
+    static func isFlag(_ token: Token) -> Bool {
+        guard token.kind == .word else { return false }
+        let t = token.text
+        if t.hasPrefix("--") { return t.count > 2 }
+        // "-5" and "-1.5" are numbers, not flags.
+        if t.hasPrefix("-"), t.count == 2, let c = t.unicodeScalars.last { return c.properties.isAlphabetic }
+        return false
+    }
+
+    mutating func split(_ tokens: [Token]) throws {
+        var i = 0
+        while i < tokens.count {
+            let token = tokens[i]
+            i += 1
+            if token.kind == .word && token.text == "--" {
+                positional.append(contentsOf: tokens[i...])
+                break
+            }
+            guard Arguments.isFlag(token) else {
+                positional.append(token)
+                continue
+            }
+            var name = token.text
+            var inlineValue: Token?
+            if let eq = name.firstIndex(of: "=") {
+                let valueText = String(name[name.index(after: eq)...])
+                inlineValue = Token(text: valueText, column: token.column + name.distance(from: name.startIndex, to: eq) + 1, kind: .word)
+                name = String(name[..<eq])
+            }
+            guard let flag = spec.allFlags.first(where: { $0.name == name || $0.short == name }) else {
+                var message = "unknown flag '\(name)' for \(spec.name)"
+                if let near = Suggest.nearest(name, in: spec.allFlags.map(\.name)) { message += "; did you mean '\(near)'?" }
+                throw ShellError(message + " (see 'help \(spec.name)')", column: token.column)
+            }
+            if flags[flag.name] != nil {
+                throw ShellError("\(flag.name) is given twice", column: token.column)
+            }
+            if let valueName = flag.value {
+                if let inlineValue {
+                    flags[flag.name] = inlineValue
+                } else {
+                    guard i < tokens.count else { throw ShellError("\(flag.name) needs a value (\(valueName))", column: token.column) }
+                    flags[flag.name] = tokens[i]
+                    i += 1
+                }
+            } else {
+                if inlineValue != nil { throw ShellError("\(flag.name) takes no value", column: token.column) }
+                flags[flag.name] = .some(nil)
+            }
+        }
+    }
+
+    func has(_ flag: String) -> Bool { flags[flag] != nil }
+    func value(_ flag: String) -> Token? { flags[flag] ?? nil }
+
+    func expect(_ range: ClosedRange<Int>, usage: String? = nil) throws {
+        if positional.count < range.lowerBound {
+            let end = command.column + command.text.count
+            throw ShellError("\(usage ?? "missing argument"): usage: \(spec.usage)", column: end)
+        }
+        if positional.count > range.upperBound {
+            let extra = positional[range.upperBound]
+            var message = "unexpected argument '\(extra.text.prefix(40))': usage: \(spec.usage)"
+            if spec.name == "set" || spec.name == "push" { message += " (quote a value with spaces: \"two words\")" }
+            throw ShellError(message, column: extra.column)
+        }
+    }
+
+    func path(_ index: Int, cwd: Path, writing: Bool) throws -> Path? {
+        guard index < positional.count else { return nil }
+        let token = positional[index]
+        if token.kind == .json { throw ShellError("expected a path, found a JSON value", column: token.column) }
+        let path = CommandParser.resolve(token.unquoted, cwd: cwd)
+        do {
+            try path.validate(allowInfo: !writing)
+        } catch {
+            throw ShellError("\(error)", column: token.column)
+        }
+        return path
+    }
+}
+
+/// "Did you mean …?" by edit distance.
+enum Suggest {
+    static func nearest(_ word: String, in candidates: [String]) -> String? {
+        let scored = candidates.map { ($0, distance(word.lowercased(), $0)) }
+        guard let best = scored.min(by: { $0.1 < $1.1 }) else { return nil }
+        return best.1 <= max(1, min(word.count, best.0.count) / 2) ? best.0 : nil
+    }
+
+    static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        if a.isEmpty { return b.count }
+        if b.isEmpty { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}

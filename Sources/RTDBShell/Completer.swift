@@ -1,0 +1,59 @@
+import RTDBData
+
+/// Tab completion: command names, the command's flags, and child keys of the path being typed
+/// (read from the database).
+public struct Completer {
+    /// Child keys at a path, or nil when it cannot be read.
+    public var childKeys: (Path) -> [(key: String, hasChildren: Bool)]?
+
+    public init(childKeys: @escaping (Path) -> [(key: String, hasChildren: Bool)]?) {
+        self.childKeys = childKeys
+    }
+
+    public struct Completion: Equatable {
+        /// The word being completed as typed.
+        public var word: String
+        /// Full replacements for the word; each ends with " " or "/" when complete.
+        public var candidates: [String]
+    }
+
+    /// Completions for the last word of `line` (the text before the cursor).
+    public func complete(_ line: String, cwd: Path) -> Completion {
+        let endsWithSpace = line.last == " " || line.isEmpty
+        var words = line.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        let word = endsWithSpace ? "" : (words.popLast() ?? "")
+        if words.isEmpty {
+            let names = CommandSpec.all.flatMap { [$0.name] + $0.aliases }.filter { $0.hasPrefix(word) }.sorted()
+            return Completion(word: word, candidates: names.map { $0 + " " })
+        }
+        guard let spec = CommandSpec.find(words[0]) else { return Completion(word: word, candidates: []) }
+        if word.hasPrefix("-") {
+            let flags = spec.allFlags.map(\.name).filter { $0.hasPrefix(word) }
+            return Completion(word: word, candidates: flags.map { $0 + " " })
+        }
+        if spec.name == "help" {
+            return Completion(word: word, candidates: CommandSpec.all.map(\.name).filter { $0.hasPrefix(word) }.map { $0 + " " })
+        }
+        // The first argument of every other command is a path.
+        let arguments = words.dropFirst().filter { !$0.hasPrefix("-") }
+        guard arguments.isEmpty, ["get", "set", "update", "push", "remove", "priority", "ls", "cd"].contains(spec.name) else {
+            return Completion(word: word, candidates: [])
+        }
+        let slash = word.lastIndex(of: "/")
+        let directory = slash.map { String(word[...$0]) } ?? ""
+        let partial = slash.map { String(word[word.index(after: $0)...]) } ?? word
+        let parent = CommandParser.resolve(directory.isEmpty ? "." : directory, cwd: cwd)
+        guard let children = childKeys(parent) else { return Completion(word: word, candidates: []) }
+        let matches = children.filter { $0.key.hasPrefix(partial) }
+        return Completion(word: word, candidates: matches.map { directory + $0.key + ($0.hasChildren ? "/" : " ") })
+    }
+
+    /// The longest prefix shared by every candidate.
+    public static func commonPrefix(_ candidates: [String]) -> String {
+        guard var prefix = candidates.first else { return "" }
+        for c in candidates.dropFirst() {
+            while !c.hasPrefix(prefix) { prefix.removeLast() }
+        }
+        return prefix
+    }
+}

@@ -1,0 +1,186 @@
+import CEditLine
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// libedit on the terminal: prompt, emacs-style editing, history and Tab completion.
+///
+/// Characters are read by our own function (`EL_GETCFN`) that `poll`s stdin and a self-pipe,
+/// so that Ctrl-C (a signal) can cancel the line being typed instead of ending the shell.
+final class LineEditor {
+    private var editLine: OpaquePointer!
+    private var history: OpaquePointer!
+    private var promptBuffer: UnsafeMutablePointer<CChar>?
+    private let historyFile: String?
+    var complete: ((String) -> (insert: String, list: [String]))?
+    fileprivate var cancelled = false
+
+    init(program: String, historyFile: String?) {
+        self.historyFile = historyFile
+        editLine = rtdb_el_init(program)
+        history = rtdb_history_init(1000)
+        rtdb_el_set_history(editLine, history)
+        rtdb_el_set_editor(editLine, "emacs")
+        rtdb_el_set_signal(editLine, 1)
+        rtdb_el_set_clientdata(editLine, Unmanaged.passUnretained(self).toOpaque())
+        rtdb_el_set_prompt(editLine) { el in
+            let editor = LineEditor.from(el)
+            return editor.promptBuffer
+        }
+        rtdb_el_set_getc(editLine) { el, out in
+            LineEditor.readCharacter(el!, out!)
+        }
+        rtdb_el_add_function(editLine, "rtdb-complete", "complete the word") { el, _ in
+            LineEditor.from(el).completeWord()
+        }
+        rtdb_el_add_function(editLine, "rtdb-cancel", "discard the line") { el, _ in
+            let editor = LineEditor.from(el)
+            editor.cancelled = true
+            return UInt8(CC_NEWLINE)
+        }
+        rtdb_el_bind(editLine, "^I", "rtdb-complete")
+        rtdb_el_bind(editLine, "^C", "rtdb-cancel")
+        if let historyFile { rtdb_history_load(history, historyFile) }
+        InterruptPipe.install()
+    }
+
+    deinit {
+        el_end(editLine)
+        history_end(history)
+        free(promptBuffer)
+    }
+
+    private static func from(_ el: OpaquePointer?) -> LineEditor {
+        Unmanaged<LineEditor>.fromOpaque(rtdb_el_get_clientdata(el)!).takeUnretainedValue()
+    }
+
+    enum Input { case line(String), cancelled, end }
+
+    /// Reads one line; `.end` at Ctrl-D on an empty line.
+    func readLine(prompt: String) -> Input {
+        free(promptBuffer)
+        promptBuffer = strdup(prompt)
+        cancelled = false
+        var count: Int32 = 0
+        guard let raw = el_gets(editLine, &count) else { return .end }
+        if cancelled {
+            FileHandle.standardOutput.write(Data("^C\n".utf8))
+            return .cancelled
+        }
+        var line = String(cString: raw)
+        if line.hasSuffix("\n") { line.removeLast() }
+        return .line(line)
+    }
+
+    /// Adds a line to the history (and the file), unless it may hold a credential.
+    func remember(_ line: String) {
+        guard !HistoryFilter.isSensitive(line) else { return }
+        rtdb_history_enter(history, line)
+        guard let historyFile else { return }
+        // Create it private before writing, and keep it that way.
+        let fd = open(historyFile, O_WRONLY | O_CREAT, 0o600)
+        if fd >= 0 { close(fd) }
+        rtdb_history_save(history, historyFile)
+        chmod(historyFile, 0o600)
+    }
+
+    // MARK: Callbacks
+
+    private func completeWord() -> UInt8 {
+        guard let info = el_line(editLine)?.pointee, let complete else { return UInt8(CC_ERROR) }
+        let length = info.cursor - info.buffer
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(info.buffer).assumingMemoryBound(to: UInt8.self), count: length)
+        let before = String(decoding: bytes, as: UTF8.self)
+        let (insert, list) = complete(before)
+        if !insert.isEmpty {
+            el_insertstr(editLine, insert)
+            return UInt8(CC_REFRESH)
+        }
+        guard !list.isEmpty else { return UInt8(CC_REFRESH_BEEP) }
+        // Several choices and nothing shared to add: show them under the line.
+        let width = Int(rtdb_terminal_width())
+        let column = min(width, (list.map(\.count).max() ?? 0) + 2)
+        let perRow = max(1, width / max(1, column))
+        var text = "\n"
+        for (i, item) in list.prefix(200).enumerated() {
+            text += item.padding(toLength: column, withPad: " ", startingAt: 0)
+            if (i + 1) % perRow == 0 { text += "\n" }
+        }
+        if list.count > 200 { text += "\n… and \(list.count - 200) more" }
+        if !text.hasSuffix("\n") { text += "\n" }
+        FileHandle.standardOutput.write(Data(text.utf8))
+        return UInt8(CC_REDISPLAY)
+    }
+
+    /// Reads one character: UTF-8 from stdin, or Ctrl-C when the interrupt pipe fires.
+    private static func readCharacter(_ el: OpaquePointer, _ out: UnsafeMutablePointer<wchar_t>) -> Int32 {
+        var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: InterruptPipe.readEnd, events: Int16(POLLIN), revents: 0)]
+        while true {
+            let ready = poll(&fds, 2, -1)
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return -1
+            }
+            if fds[1].revents & Int16(POLLIN) != 0 {
+                InterruptPipe.drain()
+                out.pointee = 3  // ^C, bound to rtdb-cancel
+                return 1
+            }
+            if fds[0].revents & Int16(POLLIN | POLLHUP) != 0 { break }
+        }
+        var first: UInt8 = 0
+        let n = read(STDIN_FILENO, &first, 1)
+        if n <= 0 { return n == 0 ? 0 : -1 }
+        var scalar = UInt32(first)
+        var more = 0
+        if first >= 0xF0 { more = 3; scalar &= 0x07 } else if first >= 0xE0 { more = 2; scalar &= 0x0F } else if first >= 0xC0 { more = 1; scalar &= 0x1F }
+        for _ in 0..<more {
+            var next: UInt8 = 0
+            guard read(STDIN_FILENO, &next, 1) == 1 else { break }
+            scalar = (scalar << 6) | UInt32(next & 0x3F)
+        }
+        out.pointee = wchar_t(bitPattern: scalar)
+        return 1
+    }
+}
+
+/// SIGINT while the prompt is up writes a byte here; the character reader turns it into ^C.
+enum InterruptPipe {
+    nonisolated(unsafe) static var readEnd: Int32 = -1
+    nonisolated(unsafe) static var writeEnd: Int32 = -1
+
+    static func install() {
+        guard readEnd < 0 else { return }
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return }
+        readEnd = fds[0]
+        writeEnd = fds[1]
+        _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
+        _ = fcntl(writeEnd, F_SETFL, O_NONBLOCK)
+        var action = sigaction()
+        action.__sigaction_handler.sa_handler = { _ in
+            var byte: UInt8 = 1
+            _ = write(InterruptPipe.writeEnd, &byte, 1)
+        }
+        sigemptyset(&action.sa_mask)
+        action.sa_flags = 0
+        sigaction(SIGINT, &action, nil)
+    }
+
+    static func drain() {
+        var buffer = [UInt8](repeating: 0, count: 64)
+        while read(readEnd, &buffer, buffer.count) > 0 {}
+    }
+}
+
+/// Lines that may carry a credential never reach the history file.
+public enum HistoryFilter {
+    public static func isSensitive(_ line: String) -> Bool {
+        let lower = line.lowercased()
+        let words = lower.split(separator: " ").map(String.init)
+        if let first = words.first, first == "auth" || first == "login" { return true }
+        return ["--token", "--credentials", "--secret", "--password", "access_token=", "auth="].contains { lower.contains($0) }
+    }
+}

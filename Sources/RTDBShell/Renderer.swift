@@ -1,0 +1,60 @@
+import RTDBData
+
+/// How results are shown: pretty and coloured for a person at a terminal, compact JSON for
+/// programs (not a terminal, or `--json`).
+public struct Renderer: Sendable {
+    public var pretty: Bool
+    public var color: Bool
+
+    public init(pretty: Bool, color: Bool) {
+        self.pretty = pretty
+        self.color = color
+    }
+
+    public static let machine = Renderer(pretty: false, color: false)
+
+    public func value(_ node: Node, export: Bool = false) -> String {
+        JSONWriter.string(node, options: .init(export: export, pretty: pretty, style: color ? .ansi : nil)) + "\n"
+    }
+
+    public func keys(_ node: Node, long: Bool) -> String {
+        let children = node.children
+        if !pretty {
+            if long {
+                // An object of key → child count (objects) or value (leaves).
+                var summary = ChildMap()
+                for (key, child) in children {
+                    summary = summary.inserting(key, child.isLeaf ? child.withPriority(nil) : Node(Double(child.childCount)))
+                }
+                return JSONWriter.string(Node(children: summary), options: .init(export: true)) + "\n"
+            }
+            var out: [UInt8] = [UInt8(ascii: "[")]
+            for (i, entry) in children.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONWriter.writeString(entry.key.name, to: &out)
+            }
+            out.append(contentsOf: Array("]\n".utf8))
+            return String(decoding: out, as: UTF8.self)
+        }
+        var out = ""
+        let width = long ? min(40, children.map { $0.key.name.count }.max() ?? 0) : 0
+        for (key, child) in children {
+            let name = color && !child.isLeaf ? "\u{1B}[34;1m\(key.name)\u{1B}[0m" : key.name
+            guard long else { out += name + "\n"; continue }
+            let pad = String(repeating: " ", count: max(0, width - key.name.count) + 2)
+            if child.isLeaf {
+                var text = JSONWriter.string(child.withPriority(nil), options: .init(style: color ? .ansi : nil))
+                if text.count > 60 && !color { text = String(text.prefix(57)) + "..." }
+                out += name + pad + text + "\n"
+            } else {
+                let n = child.childCount
+                out += name + pad + "{\(n) \(n == 1 ? "child" : "children")}\n"
+            }
+        }
+        return out
+    }
+
+    public func error(_ text: String) -> String {
+        color ? "\u{1B}[31merror:\u{1B}[0m \(text)\n" : "error: \(text)\n"
+    }
+}

@@ -1,0 +1,10 @@
+import Foundation
+import RTDBClient
+
+/// Where the shell's database lives and how it was opened; closed on exit.
+public protocol DatabaseConnection: AnyObject {
+    var repo: Repo { get }
+    /// A short description for the banner and `status`.
+    var location: String { get }
+    func close()
+}

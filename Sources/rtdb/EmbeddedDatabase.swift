@@ -1,0 +1,34 @@
+import Foundation
+import RTDBClient
+import RTDBProtocol
+import RTDBServer
+import RTDBShell
+
+/// Embedded mode: the server engine in this process, behind an in-process connection that
+/// carries the same protocol messages a socket would.
+final class EmbeddedDatabase: DatabaseConnection {
+    let database: Database
+    let repo: Repo
+    let location: String
+
+    init(folder: String) throws {
+        database = try Database(folder: folder)
+        let (client, server) = InProcessTransport.pair()
+        database.accept(server)
+        repo = Repo(transport: client)
+        location = folder
+    }
+
+    func close() {
+        repo.close()
+        database.close()
+    }
+
+    /// `$XDG_DATA_HOME/rtdb/default`, or `~/.local/share/rtdb/default`.
+    static var defaultFolder: String {
+        let env = ProcessInfo.processInfo.environment
+        if let xdg = env["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/rtdb/default" }
+        let home = env["HOME"] ?? NSHomeDirectory()
+        return home + "/.local/share/rtdb/default"
+    }
+}

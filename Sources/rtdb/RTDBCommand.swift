@@ -1,0 +1,88 @@
+import ArgumentParser
+import Foundation
+import RTDBShell
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@main
+struct RTDBCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "rtdb",
+        abstract: "An interactive shell for realtime JSON databases.",
+        discussion: """
+        With no COMMAND, rtdb opens the embedded database and reads commands: at a prompt with \
+        line editing on a terminal, or one per line from standard input otherwise. With a \
+        COMMAND (get, set, update, push, rm, ls, …) it runs that one command and exits.
+
+        The embedded database lives in a data folder: --data DIR, or by default \
+        $XDG_DATA_HOME/rtdb/default (~/.local/share/rtdb/default).
+
+        Exit status: 0 success; 1 a command failed; 2 bad usage; 3 the database could not be \
+        opened; 4 writes were not acknowledged before exit. Type 'help' in the shell for the \
+        commands.
+        """)
+
+    @Option(name: .long, help: ArgumentHelp("The embedded database's data folder.", valueName: "DIR"))
+    var data: String?
+
+    @Option(name: .customShort("c"), help: ArgumentHelp("Run COMMAND and exit (repeatable; run in order).", valueName: "COMMAND"))
+    var commands: [String] = []
+
+    @Flag(name: .long, help: "In a script, run the remaining lines after an error (the exit status still says it failed).")
+    var keepGoing = false
+
+    @Flag(name: .customLong("no-color"), help: "No colour, even on a terminal (also: NO_COLOR set).")
+    var noColor = false
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("A shell command to run once, e.g. get /users --json.", valueName: "COMMAND"))
+    var words: [String] = []
+
+    func run() throws {
+        let folder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultFolder
+        let connection: DatabaseConnection
+        do {
+            connection = try EmbeddedDatabase(folder: folder)
+        } catch {
+            FileHandle.standardError.write(Data("rtdb: \(error)\n".utf8))
+            throw ExitCode(ExitStatus.unavailable.rawValue)
+        }
+        let status = runShell(connection)
+        connection.close()
+        throw ExitCode(status.rawValue)
+    }
+
+    private func runShell(_ connection: DatabaseConnection) -> ExitStatus {
+        let stdinIsTerminal = isatty(STDIN_FILENO) == 1
+        let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
+        let color = stdoutIsTerminal && !noColor && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        var options = Shell.Options()
+        options.renderer = stdoutIsTerminal ? Renderer(pretty: true, color: color) : .machine
+        let output = StandardOutput()
+
+        if !words.isEmpty || !commands.isEmpty {
+            // One-shot: rtdb get /a, or -c 'CMD' (repeatable).
+            options.waitForWrites = false
+            options.confirm = stdinIsTerminal && stdoutIsTerminal ? Terminal.confirm : nil
+            let shell = Shell(repo: connection.repo, output: output, options: options)
+            if !words.isEmpty {
+                let outcome = shell.run(arguments: words)
+                return BatchRunner.finish(shell, failed: outcome == .failed)
+            }
+            return BatchRunner(keepGoing: keepGoing).run(commands, shell: shell) { "-c \($0)" }
+        }
+        if stdinIsTerminal && stdoutIsTerminal {
+            options.confirm = Terminal.confirm
+            let shell = Shell(repo: connection.repo, output: output, options: options)
+            return InteractiveSession(shell: shell, location: connection.location).run()
+        }
+        options.waitForWrites = false
+        let shell = Shell(repo: connection.repo, output: output, options: options)
+        return BatchRunner(keepGoing: keepGoing).run(StandardInputLines(), shell: shell) { "line \($0)" }
+    }
+}
+
+/// Lines of standard input, read as they come.
+struct StandardInputLines: Sequence, IteratorProtocol {
+    mutating func next() -> String? { readLine(strippingNewline: true) }
+}
