@@ -34,7 +34,8 @@ let package = Package(
                           path: "Benchmarks/RTDBBenchmarks"),
 
         .testTarget(name: "RTDBDataTests", dependencies: ["RTDBData"]),
-        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBClient"]),
+        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBClient", "rtdb-crash-writer"]),
+        .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBServer", "RTDBClient"], path: "Tests/CrashWriter"),
         .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBServer"]),
         .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RTDBData"]),

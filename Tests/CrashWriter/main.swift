@@ -1,0 +1,35 @@
+// Writes to a data folder as fast as it can and prints "ack N" for each write the engine
+// acknowledged. The crash test kills it with SIGKILL and checks that every printed write
+// survived. Even writes are single sets; odd ones are two-path updates that must be atomic.
+import Foundation
+import RTDBClient
+import RTDBData
+import RTDBProtocol
+import RTDBServer
+
+setvbuf(stdout, nil, _IOLBF, 0)
+let arguments = CommandLine.arguments
+guard arguments.count == 3, let round = Int(arguments[2]) else {
+    FileHandle.standardError.write(Data("usage: rtdb-crash-writer FOLDER ROUND\n".utf8))
+    exit(2)
+}
+let database = try Database(folder: arguments[1])
+let (client, server) = InProcessTransport.pair()
+database.accept(server)
+let repo = Repo(transport: client)
+let inFlight = DispatchSemaphore(value: 64)
+var i = 0
+while true {
+    inFlight.wait()
+    let n = i
+    let done: (Result<Void, DatabaseError>) -> Void = { result in
+        if case .success = result { print("ack \(n)") }
+        inFlight.signal()
+    }
+    if n % 2 == 0 {
+        repo.set(Path("r\(round)/k\(n)"), Node(Double(n)), completion: done)
+    } else {
+        repo.update(Path("r\(round)/m\(n)"), [Update(Path("a"), Node(Double(n))), Update(Path("b/c"), Node(Double(n)))], completion: done)
+    }
+    i += 1
+}
