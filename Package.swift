@@ -38,7 +38,7 @@ let package = Package(
         .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBServer", "RTDBClient"], path: "Tests/CrashWriter"),
         .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBServer"]),
         .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBServer"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["RTDBData"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["RTDBData", "rtdb"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -49,7 +49,7 @@ public final class Database: @unchecked Sendable {
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
             reply(Response(status: "ok", data: root.child(at: path)))
         case let .put(path, data, hash):
-            if let error = Database.checkPath(path, writing: true) { return reply(error) }
+            if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
             let current = root.child(at: path)
             if let hash, hash != current.hashString {
                 return reply(.error("datastale", "the data at \(path) changed since it was read"))

@@ -7,6 +7,7 @@ public struct Token: Equatable, Sendable {
         case json        // {…} or […]: a JSON object or array, kept whole
     }
     public var text: String
+    /// In Unicode scalars from the start of the line.
     public var column: Int
     public var kind: Kind
 
@@ -36,7 +37,7 @@ public struct ShellError: Error, Equatable, Sendable, CustomStringConvertible {
 /// (strings inside respected), so JSON with spaces needs no quoting: `set /a {"x": 1}`.
 public enum Tokenizer {
     public static func tokenize(_ line: String) throws -> [Token] {
-        let chars = Array(line)
+        let chars = Array(line.unicodeScalars)
         var tokens: [Token] = []
         var i = 0
         while i < chars.count {
@@ -46,13 +47,13 @@ public enum Tokenizer {
             switch c {
             case "\"":
                 i = try endOfDoubleQuoted(chars, from: i)
-                tokens.append(Token(text: String(chars[start..<i]), column: start, kind: .doubleQuoted))
+                tokens.append(Token(text: String(String.UnicodeScalarView(chars[start..<i])), column: start, kind: .doubleQuoted))
             case "'":
                 i += 1
                 while i < chars.count && chars[i] != "'" { i += 1 }
                 guard i < chars.count else { throw ShellError("unterminated single quote", column: start) }
                 i += 1
-                tokens.append(Token(text: String(chars[start..<i]), column: start, kind: .singleQuoted))
+                tokens.append(Token(text: String(String.UnicodeScalarView(chars[start..<i])), column: start, kind: .singleQuoted))
             case "{", "[":
                 var depth = 0
                 while i < chars.count {
@@ -68,10 +69,10 @@ public enum Tokenizer {
                 if depth != 0 {
                     throw ShellError("unbalanced \(c == "{" ? "'{'" : "'['"): the JSON value is not closed", column: start)
                 }
-                tokens.append(Token(text: String(chars[start..<i]), column: start, kind: .json))
+                tokens.append(Token(text: String(String.UnicodeScalarView(chars[start..<i])), column: start, kind: .json))
             default:
                 while i < chars.count && !(chars[i] == " " || chars[i] == "\t" || chars[i] == "\r" || chars[i] == "\n") { i += 1 }
-                tokens.append(Token(text: String(chars[start..<i]), column: start, kind: .word))
+                tokens.append(Token(text: String(String.UnicodeScalarView(chars[start..<i])), column: start, kind: .word))
             }
             if i < chars.count && !(chars[i] == " " || chars[i] == "\t" || chars[i] == "\r" || chars[i] == "\n") {
                 throw ShellError("expected a space after \(tokens.last!.text.prefix(20))", column: i)
@@ -80,7 +81,7 @@ public enum Tokenizer {
         return tokens
     }
 
-    private static func endOfDoubleQuoted(_ chars: [Character], from start: Int) throws -> Int {
+    private static func endOfDoubleQuoted(_ chars: [Unicode.Scalar], from start: Int) throws -> Int {
         var i = start + 1
         while i < chars.count {
             if chars[i] == "\\" { i += 2; continue }
@@ -94,7 +95,7 @@ public enum Tokenizer {
     public static func tokens(fromArguments words: [String]) -> [Token] {
         var column = 0
         return words.map { word in
-            defer { column += word.count + 1 }
+            defer { column += word.unicodeScalars.count + 1 }
             let kind: Token.Kind
             if word.hasPrefix("{") || word.hasPrefix("[") {
                 kind = .json

@@ -118,11 +118,15 @@ enum ValueParser {
         }
     }
 
-    /// The character offset of a UTF-8 byte offset.
+    /// The Unicode scalar offset of a UTF-8 byte offset.
     static func characterOffset(_ text: String, byte: Int) -> Int {
-        let utf8 = text.utf8
-        let index = utf8.index(utf8.startIndex, offsetBy: min(byte, utf8.count))
-        return text[..<index].count
+        var bytes = 0, scalars = 0
+        for scalar in text.unicodeScalars {
+            if bytes >= byte { break }
+            bytes += String(scalar).utf8.count
+            scalars += 1
+        }
+        return scalars
     }
 
     /// 1-based line and column of a UTF-8 byte offset.

@@ -38,7 +38,28 @@ struct RTDBCommand: ParsableCommand {
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("A shell command to run once, e.g. get /users --json.", valueName: "COMMAND"))
     var words: [String] = []
 
+    /// Usage errors exit with 2 (as documented), not ArgumentParser's 64.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch {
+            if exitCode(for: error) == .validationFailure {
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n" + usageLine).utf8))
+                Foundation.exit(ExitStatus.usage.rawValue)
+            }
+            exit(withError: error)
+        }
+    }
+
+    static let usageLine = "Usage: rtdb [--data DIR] [-c COMMAND ...] [--keep-going] [--no-color] [COMMAND ...]\nSee 'rtdb --help'.\n"
+
     func run() throws {
+        // Options after the command belong to it; an unknown one before it is a usage error.
+        if let first = words.first, first.hasPrefix("-") {
+            FileHandle.standardError.write(Data("Error: Unknown option '\(first)'\n\(Self.usageLine)".utf8))
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
         let folder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultFolder
         let connection: DatabaseConnection
         do {

@@ -1,0 +1,60 @@
+import Foundation
+import XCTest
+
+/// Runs the built `rtdb` as a user would: arguments, standard input, exit status, output.
+struct Binary {
+    static var path: String {
+        let bundle = Bundle(for: BundleMarker.self).bundleURL
+        let candidates = [bundle.appendingPathComponent("rtdb"), bundle.deletingLastPathComponent().appendingPathComponent("rtdb")]
+        return (candidates.first { FileManager.default.isExecutableFile(atPath: $0.path) } ?? candidates[1]).path
+    }
+
+    struct Result {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: path)
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env["HOME"] = NSTemporaryDirectory()
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        // Read both pipes while it runs so a large output cannot block it.
+        let out = Drain(stdout.fileHandleForReading), err = Drain(stderr.fileHandleForReading)
+        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
+        try stdin.fileHandleForWriting.close()
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: out.text(), stderr: err.text())
+    }
+
+    static func temporaryFolder() -> String {
+        NSTemporaryDirectory() + "rtdb-e2e-" + UUID().uuidString
+    }
+}
+
+final class BundleMarker {}
+
+/// Reads a pipe to its end on another thread.
+final class Drain: @unchecked Sendable {
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+    init(_ handle: FileHandle) {
+        DispatchQueue.global().async { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+    func text() -> String {
+        done.wait()
+        return String(decoding: data, as: UTF8.self)
+    }
+}

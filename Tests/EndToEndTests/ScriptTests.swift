@@ -1,0 +1,127 @@
+import Foundation
+import XCTest
+
+/// Piped scripts, -c and one-shot commands, compared byte for byte.
+final class ScriptTests: XCTestCase {
+    var folder: String!
+
+    override func setUp() { folder = Binary.temporaryFolder() }
+
+    func rtdb(_ args: [String], input: String? = nil) throws -> Binary.Result {
+        try Binary.run(["--data", folder] + args, input: input)
+    }
+
+    func testPipedScript() throws {
+        let script = """
+        # seed some users
+        set /users/ada {"name": "Ada", "born": 1815}
+        set /users/bob {"name": "Bob", "tags": ["x", "y"]}
+
+        cd /users
+        update ada {"born": 1816, "address/city": "London"}
+        ls
+        get ada
+        get bob/tags
+        pwd
+        rm bob
+        get /
+        """
+        let result = try rtdb([], input: script)
+        XCTAssertEqual(result.stderr, "")
+        XCTAssertEqual(result.stdout, """
+        ["ada","bob"]
+        {"address":{"city":"London"},"born":1816,"name":"Ada"}
+        ["x","y"]
+        /users
+        {"users":{"ada":{"address":{"city":"London"},"born":1816,"name":"Ada"}}}
+
+        """)
+        XCTAssertEqual(result.status, 0)
+    }
+
+    func testErrorStopsTheScriptWithLineAndColumn() throws {
+        let script = "set /a 1\nset /b {\"x\": tru}\nset /c 3\n"
+        let result = try rtdb([], input: script)
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stderr, """
+        error: line 2, column 14: expected a value, found 't'
+          set /b {"x": tru}
+                       ^
+
+        """)
+        XCTAssertEqual(try rtdb(["get", "/", "--json"]).stdout, #"{"a":1}"# + "\n", "line 3 did not run; line 1 is durable")
+    }
+
+    func testKeepGoingRunsTheRestAndStillFails() throws {
+        let result = try rtdb(["--keep-going"], input: "set /a 1\nbogus\nset /c 3\n")
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stderr, """
+        error: line 2, column 1: unknown command 'bogus' (type 'help' for the list)
+          bogus
+          ^
+
+        """)
+        XCTAssertEqual(try rtdb(["get", "/"]).stdout, #"{"a":1,"c":3}"# + "\n")
+    }
+
+    func testDashCAndOneShot() throws {
+        let result = try rtdb(["-c", "set /n 41", "-c", "set /n increment(1)", "-c", "get /n"])
+        XCTAssertEqual(result.stdout, "42\n")
+        XCTAssertEqual(result.status, 0)
+        let oneShot = try rtdb(["get", "/n", "--json"])
+        XCTAssertEqual(oneShot.stdout, "42\n")
+        let push = try rtdb(["push", "/list", #"{"a": 1}"#])
+        XCTAssertEqual(push.stdout.count, 21)
+        let bad = try rtdb(["-c", "get /a..b"])
+        XCTAssertEqual(bad.status, 1)
+        XCTAssertTrue(bad.stderr.hasPrefix(#"error: -c 1, column 5: invalid key "a..b""#), bad.stderr)
+    }
+
+    func testBadInputNeverWritesPartOfACommand() throws {
+        let inputs = [
+            "set /a/b.c 1", "set /a {\"ok\": 1, \"bad.key\": 2}", "update / {\"a\": 1, \"b\": {\"c$\": 1}}",
+            "set /.info/x 1", "set /a NaN", "set /a @/nonexistent/file.json",
+            "set /" + (0..<40).map(String.init).joined(separator: "/") + " 1",
+        ]
+        for input in inputs {
+            let result = try rtdb(["--keep-going"], input: input + "\n")
+            XCTAssertEqual(result.status, 1, input)
+            XCTAssertTrue(result.stderr.hasPrefix("error: line 1, column "), "\(input): \(result.stderr)")
+        }
+        XCTAssertEqual(try rtdb(["get", "/"]).stdout, "null\n")
+    }
+
+    func testDataFolderInUse() throws {
+        // A script that holds the folder open while waiting on its standard input.
+        let holder = Process()
+        holder.executableURL = URL(fileURLWithPath: Binary.path)
+        holder.arguments = ["--data", folder]
+        let stdin = Pipe()
+        holder.standardInput = stdin
+        holder.standardOutput = Pipe()
+        try holder.run()
+        var result = try rtdb(["get", "/"])
+        for _ in 0..<100 where result.status != 3 {  // until the holder has the lock
+            usleep(20_000)
+            result = try rtdb(["get", "/"])
+        }
+        XCTAssertEqual(result.status, 3)
+        XCTAssertEqual(result.stderr, "rtdb: the data folder \(folder!) is in use by another rtdb process (pid \(holder.processIdentifier)); stop it or choose another folder with --data\n")
+        try stdin.fileHandleForWriting.close()
+        holder.waitUntilExit()
+        XCTAssertEqual(try rtdb(["get", "/"]).status, 0)
+    }
+
+    func testUsageErrorExitsWithTwo() throws {
+        let result = try rtdb(["--no-such-option"])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.contains("Unknown option '--no-such-option'"), result.stderr)
+    }
+
+    func testHundredsOfWritesAreDurableAtExit() throws {
+        let script = (0..<500).map { "set /k/\($0) \($0)" }.joined(separator: "\n")
+        XCTAssertEqual(try rtdb([], input: script).status, 0)
+        let all = try rtdb(["ls", "/k"])
+        XCTAssertEqual(all.stdout.split(separator: ",").count, 500)
+    }
+}

@@ -1,0 +1,147 @@
+import XCTest
+import RTDBData
+import RTDBProtocol
+@testable import RTDBShell
+
+final class ParserTests: XCTestCase {
+    func parse(_ line: String, cwd: Path = .root) throws -> Command? {
+        try CommandParser.parse(line, cwd: cwd)?.command
+    }
+
+    func error(_ line: String, cwd: Path = .root) -> ShellError? {
+        do { _ = try CommandParser.parse(line, cwd: cwd); return nil } catch { return error as? ShellError }
+    }
+
+    func testTokenizerKeepsJSONWhole() throws {
+        let tokens = try Tokenizer.tokenize(#"set /a {"x": [1, "a b"], "y": "}"} --priority 'two words'"#)
+        XCTAssertEqual(tokens.map(\.text), ["set", "/a", #"{"x": [1, "a b"], "y": "}"}"#, "--priority", "'two words'"])
+        XCTAssertEqual(tokens.map(\.column), [0, 4, 7, 35, 46])
+        XCTAssertEqual(tokens[4].unquoted, "two words")
+    }
+
+    func testTokenizerErrors() {
+        XCTAssertEqual(error(#"set /a {"x": 1"#), ShellError("unbalanced '{': the JSON value is not closed", column: 7))
+        XCTAssertEqual(error(#"set /a "abc"#), ShellError("unterminated double quote", column: 7))
+        XCTAssertEqual(error("set /a 'abc"), ShellError("unterminated single quote", column: 7))
+    }
+
+    func testValues() throws {
+        XCTAssertEqual(try parse("set /a 5"), .set(Path("a"), Node(5)))
+        XCTAssertEqual(try parse("set /a -5.5"), .set(Path("a"), Node(-5.5)))
+        XCTAssertEqual(try parse("set /a true"), .set(Path("a"), Node(true)))
+        XCTAssertEqual(try parse("set /a hello"), .set(Path("a"), Node("hello")))
+        XCTAssertEqual(try parse(#"set /a "5""#), .set(Path("a"), Node("5")))
+        XCTAssertEqual(try parse("set /a 'two words'"), .set(Path("a"), Node("two words")))
+        XCTAssertEqual(try parse("set /a null"), .set(Path("a"), .empty))
+        XCTAssertEqual(try parse("set /a now()"), .set(Path("a"), Node(.serverValue(.timestamp))))
+        XCTAssertEqual(try parse("set /a increment(-2)"), .set(Path("a"), Node(.serverValue(.increment(-2)))))
+        XCTAssertEqual(try parse("set /a [1,2]"), .set(Path("a"), try JSONReader.parse("[1,2]")))
+        XCTAssertEqual(try parse("set /a 1 --priority 3"), .set(Path("a"), Node(.number(1), priority: .number(3))))
+        XCTAssertEqual(try parse("set /a 1 --priority=high"), .set(Path("a"), Node(.number(1), priority: .string("high"))))
+    }
+
+    func testValueErrorsPointIntoTheJSON() {
+        XCTAssertEqual(error(#"set /a {"x": }"#), ShellError("expected a value, found '}'", column: 13))
+        XCTAssertEqual(error(#"set /a {"é": 1,}"#), ShellError("expected a key in double quotes, found '}'", column: 15))
+        XCTAssertEqual(error("set /a NaN"), ShellError("NaN is not a valid value: numbers must be finite", column: 7))
+        XCTAssertEqual(error("set /a 1e999")?.message, "number 1e999 is out of range: numbers must be finite doubles")
+        XCTAssertEqual(error("set /a 12abc")?.column, 9)
+        XCTAssertEqual(error("set /a increment(x)"), ShellError("increment needs a number, as in increment(1)", column: 7))
+        XCTAssertEqual(error(#"set /a {"b.c": 1}"#)?.column, 8)
+        XCTAssertEqual(error("set /a 1 --priority true"), ShellError("a priority must be a number, a string or null", column: 20))
+    }
+
+    func testPathsResolveAgainstTheCurrentPath() throws {
+        let cwd = Path("users/ada")
+        XCTAssertEqual(try parse("get name", cwd: cwd), .get(Path("users/ada/name"), shallow: false, export: false))
+        XCTAssertEqual(try parse("get ../bob/./name", cwd: cwd), .get(Path("users/bob/name"), shallow: false, export: false))
+        XCTAssertEqual(try parse("get /x", cwd: cwd), .get(Path("x"), shallow: false, export: false))
+        XCTAssertEqual(try parse("get", cwd: cwd), .get(cwd, shallow: false, export: false))
+        XCTAssertEqual(try parse("cd ../../..", cwd: cwd), .cd(.root))
+        XCTAssertEqual(try parse("cd", cwd: cwd), .cd(.root))
+        XCTAssertEqual(try parse(#"get "/a b/c""#), .get(Path(keys: ["a b", "c"]), shallow: false, export: false))
+    }
+
+    func testPathErrors() {
+        XCTAssertEqual(error("get /users/a#b"),
+                       ShellError(##"invalid key "a#b" in "/users/a#b": keys must not contain ".", "$", "#", "[", "]" or "/" (found "#")"##, column: 4))
+        XCTAssertEqual(error("set /.info/connected true"),
+                       ShellError(#""/.info/connected" is read-only: /.info is maintained by the client"#, column: 4))
+        XCTAssertNil(error("get /.info/connected"))
+        let deep = "/" + (0..<33).map { "k\($0)" }.joined(separator: "/")
+        XCTAssertTrue(error("set \(deep) 1")!.message.contains("33 levels deep; the limit is 32"))
+        XCTAssertTrue(error("set /\(String(repeating: "a", count: 800)) 1")!.message.contains("800 bytes long; the limit is 768"))
+    }
+
+    func testCommandAndFlagErrorsSuggest() {
+        XCTAssertEqual(error("sett /a 1"), ShellError("unknown command 'sett'; did you mean 'set'? (type 'help' for the list)", column: 0))
+        XCTAssertEqual(error("get /a --shalow"), ShellError("unknown flag '--shalow' for get; did you mean '--shallow'? (see 'help get')", column: 7))
+        XCTAssertEqual(error("set /a"), ShellError("set needs a path and a value: usage: set PATH VALUE [--priority P]", column: 3))
+        XCTAssertEqual(error("set /a Ada Lovelace"),
+                       ShellError(#"unexpected argument 'Lovelace': usage: set PATH VALUE [--priority P] (quote a value with spaces: "two words")"#, column: 11))
+        XCTAssertEqual(error("set /a 1 --priority"), ShellError("--priority needs a value (P)", column: 9))
+        XCTAssertEqual(error("get --shallow --shallow"), ShellError("--shallow is given twice", column: 14))
+        XCTAssertEqual(error("help sett"), ShellError("no help for 'sett': not a command; did you mean 'set'?", column: 5))
+    }
+
+    func testUpdate() throws {
+        guard case .update(let path, let updates)? = try parse(#"update /u {"a/b": 1, "c": null}"#) else { return XCTFail() }
+        XCTAssertEqual(path, Path("u"))
+        XCTAssertEqual(updates, [Update(Path("a/b"), Node(1)), Update(Path("c"), .empty)])
+        XCTAssertEqual(error(#"update /u {"a": 1, "a/b": 2}"#)?.message,
+                       #"invalid value at "/u/a/b": update paths "a" and "a/b" overlap: one contains the other"#)
+        XCTAssertEqual(error("update /u 5")?.message, #"update needs a JSON object of paths to values, as in {"name": "Ada", "address/city": "London"}"#)
+    }
+
+    func testFilesAsValues() throws {
+        let folder = NSTemporaryDirectory() + "rtdb-parser-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try #"{"a": [1, 2]}"#.write(toFile: folder + "/ok.json", atomically: true, encoding: .utf8)
+        try "{\n  \"a\": 1,\n  \"b\": \n}".write(toFile: folder + "/bad.json", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try parse("set /x @\(folder)/ok.json"), .set(Path("x"), try JSONReader.parse(#"{"a": [1, 2]}"#)))
+        XCTAssertEqual(error("set /x @\(folder)/bad.json")?.message, "\(folder)/bad.json:4:1: expected a value, found '}'")
+        XCTAssertEqual(error("set /x @\(folder)/missing.json")?.message, "cannot read \(folder)/missing.json: no such file")
+        XCTAssertEqual(error("set /x @\(folder)")?.message, "cannot read \(folder): it is a folder")
+        try "x".write(toFile: folder + "/secret.json", atomically: true, encoding: .utf8)
+        chmod(folder + "/secret.json", 0)
+        if getuid() != 0 {  // root reads anything
+            XCTAssertEqual(error("set /x @\(folder)/secret.json")?.message, "cannot read \(folder)/secret.json: permission denied or unreadable")
+        }
+    }
+
+    func testTooLargeValuesAreRefusedWhole() {
+        let big = "\"" + String(repeating: "a", count: 20 * 1024 * 1024) + "\""
+        XCTAssertEqual(error("set /a \(big)")?.message, "the write is 20971522 bytes; the limit is 16777216")
+        let string11 = "\"" + String(repeating: "a", count: 11 * 1024 * 1024) + "\""
+        XCTAssertTrue(error("set /a \(string11)")!.message.contains("the limit is 10485760 (10 MiB)"))
+    }
+}
+
+final class CompleterTests: XCTestCase {
+    let completer = Completer { path in
+        switch path.description {
+        case "/": return [("users", true), ("uploads", true), ("version", false)]
+        case "/users": return [("ada", true), ("adam", false), ("bob", true)]
+        default: return []
+        }
+    }
+
+    func testCommands() {
+        XCTAssertEqual(completer.complete("se", cwd: .root).candidates, ["set "])
+        XCTAssertEqual(completer.complete("p", cwd: .root).candidates, ["priority ", "push ", "pwd "])
+    }
+
+    func testFlags() {
+        XCTAssertEqual(completer.complete("get /a --sh", cwd: .root).candidates, ["--shallow "])
+        XCTAssertEqual(completer.complete("set /a 1 --", cwd: .root).candidates, ["--priority ", "--json "])
+    }
+
+    func testChildKeys() {
+        XCTAssertEqual(completer.complete("get /u", cwd: .root).candidates, ["/users/", "/uploads/"])
+        XCTAssertEqual(completer.complete("get /users/ad", cwd: .root).candidates, ["/users/ada/", "/users/adam "])
+        XCTAssertEqual(completer.complete("cd ad", cwd: Path("users")).candidates, ["ada/", "adam "])
+        XCTAssertEqual(completer.complete("ls ", cwd: .root).candidates, ["users/", "uploads/", "version "])
+        XCTAssertEqual(completer.complete("help s", cwd: .root).candidates, ["set "])
+        XCTAssertEqual(Completer.commonPrefix(["/users/ada/", "/users/adam "]), "/users/ada")
+    }
+}
