@@ -41,3 +41,13 @@ static inline int rtdb_terminal_width(void) {
     if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
     return 80;
 }
+
+// Walks the history from the oldest entry to the newest: NULL when there are no more.
+static inline const char *rtdb_history_oldest(History *h) {
+    HistEvent ev;
+    return history(h, &ev, H_LAST) == 0 ? ev.str : NULL;
+}
+static inline const char *rtdb_history_newer(History *h) {
+    HistEvent ev;
+    return history(h, &ev, H_PREV) == 0 ? ev.str : NULL;
+}

@@ -22,6 +22,7 @@ public struct InteractiveSession {
     public func run() -> ExitStatus {
         let editor = LineEditor(program: "rtdb", historyFile: InteractiveSession.historyFile)
         let shell = self.shell
+        for line in editor.entries { shell.recordHistory(line) }
         let completer = Completer { path in
             let semaphore = DispatchSemaphore(value: 0)
             var keys: [(String, Bool)]?
@@ -39,7 +40,14 @@ public struct InteractiveSession {
             if common.count > completion.word.count {
                 return (String(common.dropFirst(completion.word.count)), [])
             }
-            return ("", completion.candidates.count > 1 ? completion.candidates : [])
+            // List choices by their last segment, as a shell lists file names.
+            let shown = completion.candidates.map { candidate -> String in
+                let trimmed = candidate.hasSuffix(" ") ? String(candidate.dropLast()) : candidate
+                let body = trimmed.hasSuffix("/") ? String(trimmed.dropLast()) : trimmed
+                guard let slash = body.lastIndex(of: "/") else { return trimmed }
+                return String(trimmed[trimmed.index(after: slash)...])
+            }
+            return ("", shown.count > 1 ? shown : [])
         }
         let dim = shell.options.renderer.color ? "\u{1B}[2m" : ""
         let reset = shell.options.renderer.color ? "\u{1B}[0m" : ""

@@ -22,7 +22,9 @@ final class LineEditor {
         history = rtdb_history_init(1000)
         rtdb_el_set_history(editLine, history)
         rtdb_el_set_editor(editLine, "emacs")
-        rtdb_el_set_signal(editLine, 1)
+        // libedit's own signal handling re-raises SIGINT to the whole process group; we
+        // handle SIGINT and SIGWINCH ourselves through the interrupt pipe instead.
+        rtdb_el_set_signal(editLine, 0)
         rtdb_el_set_clientdata(editLine, Unmanaged.passUnretained(self).toOpaque())
         rtdb_el_set_prompt(editLine) { el in
             let editor = LineEditor.from(el)
@@ -63,14 +65,27 @@ final class LineEditor {
         promptBuffer = strdup(prompt)
         cancelled = false
         var count: Int32 = 0
-        guard let raw = el_gets(editLine, &count) else { return .end }
+        let raw = el_gets(editLine, &count)
+        // Ctrl-C: our bound function ends the read; libedit may hand back nothing.
         if cancelled {
             FileHandle.standardOutput.write(Data("^C\n".utf8))
             return .cancelled
         }
+        guard let raw else { return .end }
         var line = String(cString: raw)
         if line.hasSuffix("\n") { line.removeLast() }
         return .line(line)
+    }
+
+    /// Every remembered line, oldest first (including earlier sessions').
+    var entries: [String] {
+        var lines: [String] = []
+        var entry = rtdb_history_oldest(history)
+        while let line = entry {
+            lines.append(String(cString: line))
+            entry = rtdb_history_newer(history)
+        }
+        return lines
     }
 
     /// Adds a line to the history (and the file), unless it may hold a credential.
@@ -124,9 +139,13 @@ final class LineEditor {
                 return -1
             }
             if fds[1].revents & Int16(POLLIN) != 0 {
-                InterruptPipe.drain()
-                out.pointee = 3  // ^C, bound to rtdb-cancel
-                return 1
+                let signals = InterruptPipe.drain()
+                if signals.contains(InterruptPipe.resized) { el_resize(el) }
+                if signals.contains(InterruptPipe.interrupted) {
+                    out.pointee = 3  // ^C, bound to rtdb-cancel
+                    return 1
+                }
+                continue
             }
             if fds[0].revents & Int16(POLLIN | POLLHUP) != 0 { break }
         }
@@ -146,8 +165,11 @@ final class LineEditor {
     }
 }
 
-/// SIGINT while the prompt is up writes a byte here; the character reader turns it into ^C.
+/// SIGINT and SIGWINCH write a byte here; the character reader turns them into ^C and a
+/// resize. (A signal handler may only do async-signal-safe things such as `write`.)
 enum InterruptPipe {
+    static let interrupted: UInt8 = 1
+    static let resized: UInt8 = 2
     nonisolated(unsafe) static var readEnd: Int32 = -1
     nonisolated(unsafe) static var writeEnd: Int32 = -1
 
@@ -160,18 +182,26 @@ enum InterruptPipe {
         _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
         _ = fcntl(writeEnd, F_SETFL, O_NONBLOCK)
         var action = sigaction()
-        action.__sigaction_handler.sa_handler = { _ in
-            var byte: UInt8 = 1
+        action.__sigaction_handler.sa_handler = { signal in
+            var byte: UInt8 = signal == SIGWINCH ? InterruptPipe.resized : InterruptPipe.interrupted
             _ = write(InterruptPipe.writeEnd, &byte, 1)
         }
         sigemptyset(&action.sa_mask)
-        action.sa_flags = 0
+        action.sa_flags = SA_RESTART
         sigaction(SIGINT, &action, nil)
+        sigaction(SIGWINCH, &action, nil)
     }
 
-    static func drain() {
+    /// Empties the pipe; returns the kinds of signal seen.
+    static func drain() -> Set<UInt8> {
+        var seen = Set<UInt8>()
         var buffer = [UInt8](repeating: 0, count: 64)
-        while read(readEnd, &buffer, buffer.count) > 0 {}
+        while true {
+            let n = read(readEnd, &buffer, buffer.count)
+            if n <= 0 { break }
+            seen.formUnion(buffer[0..<n])
+        }
+        return seen
     }
 }
 
