@@ -1,0 +1,72 @@
+# bash completion for rtdb: subcommands, flags, and child keys read from the database.
+# Source it from ~/.bashrc, or copy it to /usr/share/bash-completion/completions/rtdb.
+
+_rtdb_keys() {
+    # Child keys of $2 in the database chosen by $1 (a data folder, or empty for the default).
+    local data=$1 parent=$2
+    rtdb ${data:+--data "$data"} ls "$parent" --json 2>/dev/null |
+        sed -e 's/^\[//' -e 's/\]$//' -e 's/","/"\n"/g' | sed -e 's/^"//' -e 's/"$//'
+}
+
+_rtdb() {
+    local cur prev cword
+    cur=${COMP_WORDS[COMP_CWORD]}
+    prev=${COMP_WORDS[COMP_CWORD-1]}
+    cword=$COMP_CWORD
+    local commands="get set update push remove rm priority ls cd pwd help history exit quit"
+    local options="--data -c --keep-going --no-color --help"
+
+    local i data="" cmd="" cmdi=0
+    for ((i = 1; i < cword; i++)); do
+        case ${COMP_WORDS[i]} in
+            --data) data=${COMP_WORDS[i+1]}; ((i++)) ;;
+            -c) ((i++)) ;;
+            -*) ;;
+            *) cmd=${COMP_WORDS[i]}; cmdi=$i; break ;;
+        esac
+    done
+
+    if [[ $prev == --data ]]; then
+        COMPREPLY=($(compgen -d -- "$cur"))
+        return
+    fi
+    if [[ -z $cmd ]]; then
+        COMPREPLY=($(compgen -W "$commands $options" -- "$cur"))
+        return
+    fi
+    if [[ $cur == -* ]]; then
+        local flags="--json"
+        case $cmd in
+            get) flags+=" --shallow --export" ;;
+            set) flags+=" --priority" ;;
+            remove|rm) flags+=" --force -f" ;;
+            ls) flags+=" --long -l" ;;
+        esac
+        COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+        return
+    fi
+    if [[ $cmd == help ]]; then
+        COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+        return
+    fi
+    # The first argument of the data commands is a path: complete it key by key.
+    case $cmd in get|set|update|push|remove|rm|priority|ls|cd) ;; *) return ;; esac
+    ((cword == cmdi + 1)) || return
+    local dir="" partial=$cur
+    if [[ $cur == */* ]]; then
+        dir=${cur%/*}/
+        partial=${cur##*/}
+    fi
+    local parent=${dir:-/}
+    local key
+    COMPREPLY=()
+    while IFS= read -r key; do
+        [[ -n $key && $key == "$partial"* ]] && COMPREPLY+=("$dir$key")
+    done < <(_rtdb_keys "$data" "$parent")
+    compopt -o nospace 2>/dev/null
+    if ((${#COMPREPLY[@]} == 1)); then
+        COMPREPLY[0]+="/"
+    fi
+}
+
+complete -F _rtdb rtdb

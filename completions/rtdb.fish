@@ -1,0 +1,37 @@
+# fish completion for rtdb: subcommands, flags, and child keys read from the database.
+# Copy to ~/.config/fish/completions/rtdb.fish.
+
+function __rtdb_paths
+    set -l cur (commandline -ct)
+    set -l dir ''
+    if string match -q '*/*' -- $cur
+        set dir (string replace -r '[^/]*$' '' -- $cur)
+    end
+    set -l parent $dir
+    test -z "$parent"; and set parent /
+    set -l data (commandline -opc | string match -r -- '--data=?(.*)' | tail -n 1)
+    rtdb ls $parent --json 2>/dev/null | string trim -c '[]' | string split '","' | string trim -c '"' | while read -l key
+        test -n "$key"; and echo $dir$key/
+    end
+end
+
+set -l commands get set update push remove rm priority ls cd pwd help history exit quit
+complete -c rtdb -f
+complete -c rtdb -l data -r -a '(__fish_complete_directories)' -d 'embedded database data folder'
+complete -c rtdb -s c -r -d 'run COMMAND and exit'
+complete -c rtdb -l keep-going -d 'run the remaining lines after an error'
+complete -c rtdb -l no-color -d 'no colour'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a get -d 'print the value at a path'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a set -d 'overwrite the value at a path'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a update -d 'atomic multi-path update'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a push -d 'append under a new chronological key'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'remove rm' -d 'delete the value at a path'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a priority -d 'set the priority of a value'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a ls -d 'list child keys'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls" -a '(__rtdb_paths)'
+complete -c rtdb -n "__fish_seen_subcommand_from $commands" -l json -d 'compact JSON output'
+complete -c rtdb -n "__fish_seen_subcommand_from get" -l shallow -d 'children as true'
+complete -c rtdb -n "__fish_seen_subcommand_from get" -l export -d 'include priorities'
+complete -c rtdb -n "__fish_seen_subcommand_from set" -l priority -r -d 'also set the priority'
+complete -c rtdb -n "__fish_seen_subcommand_from remove rm" -s f -l force -d 'do not ask'
+complete -c rtdb -n "__fish_seen_subcommand_from ls" -s l -l long -d 'show child counts and values'
