@@ -1,1 +1,120 @@
-print("todo")
+// Benchmarks that print figures (run by Benchmarks/run, release build). No pass/fail.
+import Foundation
+import RTDBClient
+import RTDBData
+import RTDBProtocol
+import RTDBServer
+
+func seconds(_ body: () throws -> Void) rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
+func residentMegabytes() -> Double {
+    guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
+    for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
+        let kb = line.split(separator: " ").compactMap { Double($0) }.first ?? 0
+        return kb / 1024
+    }
+    return 0
+}
+
+/// A document of `n` user records, about 100 bytes each.
+func sampleDocument(_ n: Int) -> String {
+    var parts: [String] = []
+    for i in 0..<n {
+        parts.append(#""user\#(i)": {"name": "User number \#(i)", "age": \#(i % 90), "score": \#(Double(i) * 1.5), "active": \#(i % 2 == 0), "tags": ["a", "b\u00e9"]}"#)
+    }
+    return "{" + parts.joined(separator: ", ") + "}"
+}
+
+func jsonBenchmark() throws {
+    let text = sampleDocument(10_000)
+    let bytes = Array(text.utf8)
+    let data = Data(bytes)
+    let mb = Double(bytes.count) / 1_000_000
+    let rounds = 20
+    var node = Node.empty
+    let parse = try seconds { for _ in 0..<rounds { node = try JSONReader.parse(data: bytes) } }
+    let write = seconds { for _ in 0..<rounds { _ = JSONWriter.bytes(node) } }
+    var object: Any = 0
+    let foundationParse = try seconds { for _ in 0..<rounds { object = try JSONSerialization.jsonObject(with: data) } }
+    let foundationWrite = try seconds { for _ in 0..<rounds { _ = try JSONSerialization.data(withJSONObject: object) } }
+    print(String(format: "json: %.1f MB document; JSONReader %.0f MB/s, JSONWriter %.0f MB/s; JSONSerialization parse %.0f MB/s, write %.0f MB/s",
+                 mb, mb * Double(rounds) / parse, mb * Double(rounds) / write,
+                 mb * Double(rounds) / foundationParse, mb * Double(rounds) / foundationWrite))
+}
+
+/// Builds a database of `n` leaves under /list, closes it (a snapshot), and measures reopening.
+func loadBenchmark(_ n: Int) throws {
+    let folder = NSTemporaryDirectory() + "rtdb-bench-load-\(n)-" + UUID().uuidString
+    do {
+        let database = try Database(folder: folder)
+        let (client, server) = InProcessTransport.pair()
+        database.accept(server)
+        let repo = Repo(transport: client)
+        let build = seconds {
+            let batch = 10_000
+            for start in stride(from: 0, to: n, by: batch) {
+                let updates = (start..<min(n, start + batch)).map { Update(Path("k\($0)"), Node(.number(Double($0)))) }
+                repo.update(Path("list"), updates)
+            }
+            repo.waitForPendingWrites(timeout: 600)
+        }
+        repo.close()
+        let close = seconds { database.close() }
+        print(String(format: "load: wrote %d leaves in %.2f s (%.0f/s, updates of 10,000); close with snapshot %.2f s",
+                     n, build, Double(n) / build, close))
+    }
+    // Measure opening in a fresh process, so memory left from building does not count.
+    fflush(stdout)
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+    process.arguments = ["open", folder]
+    try process.run()
+    process.waitUntilExit()
+    try? FileManager.default.removeItem(atPath: folder)
+}
+
+func openBenchmark(_ folder: String) throws {
+    let before = residentMegabytes()
+    var database: Database!
+    let open = try seconds { database = try Database(folder: folder) }
+    let after = residentMegabytes()
+    let count = database.value(at: Path("list")).childCount
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+    let size = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + $1)[.size] as? Int) ?? 0) }
+    print(String(format: "load: opened %d leaves in %.2f s; resident memory %.0f MB after open (+%.0f MB, %.0f bytes per leaf); %.1f MB on disk",
+                 count, open, after, after - before, (after - before) * 1_048_576 / Double(max(1, count)), Double(size) / 1_000_000))
+    database.close()
+}
+
+/// Single writes through the client core, pipelined, all acknowledged and durable.
+func writeBenchmark(_ n: Int) throws {
+    let folder = NSTemporaryDirectory() + "rtdb-bench-write-" + UUID().uuidString
+    let database = try Database(folder: folder)
+    let (client, server) = InProcessTransport.pair()
+    database.accept(server)
+    let repo = Repo(transport: client)
+    let time = seconds {
+        for i in 0..<n { repo.set(Path("bench/k\(i)"), Node(.number(Double(i)))) }
+        repo.waitForPendingWrites(timeout: 600)
+    }
+    print(String(format: "writes: %d pipelined sets through the client core, acknowledged and durable, in %.2f s (%.0f/s)", n, time, Double(n) / time))
+    repo.close()
+    database.close()
+    try? FileManager.default.removeItem(atPath: folder)
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
+switch arguments.first {
+case "json": try jsonBenchmark()
+case "load": try loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
+case "open": try openBenchmark(arguments[1])
+case "writes": try writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
+default:
+    try jsonBenchmark()
+    try writeBenchmark(100_000)
+    try loadBenchmark(1_000_000)
+}

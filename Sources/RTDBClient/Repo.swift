@@ -12,6 +12,7 @@ public final class Repo: @unchecked Sendable {
     private let connection: PersistentConnection
     private var pushIDs = PushIDGenerator()
     private var pendingWrites = 0
+    private var waiters = 0
     private let idle = NSCondition()
 
     public init(transport: Transport) {
@@ -68,8 +69,10 @@ public final class Repo: @unchecked Sendable {
     }
 
     private func write(_ request: Request, completion: @escaping (Result<Void, DatabaseError>) -> Void) {
+        idle.lock()
+        pendingWrites += 1
+        idle.unlock()
         queue.async { [self] in
-            pendingWrites += 1
             connection.send(request) { [self] response in
                 finishWrite()
                 completion(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
@@ -80,13 +83,12 @@ public final class Repo: @unchecked Sendable {
     private func finishWrite() {
         idle.lock()
         pendingWrites -= 1
-        idle.broadcast()
+        if waiters > 0 { idle.broadcast() }
         idle.unlock()
     }
 
     /// Writes sent but not yet acknowledged.
     public var pendingWriteCount: Int {
-        queue.sync {}
         idle.lock()
         defer { idle.unlock() }
         return pendingWrites
@@ -96,13 +98,14 @@ public final class Repo: @unchecked Sendable {
     /// Returns the number still unacknowledged.
     @discardableResult
     public func waitForPendingWrites(timeout: TimeInterval) -> Int {
-        queue.sync {}
         let deadline = Date().addingTimeInterval(timeout)
         idle.lock()
         defer { idle.unlock() }
+        waiters += 1
         while pendingWrites > 0 {
             if !idle.wait(until: deadline) { break }
         }
+        waiters -= 1
         return pendingWrites
     }
 

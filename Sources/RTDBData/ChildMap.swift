@@ -38,6 +38,11 @@ public struct ChildMap: Sendable, Sequence, Equatable {
 
     /// Builds from entries in any order; later duplicates win.
     public init(unsorted entries: [(ChildKey, Node)]) {
+        // Data this project wrote (snapshots, logs, the wire) is already in key order.
+        if zip(entries, entries.dropFirst()).allSatisfy({ ChildKey.compare($0.0, $1.0) < 0 }) {
+            self.init(sorted: entries)
+            return
+        }
         var sorted = entries
         sorted.sort { ChildKey.compare($0.0, $1.0) < 0 }
         var unique: [(ChildKey, Node)] = []

@@ -31,7 +31,7 @@ public struct JSONReader {
     public static func parse(bytes: UnsafeBufferPointer<UInt8>, options: Options = Options()) throws -> Node {
         var reader = Cursor(bytes: bytes, options: options)
         reader.skipWhitespace()
-        let node = try reader.readValue(depth: options.base.count, pathBytes: options.base.utf8Length, pathKeys: options.base.keys)
+        let node = try reader.readValue()
         reader.skipWhitespace()
         if reader.index < bytes.count { throw reader.error("unexpected \(reader.describeCurrent()) after the value") }
         return node
@@ -59,10 +59,35 @@ public struct JSONReader {
         let bytes: UnsafeBufferPointer<UInt8>
         let options: Options
         var index = 0
+        /// The keys from the root to the value being read, and their UTF-8 length with separators.
+        var keys: [String]
+        var pathBytes: Int
 
         init(bytes: UnsafeBufferPointer<UInt8>, options: Options) {
             self.bytes = bytes
             self.options = options
+            self.keys = options.base.keys
+            self.pathBytes = options.base.utf8Length
+        }
+
+        var currentPath: String { "/" + keys.joined(separator: "/") }
+
+        /// Enters a child: checks depth and path length, then the caller reads and calls `leave`.
+        mutating func enter(_ key: String, at offset: Int) throws {
+            let added = key.utf8.count + (keys.isEmpty ? 0 : 1)
+            keys.append(key)
+            pathBytes += added
+            if keys.count > Path.maxDepth {
+                throw error(DataError.pathTooDeep(path: currentPath, depth: keys.count).description, at: offset)
+            }
+            if pathBytes > Path.maxBytes {
+                throw error(DataError.pathTooLong(path: currentPath, bytes: pathBytes).description, at: offset)
+            }
+        }
+
+        mutating func leave() {
+            let key = keys.removeLast()
+            pathBytes -= key.utf8.count + (keys.isEmpty ? 0 : 1)
         }
 
         func error(_ message: String, at offset: Int? = nil) -> JSONParseError {
@@ -93,19 +118,17 @@ public struct JSONReader {
             index += 1
         }
 
-        func pathString(_ keys: [String]) -> String { "/" + keys.joined(separator: "/") }
-
-        mutating func readValue(depth: Int, pathBytes: Int, pathKeys: [String]) throws -> Node {
+        mutating func readValue() throws -> Node {
             skipWhitespace()
             guard index < bytes.count else { throw error("expected a value, found end of input") }
             switch bytes[index] {
-            case UInt8(ascii: "{"): return try readObject(depth: depth, pathBytes: pathBytes, pathKeys: pathKeys)
-            case UInt8(ascii: "["): return try readArray(depth: depth, pathBytes: pathBytes, pathKeys: pathKeys)
+            case UInt8(ascii: "{"): return try readObject()
+            case UInt8(ascii: "["): return try readArray()
             case UInt8(ascii: "\""):
                 let start = index
                 let s = try readString()
                 if s.utf8.count > Node.maxStringBytes {
-                    throw error(DataError.stringTooLong(path: pathString(pathKeys), bytes: s.utf8.count).description, at: start)
+                    throw error(DataError.stringTooLong(path: currentPath, bytes: s.utf8.count).description, at: start)
                 }
                 return Node(.string(s))
             case UInt8(ascii: "t"): try literal("true"); return Node(.bool(true))
@@ -253,7 +276,7 @@ public struct JSONReader {
             return v
         }
 
-        mutating func readArray(depth: Int, pathBytes: Int, pathKeys: [String]) throws -> Node {
+        mutating func readArray() throws -> Node {
             index += 1
             var entries: [(ChildKey, Node)] = []
             skipWhitespace()
@@ -261,9 +284,9 @@ public struct JSONReader {
             var position = 0
             while true {
                 let name = String(position)
-                let keys = pathKeys + [name]
-                try checkLimits(depth: depth + 1, pathBytes: pathBytes + name.utf8.count + (depth > 0 ? 1 : 0), keys: keys, at: index)
-                let child = try readValue(depth: depth + 1, pathBytes: pathBytes + name.utf8.count + (depth > 0 ? 1 : 0), pathKeys: keys)
+                try enter(name, at: index)
+                let child = try readValue()
+                leave()
                 if !child.isEmpty { entries.append((ChildKey(name), child)) }
                 position += 1
                 skipWhitespace()
@@ -276,16 +299,7 @@ public struct JSONReader {
             return Node(children: ChildMap(sorted: entries))
         }
 
-        func checkLimits(depth: Int, pathBytes: Int, keys: [String], at offset: Int) throws {
-            if depth > Path.maxDepth {
-                throw error(DataError.pathTooDeep(path: pathString(keys), depth: depth).description, at: offset)
-            }
-            if pathBytes > Path.maxBytes {
-                throw error(DataError.pathTooLong(path: pathString(keys), bytes: pathBytes).description, at: offset)
-            }
-        }
-
-        mutating func readObject(depth: Int, pathBytes: Int, pathKeys: [String]) throws -> Node {
+        mutating func readObject() throws -> Node {
             let open = index
             index += 1
             var entries: [(ChildKey, Node)] = []
@@ -304,35 +318,34 @@ public struct JSONReader {
                 try expect(UInt8(ascii: ":"), "':' after the key")
                 switch key {
                 case ".priority":
-                    let p = try readValue(depth: depth, pathBytes: pathBytes, pathKeys: pathKeys + [".priority"])
+                    let p = try readValue()
                     switch p.content {
                     case .empty: priority = nil
                     case .leaf(.bool):
-                        throw error(DataError.invalidPriority(path: pathString(pathKeys), reason: "a priority must be a string or a number, not a boolean").description, at: keyStart)
+                        throw error(DataError.invalidPriority(path: currentPath, reason: "a priority must be a string or a number, not a boolean").description, at: keyStart)
                     case .leaf(let v): priority = v
                     case .children:
-                        throw error(DataError.invalidPriority(path: pathString(pathKeys), reason: "a priority must be a string or a number, not an object").description, at: keyStart)
+                        throw error(DataError.invalidPriority(path: currentPath, reason: "a priority must be a string or a number, not an object").description, at: keyStart)
                     }
                 case ".value":
-                    let v = try readValue(depth: depth, pathBytes: pathBytes, pathKeys: pathKeys)
+                    let v = try readValue()
                     if case .children = v.content {
-                        throw error(DataError.invalidValue(path: pathString(pathKeys), reason: "\".value\" must be a string, number or boolean").description, at: keyStart)
+                        throw error(DataError.invalidValue(path: currentPath, reason: "\".value\" must be a string, number or boolean").description, at: keyStart)
                     }
                     value = v
                 case ".sv":
                     guard options.allowServerValues else {
-                        throw error(DataError.invalidValue(path: pathString(pathKeys), reason: "server values are not allowed here").description, at: keyStart)
+                        throw error(DataError.invalidValue(path: currentPath, reason: "server values are not allowed here").description, at: keyStart)
                     }
-                    serverValue = try readServerValue(pathKeys: pathKeys, at: keyStart)
+                    serverValue = try readServerValue(at: keyStart)
                 default:
-                    do {
-                        try Path.validate(key: key, in: pathString(pathKeys + [key]))
-                    } catch let e as DataError {
-                        throw error(e.description, at: keyStart)
+                    if let reason = Path.problem(with: key) {
+                        let path = currentPath + (keys.isEmpty ? "" : "/") + key
+                        throw error(DataError.invalidKey(key: key, path: path, reason: reason).description, at: keyStart)
                     }
-                    let childBytes = pathBytes + key.utf8.count + (depth > 0 ? 1 : 0)
-                    try checkLimits(depth: depth + 1, pathBytes: childBytes, keys: pathKeys + [key], at: keyStart)
-                    let child = try readValue(depth: depth + 1, pathBytes: childBytes, pathKeys: pathKeys + [key])
+                    try enter(key, at: keyStart)
+                    let child = try readValue()
+                    leave()
                     entries.append((ChildKey(key), child))
                 }
                 skipWhitespace()
@@ -343,13 +356,13 @@ public struct JSONReader {
             }
             if let serverValue {
                 if value != nil || !entries.isEmpty {
-                    throw error(DataError.invalidValue(path: pathString(pathKeys), reason: "\".sv\" cannot be combined with other keys").description, at: open)
+                    throw error(DataError.invalidValue(path: currentPath, reason: "\".sv\" cannot be combined with other keys").description, at: open)
                 }
                 return Node(.serverValue(serverValue), priority: priority)
             }
             if let value {
                 if entries.contains(where: { !$0.1.isEmpty }) {
-                    throw error(DataError.invalidValue(path: pathString(pathKeys), reason: "\".value\" cannot be combined with other children").description, at: open)
+                    throw error(DataError.invalidValue(path: currentPath, reason: "\".value\" cannot be combined with other children").description, at: open)
                 }
                 return value.withPriority(value.isEmpty ? nil : priority)
             }
@@ -357,14 +370,14 @@ public struct JSONReader {
             return Node(children: ChildMap(unsorted: entries), priority: priority)
         }
 
-        mutating func readServerValue(pathKeys: [String], at offset: Int) throws -> ServerValue {
-            let node = try readValue(depth: 0, pathBytes: 0, pathKeys: pathKeys)
+        mutating func readServerValue(at offset: Int) throws -> ServerValue {
+            let node = try readValue()
             if node.leafValue == .string("timestamp") { return .timestamp }
             if case .children(let map) = node.content, map.count == 1,
                case .leaf(.number(let n))? = map["increment"]?.content {
                 return .increment(n)
             }
-            throw error(DataError.invalidValue(path: pathString(pathKeys),
+            throw error(DataError.invalidValue(path: currentPath,
                 reason: "unknown server value; use {\".sv\": \"timestamp\"} or {\".sv\": {\"increment\": N}}").description, at: offset)
         }
 
@@ -395,7 +408,11 @@ public struct JSONReader {
                     throw error(e.description, at: keyStart)
                 }
                 try expect(UInt8(ascii: ":"), "':' after the path")
-                let node = try readValue(depth: full.count, pathBytes: full.utf8Length, pathKeys: full.keys)
+                let saved = (keys, pathBytes)
+                keys = full.keys
+                pathBytes = full.utf8Length
+                let node = try readValue()
+                (keys, pathBytes) = saved
                 entries.append((relative, node))
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unterminated object: expected ',' or '}'") }

@@ -64,21 +64,25 @@ public struct Path: Hashable, Sendable, CustomStringConvertible, Comparable {
     // MARK: Validation
 
     /// Checks one key against the database's rules; `path` is only for the message.
-    public static func validate(key: String, in path: String) throws {
-        if key.isEmpty {
-            throw DataError.invalidKey(key: key, path: path, reason: "keys must not be empty")
+    public static func validate(key: String, in path: @autoclosure () -> String) throws {
+        if let reason = problem(with: key) {
+            throw DataError.invalidKey(key: key, path: path(), reason: reason)
         }
-        for scalar in key.unicodeScalars {
-            switch scalar {
-            case ".", "$", "#", "[", "]", "/":
-                throw DataError.invalidKey(key: key, path: path,
-                    reason: "keys must not contain \".\", \"$\", \"#\", \"[\", \"]\" or \"/\" (found \"\(scalar)\")")
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                throw DataError.invalidKey(key: key, path: path,
-                    reason: "keys must not contain control characters (found U+\(String(scalar.value, radix: 16, uppercase: true).leftPadded(to: 4)))")
+    }
+
+    /// Why `key` is not a valid key, or nil when it is.
+    public static func problem(with key: String) -> String? {
+        if key.isEmpty { return "keys must not be empty" }
+        for byte in key.utf8 {
+            switch byte {
+            case UInt8(ascii: "."), UInt8(ascii: "$"), UInt8(ascii: "#"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "/"):
+                return "keys must not contain \".\", \"$\", \"#\", \"[\", \"]\" or \"/\" (found \"\(Character(Unicode.Scalar(byte)))\")"
+            case 0..<0x20, 0x7F:
+                return "keys must not contain control characters (found U+\(String(byte, radix: 16, uppercase: true).leftPadded(to: 4)))"
             default: continue
             }
         }
+        return nil
     }
 
     /// Parses and validates a path typed or received. `.info` is accepted as the first segment
@@ -90,13 +94,12 @@ public struct Path: Hashable, Sendable, CustomStringConvertible, Comparable {
     }
 
     public func validate(allowInfo: Bool = true) throws {
-        let text = description
         for (i, key) in keys.enumerated() {
             if i == 0 && key == ".info" {
-                if !allowInfo { throw DataError.readOnlyPath(text) }
+                if !allowInfo { throw DataError.readOnlyPath(description) }
                 continue
             }
-            try Path.validate(key: key, in: text)
+            try Path.validate(key: key, in: description)
         }
         try validateSize()
     }

@@ -50,11 +50,10 @@ public final class Database: @unchecked Sendable {
             reply(Response(status: "ok", data: root.child(at: path)))
         case let .put(path, data, hash):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
-            let current = root.child(at: path)
-            if let hash, hash != current.hashString {
+            if let hash, hash != root.child(at: path).hashString {
                 return reply(.error("datastale", "the data at \(path) changed since it was read"))
             }
-            let value = data.resolvingServerValues(now: clock(), existing: current)
+            let value = data.containsServerValues ? data.resolvingServerValues(now: clock(), existing: root.child(at: path)) : data
             commit(LogRecord(sets: [(path, value)]), reply: reply)
         case let .merge(path, updates):
             if let error = Database.checkPath(path, writing: true) { return reply(error) }
@@ -63,7 +62,8 @@ public final class Database: @unchecked Sendable {
             for update in updates {
                 let full = path.appending(update.path)
                 if let error = Database.checkPath(full, writing: true, priorityLast: true) { return reply(error) }
-                sets.append((full, update.value.resolvingServerValues(now: now, existing: root.child(at: full))))
+                let value = update.value
+                sets.append((full, value.containsServerValues ? value.resolvingServerValues(now: now, existing: root.child(at: full)) : value))
             }
             do {
                 try validateUpdatePaths(updates.map { ($0.path, $0.value) }, base: path)

@@ -37,58 +37,66 @@ public struct ShellError: Error, Equatable, Sendable, CustomStringConvertible {
 /// (strings inside respected), so JSON with spaces needs no quoting: `set /a {"x": 1}`.
 public enum Tokenizer {
     public static func tokenize(_ line: String) throws -> [Token] {
-        let chars = Array(line.unicodeScalars)
+        // Works on UTF-8 bytes (every delimiter is ASCII); columns count Unicode scalars.
+        let bytes = Array(line.utf8)
         var tokens: [Token] = []
         var i = 0
-        while i < chars.count {
-            let c = chars[i]
-            if c == " " || c == "\t" || c == "\r" || c == "\n" { i += 1; continue }
+        func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
+        func column(_ offset: Int) -> Int {
+            var n = 0
+            for b in bytes[0..<offset] where b & 0xC0 != 0x80 { n += 1 }
+            return n
+        }
+        func text(_ from: Int, _ to: Int) -> String { String(decoding: bytes[from..<to], as: UTF8.self) }
+        while i < bytes.count {
+            let c = bytes[i]
+            if isSpace(c) { i += 1; continue }
             let start = i
             switch c {
-            case "\"":
-                i = try endOfDoubleQuoted(chars, from: i)
-                tokens.append(Token(text: String(String.UnicodeScalarView(chars[start..<i])), column: start, kind: .doubleQuoted))
-            case "'":
+            case UInt8(ascii: "\""):
+                i = try endOfDoubleQuoted(bytes, from: i, column: column)
+                tokens.append(Token(text: text(start, i), column: column(start), kind: .doubleQuoted))
+            case UInt8(ascii: "'"):
                 i += 1
-                while i < chars.count && chars[i] != "'" { i += 1 }
-                guard i < chars.count else { throw ShellError("unterminated single quote", column: start) }
+                while i < bytes.count && bytes[i] != UInt8(ascii: "'") { i += 1 }
+                guard i < bytes.count else { throw ShellError("unterminated single quote", column: column(start)) }
                 i += 1
-                tokens.append(Token(text: String(String.UnicodeScalarView(chars[start..<i])), column: start, kind: .singleQuoted))
-            case "{", "[":
+                tokens.append(Token(text: text(start, i), column: column(start), kind: .singleQuoted))
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
                 var depth = 0
-                while i < chars.count {
-                    let d = chars[i]
-                    if d == "\"" { i = try endOfDoubleQuoted(chars, from: i); continue }
-                    if d == "{" || d == "[" { depth += 1 }
-                    if d == "}" || d == "]" {
+                while i < bytes.count {
+                    let d = bytes[i]
+                    if d == UInt8(ascii: "\"") { i = try endOfDoubleQuoted(bytes, from: i, column: column); continue }
+                    if d == UInt8(ascii: "{") || d == UInt8(ascii: "[") { depth += 1 }
+                    if d == UInt8(ascii: "}") || d == UInt8(ascii: "]") {
                         depth -= 1
                         if depth == 0 { i += 1; break }
                     }
                     i += 1
                 }
                 if depth != 0 {
-                    throw ShellError("unbalanced \(c == "{" ? "'{'" : "'['"): the JSON value is not closed", column: start)
+                    throw ShellError("unbalanced \(c == UInt8(ascii: "{") ? "'{'" : "'['"): the JSON value is not closed", column: column(start))
                 }
-                tokens.append(Token(text: String(String.UnicodeScalarView(chars[start..<i])), column: start, kind: .json))
+                tokens.append(Token(text: text(start, i), column: column(start), kind: .json))
             default:
-                while i < chars.count && !(chars[i] == " " || chars[i] == "\t" || chars[i] == "\r" || chars[i] == "\n") { i += 1 }
-                tokens.append(Token(text: String(String.UnicodeScalarView(chars[start..<i])), column: start, kind: .word))
+                while i < bytes.count && !isSpace(bytes[i]) { i += 1 }
+                tokens.append(Token(text: text(start, i), column: column(start), kind: .word))
             }
-            if i < chars.count && !(chars[i] == " " || chars[i] == "\t" || chars[i] == "\r" || chars[i] == "\n") {
-                throw ShellError("expected a space after \(tokens.last!.text.prefix(20))", column: i)
+            if i < bytes.count && !isSpace(bytes[i]) {
+                throw ShellError("expected a space after \(tokens.last!.text.prefix(20))", column: column(i))
             }
         }
         return tokens
     }
 
-    private static func endOfDoubleQuoted(_ chars: [Unicode.Scalar], from start: Int) throws -> Int {
+    private static func endOfDoubleQuoted(_ bytes: [UInt8], from start: Int, column: (Int) -> Int) throws -> Int {
         var i = start + 1
-        while i < chars.count {
-            if chars[i] == "\\" { i += 2; continue }
-            if chars[i] == "\"" { return i + 1 }
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "\\") { i += 2; continue }
+            if bytes[i] == UInt8(ascii: "\"") { return i + 1 }
             i += 1
         }
-        throw ShellError("unterminated double quote", column: start)
+        throw ShellError("unterminated double quote", column: column(start))
     }
 
     /// Tokens for words that arrive already split (command-line arguments).
