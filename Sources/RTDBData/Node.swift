@@ -92,12 +92,20 @@ public struct Node: Sendable, Equatable {
         Node(content: content, priority: priority)
     }
 
-    /// Replaces one child (empty removes it). A leaf becomes a children node and loses its value.
+    /// Replaces one child (empty removes it). Removing a child of a leaf leaves the leaf as it
+    /// is; adding one turns the leaf into a children node that keeps the leaf's priority.
     public func updatingChild(_ key: ChildKey, _ node: Node) -> Node {
         if key.name == ".priority" { return withPriority(node.leafValue) }
+        if isLeaf && node.isEmpty { return self }
         var map = children
         map = node.isEmpty ? map.removing(key) : map.inserting(key, node)
-        return Node(content: .children(map), priority: isLeaf ? nil : priority)
+        return Node(content: .children(map), priority: priority)
+    }
+
+    /// True when the child (or, for ".priority", the priority) is not empty; leaves have none.
+    public func hasChild(_ key: String) -> Bool {
+        if isLeaf { return false }
+        return !child(key).isEmpty
     }
 
     /// Replaces the node at `path` (relative to this one). Empty removes; emptied parents vanish.

@@ -1,0 +1,186 @@
+/// Any JSON value, objects keeping their members in document order.
+///
+/// The realtime protocol's envelopes and bodies are JSON of this kind; data inside them is
+/// turned into a `Node` with `Node(json:)`, which applies the database's rules.
+public indirect enum JSONValue: Equatable, Sendable {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    case object([(String, JSONValue)])
+
+    public static func == (a: JSONValue, b: JSONValue) -> Bool {
+        switch (a, b) {
+        case (.null, .null): return true
+        case let (.bool(x), .bool(y)): return x == y
+        case let (.number(x), .number(y)): return x == y
+        case let (.string(x), .string(y)): return x == y
+        case let (.array(x), .array(y)): return x == y
+        case let (.object(x), .object(y)):
+            return x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: return false
+        }
+    }
+
+    public subscript(key: String) -> JSONValue? {
+        if case .object(let members) = self { return members.last { $0.0 == key }?.1 }
+        return nil
+    }
+
+    public var string: String? { if case .string(let s) = self { return s }; return nil }
+    public var number: Double? { if case .number(let n) = self { return n }; return nil }
+    public var bool: Bool? { if case .bool(let b) = self { return b }; return nil }
+    public var array: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
+    public var members: [(String, JSONValue)]? { if case .object(let m) = self { return m }; return nil }
+
+    public static func parse(_ text: String) throws -> JSONValue {
+        var text = text
+        return try text.withUTF8 { bytes in
+            var parser = Parser(bytes: bytes)
+            parser.skipWhitespace()
+            let value = try parser.value(depth: 0)
+            parser.skipWhitespace()
+            guard parser.index == bytes.count else { throw parser.error("unexpected data after the value") }
+            return value
+        }
+    }
+
+    public func serialized() -> String {
+        var out: [UInt8] = []
+        write(to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    public func write(to out: inout [UInt8]) {
+        switch self {
+        case .null: out.append(contentsOf: Array("null".utf8))
+        case .bool(let b): out.append(contentsOf: Array((b ? "true" : "false").utf8))
+        case .number(let n): out.append(contentsOf: Array(JSONWriter.formatNumber(n).utf8))
+        case .string(let s): JSONWriter.writeString(s, to: &out)
+        case .array(let items):
+            out.append(UInt8(ascii: "["))
+            for (i, item) in items.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                item.write(to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        case .object(let members):
+            out.append(UInt8(ascii: "{"))
+            for (i, (key, value)) in members.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONWriter.writeString(key, to: &out)
+                out.append(UInt8(ascii: ":"))
+                value.write(to: &out)
+            }
+            out.append(UInt8(ascii: "}"))
+        }
+    }
+
+    struct Parser {
+        let bytes: UnsafeBufferPointer<UInt8>
+        var index = 0
+
+        func error(_ message: String) -> JSONParseError { JSONParseError(message: message, offset: index) }
+
+        mutating func skipWhitespace() {
+            while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+        }
+
+        mutating func value(depth: Int) throws -> JSONValue {
+            guard depth < 512 else { throw error("nested too deeply") }
+            skipWhitespace()
+            guard index < bytes.count else { throw error("expected a value, found end of input") }
+            switch bytes[index] {
+            case UInt8(ascii: "{"):
+                index += 1
+                var members: [(String, JSONValue)] = []
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object([]) }
+                while true {
+                    skipWhitespace()
+                    guard case .string(let key) = try value(depth: depth + 1) else { throw error("expected a key in double quotes") }
+                    skipWhitespace()
+                    guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after the key") }
+                    index += 1
+                    members.append((key, try value(depth: depth + 1)))
+                    skipWhitespace()
+                    guard index < bytes.count else { throw error("unterminated object") }
+                    if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                    if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+                    throw error("expected ',' or '}' in object")
+                }
+            case UInt8(ascii: "["):
+                index += 1
+                var items: [JSONValue] = []
+                skipWhitespace()
+                if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array([]) }
+                while true {
+                    items.append(try value(depth: depth + 1))
+                    skipWhitespace()
+                    guard index < bytes.count else { throw error("unterminated array") }
+                    if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                    if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(items) }
+                    throw error("expected ',' or ']' in array")
+                }
+            default:
+                // Scalars: let the Node reader do strings, numbers and literals.
+                let start = index
+                var cursor = JSONReader.Cursor(bytes: bytes, options: .init(allowServerValues: false))
+                cursor.index = start
+                let node = try cursor.readValue()
+                index = cursor.index
+                switch node.content {
+                case .empty: return .null
+                case .leaf(.bool(let b)): return .bool(b)
+                case .leaf(.number(let n)): return .number(n)
+                case .leaf(.string(let s)): return .string(s)
+                default: throw error("unexpected value")
+                }
+            }
+        }
+    }
+}
+
+extension Node {
+    /// A node from JSON with the database's reading rules: null and empty objects are empty,
+    /// arrays are objects with keys "0", "1", …, `.value`/`.priority`/`.sv` are understood.
+    /// Keys are not validated here (callers validate writes); other keys starting with "." are
+    /// dropped, as the official clients do.
+    public init(json: JSONValue) {
+        switch json {
+        case .null: self = .empty
+        case .bool(let b): self = Node(.bool(b))
+        case .number(let n): self = Node(.number(n))
+        case .string(let s): self = Node(.string(s))
+        case .array(let items):
+            let entries = items.enumerated().compactMap { i, item -> (ChildKey, Node)? in
+                let node = Node(json: item)
+                return node.isEmpty ? nil : (ChildKey(String(i)), node)
+            }
+            self = Node(children: ChildMap(sorted: entries))
+        case .object(let members):
+            var priority: LeafValue?
+            if let p = json[".priority"] {
+                switch Node(json: p).content {
+                case .leaf(let v): priority = v
+                default: priority = nil
+                }
+            }
+            if let sv = json[".sv"] {
+                if sv.string == "timestamp" { self = Node(.serverValue(.timestamp), priority: priority); return }
+                if let n = sv["increment"]?.number { self = Node(.serverValue(.increment(n)), priority: priority); return }
+            }
+            if let value = json[".value"], value != .null {
+                self = Node(json: value).withPriority(priority)
+                return
+            }
+            var entries: [(ChildKey, Node)] = []
+            for (key, value) in members where !key.hasPrefix(".") {
+                let node = Node(json: value)
+                if !node.isEmpty { entries.append((ChildKey(key), node)) }
+            }
+            self = Node(children: ChildMap(unsorted: entries), priority: priority)
+        }
+    }
+}
