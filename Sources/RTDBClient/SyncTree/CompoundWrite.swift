@@ -1,0 +1,73 @@
+import RTDBData
+
+/// Several user writes layered into one tree of overwrites: a write below an existing one
+/// is folded into it; a write above replaces everything beneath.
+struct CompoundWrite {
+    var tree: ImmutableTree<Node>
+
+    static let empty = CompoundWrite(tree: ImmutableTree())
+
+    var isEmpty: Bool { tree.isEmpty }
+
+    func adding(_ node: Node, at path: Path) -> CompoundWrite {
+        if path.isRoot { return CompoundWrite(tree: ImmutableTree(node)) }
+        if let (rootPath, value) = tree.rootmost(on: path) {
+            let relative = path.relative(to: rootPath)!
+            return CompoundWrite(tree: tree.setting(rootPath, value.setting(relative, to: node)))
+        }
+        return CompoundWrite(tree: tree.settingTree(path, ImmutableTree(node)))
+    }
+
+    func adding(_ updates: [(Path, Node)], at path: Path) -> CompoundWrite {
+        updates.reduce(self) { $0.adding($1.1, at: path.appending($1.0)) }
+    }
+
+    func removing(_ path: Path) -> CompoundWrite {
+        if path.isRoot { return .empty }
+        return CompoundWrite(tree: tree.settingTree(path, ImmutableTree()))
+    }
+
+    /// The complete value at `path` when a write covers it.
+    func completeNode(at path: Path) -> Node? {
+        guard let (rootPath, value) = tree.rootmost(on: path) else { return nil }
+        return value.child(at: path.relative(to: rootPath)!)
+    }
+
+    func hasCompleteWrite(at path: Path) -> Bool { completeNode(at: path) != nil }
+
+    /// Children known completely from writes at this level.
+    var completeChildren: [(key: ChildKey, node: Node)] {
+        if let node = tree.value {
+            return node.isLeaf ? [] : Index.priority.sortedChildren(of: node)
+        }
+        return tree.sortedChildren.compactMap { entry in entry.tree.value.map { (ChildKey(entry.key), $0) } }
+    }
+
+    func child(at path: Path) -> CompoundWrite {
+        if path.isRoot { return self }
+        if let shadowing = completeNode(at: path) { return CompoundWrite(tree: ImmutableTree(shadowing)) }
+        return CompoundWrite(tree: tree.subtree(path))
+    }
+
+    /// `node` with these writes applied on top.
+    func apply(to node: Node) -> Node {
+        CompoundWrite.apply(tree, at: .root, to: node)
+    }
+
+    private static func apply(_ tree: ImmutableTree<Node>, at path: Path, to node: Node) -> Node {
+        if let value = tree.value { return node.setting(path, to: value) }
+        var node = node
+        var priority: Node?
+        for (key, child) in tree.sortedChildren {
+            if key == ".priority" {
+                priority = child.value
+            } else {
+                node = apply(child, at: path.child(key), to: node)
+            }
+        }
+        if let priority, !node.child(at: path).isEmpty {
+            node = node.setting(path.child(".priority"), to: priority)
+        }
+        return node
+    }
+}

@@ -1,0 +1,104 @@
+import RTDBData
+
+/// A tree keyed by path segments with an optional value at each node: where writes,
+/// sync points and acknowledged paths are kept. Children are visited in plain string order.
+struct ImmutableTree<T> {
+    var value: T?
+    var children: [String: ImmutableTree<T>] = [:]
+
+    init(_ value: T? = nil, children: [String: ImmutableTree<T>] = [:]) {
+        self.value = value
+        self.children = children
+    }
+
+    var isEmpty: Bool { value == nil && children.isEmpty }
+
+    var sortedChildren: [(key: String, tree: ImmutableTree<T>)] {
+        children.sorted { ChildKey.compareUTF16($0.key, $1.key) < 0 }.map { ($0.key, $0.value) }
+    }
+
+    /// The value nearest the root on the way to `path`, and where it is.
+    func rootmost(on path: Path, where predicate: (T) -> Bool = { _ in true }) -> (path: Path, value: T)? {
+        if let value, predicate(value) { return (.root, value) }
+        guard let front = path.first, let child = children[front] else { return nil }
+        guard let found = child.rootmost(on: path.dropFirst(), where: predicate) else { return nil }
+        return (Path(keys: [front] + found.path.keys), found.value)
+    }
+
+    func subtree(_ path: Path) -> ImmutableTree<T> {
+        var tree = self
+        for key in path.keys {
+            guard let child = tree.children[key] else { return ImmutableTree() }
+            tree = child
+        }
+        return tree
+    }
+
+    func get(_ path: Path) -> T? { subtree(path).value }
+
+    func setting(_ path: Path, _ value: T?) -> ImmutableTree<T> {
+        guard let front = path.first else { return ImmutableTree(value, children: children) }
+        var copy = self
+        copy.children[front] = (children[front] ?? ImmutableTree()).setting(path.dropFirst(), value)
+        return copy
+    }
+
+    func removing(_ path: Path) -> ImmutableTree<T> {
+        guard let front = path.first else {
+            return children.isEmpty ? ImmutableTree() : ImmutableTree(nil, children: children)
+        }
+        guard let child = children[front] else { return self }
+        var copy = self
+        let updated = child.removing(path.dropFirst())
+        copy.children[front] = updated.isEmpty ? nil : updated
+        return copy.value == nil && copy.children.isEmpty ? ImmutableTree() : copy
+    }
+
+    func settingTree(_ path: Path, _ tree: ImmutableTree<T>) -> ImmutableTree<T> {
+        guard let front = path.first else { return tree }
+        var copy = self
+        let updated = (children[front] ?? ImmutableTree()).settingTree(path.dropFirst(), tree)
+        copy.children[front] = updated.isEmpty ? nil : updated
+        return copy
+    }
+
+    /// Children first (in order), then this node's value.
+    func forEach(_ path: Path = .root, _ body: (Path, T) -> Void) {
+        for (key, child) in sortedChildren { child.forEach(path.child(key), body) }
+        if let value { body(path, value) }
+    }
+
+    /// Folds from the leaves up: `body(path, value, childResults)`.
+    func fold<V>(_ path: Path = .root, _ body: (Path, T?, [(String, V)]) -> V) -> V {
+        let results = sortedChildren.map { ($0.key, $0.tree.fold(path.child($0.key), body)) }
+        return body(path, value, results)
+    }
+
+    /// Calls `body` for each value strictly above `path`, root first; returns the tree at `path`.
+    @discardableResult
+    func forEachAbove(_ path: Path, _ body: (Path, T) -> Void) -> ImmutableTree<T> {
+        var tree = self
+        var soFar = Path.root
+        for key in path.keys {
+            if let value = tree.value { body(soFar, value) }
+            guard let child = tree.children[key] else { return ImmutableTree() }
+            tree = child
+            soFar = soFar.child(key)
+        }
+        return tree
+    }
+
+    /// The first non-nil result of `body` for values from the root down to `path` (inclusive).
+    func firstOnPath<V>(_ path: Path, _ body: (Path, T) -> V?) -> V? {
+        var tree = self
+        var soFar = Path.root
+        var remaining = path.keys[...]
+        while true {
+            if let value = tree.value, let result = body(soFar, value) { return result }
+            guard let front = remaining.first, let child = tree.children[front] else { return nil }
+            tree = child
+            soFar = soFar.child(front)
+            remaining = remaining.dropFirst()
+        }
+    }
+}

@@ -1,0 +1,191 @@
+import RTDBData
+
+/// A user write not yet acknowledged: an overwrite or a merge, with its id.
+struct UserWrite {
+    enum Change {
+        case overwrite(Node)
+        case merge([(Path, Node)])
+    }
+    var id: Int
+    var path: Path
+    var change: Change
+    /// False for a transaction still running: it raises no events yet.
+    var visible: Bool
+
+    /// Whether this write covers `other` entirely.
+    func covers(_ other: Path) -> Bool {
+        switch change {
+        case .overwrite: return path.contains(other)
+        case .merge(let entries): return entries.contains { path.appending($0.0).contains(other) }
+        }
+    }
+}
+
+/// The client's pending writes, in order, and the visible ones layered into one
+/// `CompoundWrite`: what the local view shows on top of the server's data.
+final class WriteTree {
+    private(set) var visible = CompoundWrite.empty
+    private(set) var writes: [UserWrite] = []
+
+    func addOverwrite(_ path: Path, _ node: Node, id: Int, visible isVisible: Bool) {
+        writes.append(UserWrite(id: id, path: path, change: .overwrite(node), visible: isVisible))
+        if isVisible { visible = visible.adding(node, at: path) }
+    }
+
+    func addMerge(_ path: Path, _ entries: [(Path, Node)], id: Int) {
+        writes.append(UserWrite(id: id, path: path, change: .merge(entries), visible: true))
+        visible = visible.adding(entries, at: path)
+    }
+
+    func write(id: Int) -> UserWrite? { writes.first { $0.id == id } }
+
+    /// Forgets a write (acknowledged or reverted). Returns whether it may have changed what
+    /// the views show, so that they need recomputing.
+    func remove(id: Int) -> Bool {
+        guard let index = writes.firstIndex(where: { $0.id == id }) else { return false }
+        let removed = writes.remove(at: index)
+        var stillVisible = removed.visible
+        var overlaps = false
+        var i = writes.count - 1
+        while stillVisible && i >= 0 {
+            let other = writes[i]
+            if other.visible {
+                if i >= index && other.covers(removed.path) {
+                    stillVisible = false  // entirely shadowed by a later write
+                } else if removed.path.contains(other.path) {
+                    overlaps = true
+                }
+            }
+            i -= 1
+        }
+        if !stillVisible { return false }
+        if overlaps {
+            visible = layer(writes, at: .root) { $0.visible }
+        } else {
+            switch removed.change {
+            case .overwrite: visible = visible.removing(removed.path)
+            case .merge(let entries):
+                for (relative, _) in entries { visible = visible.removing(removed.path.appending(relative)) }
+            }
+        }
+        return true
+    }
+
+    /// The writes that `include` selects, seen from `root`.
+    func layer(_ writes: [UserWrite], at root: Path, include: (UserWrite) -> Bool) -> CompoundWrite {
+        var result = CompoundWrite.empty
+        for write in writes where include(write) {
+            switch write.change {
+            case .overwrite(let node):
+                if let relative = write.path.relative(to: root) {
+                    result = result.adding(node, at: relative)
+                } else if let relative = root.relative(to: write.path) {
+                    result = result.adding(node.child(at: relative), at: .root)
+                }
+            case .merge(let entries):
+                if let relative = write.path.relative(to: root) {
+                    result = result.adding(entries, at: relative)
+                } else if let relative = root.relative(to: write.path), let front = relative.first {
+                    // Only an entry named exactly by the next key reaches below the write.
+                    if let entry = entries.last(where: { $0.0.count == 1 && $0.0.first == front }) {
+                        result = result.adding(entry.1.child(at: relative.dropFirst()), at: .root)
+                    }
+                }
+            }
+        }
+        return result
+    }
+
+    // MARK: What views see (each relative to a location `treePath`)
+
+    /// The complete value the user sees at `treePath`, or nil if it is not known.
+    func completeEventCache(at treePath: Path, serverCache: Node?, excluding: Set<Int> = [], includeHidden: Bool = false) -> Node? {
+        if excluding.isEmpty && !includeHidden {
+            if let shadowing = visible.completeNode(at: treePath) { return shadowing }
+            let merge = visible.child(at: treePath)
+            if merge.isEmpty { return serverCache }
+            if serverCache == nil && !merge.hasCompleteWrite(at: .root) { return nil }
+            return merge.apply(to: serverCache ?? .empty)
+        }
+        let merge = visible.child(at: treePath)
+        if !includeHidden && merge.isEmpty { return serverCache }
+        if !includeHidden && serverCache == nil && !merge.hasCompleteWrite(at: .root) { return nil }
+        let layered = layer(writes, at: treePath) { write in
+            (write.visible || includeHidden) && !excluding.contains(write.id)
+                && (write.path.contains(treePath) || treePath.contains(write.path))
+        }
+        return layered.apply(to: serverCache ?? .empty)
+    }
+
+    /// The children known completely at `treePath`, from writes and complete server children.
+    func completeEventChildren(at treePath: Path, serverChildren: Node?) -> Node {
+        var result = Node.empty
+        if let top = visible.completeNode(at: treePath) {
+            if !top.isLeaf {
+                for (key, child) in top.children { result = result.updatingChild(key, child) }
+            }
+            return result
+        }
+        let merge = visible.child(at: treePath)
+        if let serverChildren {
+            for (key, child) in serverChildren.children {
+                result = result.updatingChild(key, merge.child(at: Path(keys: [key.name])).apply(to: child))
+            }
+        }
+        for (key, node) in merge.completeChildren { result = result.updatingChild(key, node) }
+        return result
+    }
+
+    /// What the user sees at `treePath/childPath` after the server overwrote it, or nil when
+    /// a user write shadows it completely.
+    func eventCacheAfterServerOverwrite(at treePath: Path, childPath: Path, serverNode: Node) -> Node? {
+        let path = treePath.appending(childPath)
+        if visible.hasCompleteWrite(at: path) { return nil }
+        let merge = visible.child(at: path)
+        return merge.isEmpty ? serverNode.child(at: childPath) : merge.apply(to: serverNode.child(at: childPath))
+    }
+
+    func completeChild(at treePath: Path, key: ChildKey, server: CacheNode) -> Node? {
+        let path = treePath.child(key.name)
+        if let shadowing = visible.completeNode(at: path) { return shadowing }
+        guard server.isCompleteForChild(key.name) else { return nil }
+        return visible.child(at: path).apply(to: server.node.child(key))
+    }
+
+    func shadowingWrite(at path: Path) -> Node? { visible.completeNode(at: path) }
+
+    /// Up to `count` children after `start` in index order (before it when `reverse`).
+    func indexedSlice(at treePath: Path, serverData: Node?, start: (key: ChildKey, node: Node), count: Int,
+                      reverse: Bool, index: Index) -> [(key: ChildKey, node: Node)] {
+        let merge = visible.child(at: treePath)
+        let node: Node
+        if let shadowing = merge.completeNode(at: .root) {
+            node = shadowing
+        } else if let serverData {
+            node = merge.apply(to: serverData)
+        } else {
+            return []
+        }
+        guard !node.isEmpty, !node.isLeaf else { return [] }
+        return IndexedChildren.after(start, in: node, index: index, reverse: reverse, count: count)
+    }
+}
+
+/// A `WriteTree` seen from one location.
+struct WriteTreeRef {
+    let path: Path
+    let tree: WriteTree
+
+    func child(_ key: String) -> WriteTreeRef { WriteTreeRef(path: path.child(key), tree: tree) }
+
+    func completeEventCache(_ serverCache: Node?) -> Node? { tree.completeEventCache(at: path, serverCache: serverCache) }
+    func completeEventChildren(_ serverChildren: Node?) -> Node { tree.completeEventChildren(at: path, serverChildren: serverChildren) }
+    func eventCacheAfterServerOverwrite(_ childPath: Path, serverNode: Node) -> Node? {
+        tree.eventCacheAfterServerOverwrite(at: path, childPath: childPath, serverNode: serverNode)
+    }
+    func shadowingWrite(_ relative: Path) -> Node? { tree.shadowingWrite(at: path.appending(relative)) }
+    func completeChild(_ key: ChildKey, server: CacheNode) -> Node? { tree.completeChild(at: path, key: key, server: server) }
+    func indexedSlice(_ serverData: Node?, start: (key: ChildKey, node: Node), count: Int, reverse: Bool, index: Index) -> [(key: ChildKey, node: Node)] {
+        tree.indexedSlice(at: path, serverData: serverData, start: start, count: count, reverse: reverse, index: index)
+    }
+}
