@@ -18,6 +18,7 @@ final class PersistentConnection {
     private(set) var serverTimeOffset: Double = 0
     private(set) var sessionID: String?
     var onConnectedChange: ((Bool) -> Void)?
+    var onPush: ((Push) -> Void)?
 
     init(transport: Transport, queue: DispatchQueue) {
         self.transport = transport
@@ -67,6 +68,8 @@ final class PersistentConnection {
             for (request, completion) in held { send(request, completion: completion) }
         case .response(let id, let response):
             callbacks.removeValue(forKey: id)?(response)
+        case .push(let push):
+            onPush?(push)
         case .ping:
             transport.send(.pong)
         case .shutdown, .reset:

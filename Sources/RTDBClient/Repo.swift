@@ -3,77 +3,154 @@ import RTDBData
 import RTDBProtocol
 
 /// The client core: the one owner of a connection's state. Every call hops onto a serial
-/// queue; completions are called on that queue.
+/// queue; completions and events are delivered on that queue.
 ///
-/// This first slice reads from the server and sends writes with acks; the local cache and
-/// events come with the sync tree.
+/// Writes go into the sync tree first (listeners see them at once), then to the server; the
+/// acknowledgement removes them from the pending writes, a rejection reverts them with
+/// events. Listens register with the sync tree, which asks the server for what it lacks.
 public final class Repo: @unchecked Sendable {
     let queue = DispatchQueue(label: "rtdb.repo")
     private let connection: PersistentConnection
+    private var syncTree: SyncTree!
+    /// `.info/connected` and `.info/serverTimeOffset`, kept locally.
+    private var infoTree: SyncTree!
+    private let infoProvider = InfoListenProvider()
+    private var infoData = Node.empty
     private var pushIDs = PushIDGenerator()
+    private var nextWriteID = 0
     private var pendingWrites = 0
     private var waiters = 0
     private let idle = NSCondition()
+    /// Writes sent and not yet acknowledged at most; more wait (flow control for scripts).
+    public var maxPendingWrites = 10_000
 
     public init(transport: Transport) {
         connection = PersistentConnection(transport: transport, queue: queue)
-        queue.sync { connection.start() }
+        queue.sync {
+            syncTree = SyncTree(listenProvider: self)
+            infoTree = SyncTree(listenProvider: infoProvider)
+            infoProvider.repo = self
+            updateInfo("connected", Node(false))
+            // Weak: the connection's close can be reported after the Repo is gone.
+            connection.onConnectedChange = { [weak self] connected in
+                guard let self else { return }
+                updateInfo("connected", Node(connected))
+                updateInfo("serverTimeOffset", Node(connection.serverTimeOffset.rounded()))
+            }
+            connection.onPush = { [weak self] push in self?.receive(push) }
+            connection.start()
+        }
     }
+
+    // MARK: Listening
+
+    /// Registers a listener; its first events (the current data, if known) follow at once.
+    public func listen(_ query: QuerySpec, _ registration: EventRegistration) {
+        queue.async { [self] in
+            let tree = query.path.isInfo ? infoTree! : syncTree!
+            raise(tree.addRegistration(registration, for: query))
+        }
+    }
+
+    public func unlisten(_ query: QuerySpec, _ registration: EventRegistration) {
+        queue.async { [self] in
+            let tree = query.path.isInfo ? infoTree! : syncTree!
+            for (registration, error) in tree.removeRegistration(registration, for: query) { registration.cancel(error) }
+        }
+    }
+
+    private func raise(_ events: [Event]) {
+        for event in events { event.registration.callback(event) }
+    }
+
+    private func receive(_ push: Push) {
+        switch push {
+        case let .data(path, data, tag):
+            raise(tag.map { syncTree.applyTaggedOverwrite(path, data, tag: $0) } ?? syncTree.applyServerOverwrite(path, data))
+        case let .merge(path, updates, tag):
+            let entries = updates.map { ($0.path, $0.value) }
+            raise(tag.map { syncTree.applyTaggedMerge(path, entries, tag: $0) } ?? syncTree.applyServerMerge(path, entries))
+        case let .listenRevoked(path, query):
+            let error = DatabaseError(status: "permission_denied", message: SyncTree.message(forStatus: "permission_denied"))
+            let spec = QuerySpec(path: path, params: query ?? .default)
+            for (registration, error) in syncTree.removeRegistration(nil, for: spec, error: error) { registration.cancel(error) }
+        }
+    }
+
+    private func updateInfo(_ key: String, _ value: Node) {
+        infoData = infoData.updatingChild(ChildKey(key), value)
+        raise(infoTree.applyServerOverwrite(Path(keys: [".info", key]), value))
+    }
+
+    fileprivate func infoValue(at path: Path) -> Node { infoData.child(at: path.dropFirst()) }
 
     // MARK: Reads
 
     /// Reads the value at `path` from the server; `.info` is answered locally.
     public func get(_ path: Path, completion: @escaping (Result<Node, DatabaseError>) -> Void) {
         queue.async { [self] in
-            if path.isInfo { return completion(.success(infoNode().child(at: path.dropFirst()))) }
+            if path.isInfo { return completion(.success(infoValue(at: path))) }
             connection.send(.get(path: path)) { response in
                 completion(response.isOK ? .success(response.data) : .failure(DatabaseError(status: response.status, message: response.message)))
             }
         }
     }
 
-    private func infoNode() -> Node {
-        Node.empty
-            .setting(Path("connected"), to: Node(connection.connected))
-            .setting(Path("serverTimeOffset"), to: Node(connection.serverTimeOffset.rounded()))
-    }
-
     public var isConnected: Bool { queue.sync { connection.connected } }
     public var serverTimeOffset: Double { queue.sync { connection.serverTimeOffset } }
+
+    /// The server's clock as this client estimates it, in milliseconds.
+    private var serverNow: Double { (Date().timeIntervalSince1970 * 1000 + connection.serverTimeOffset).rounded() }
 
     // MARK: Writes
 
     public func set(_ path: Path, _ value: Node, completion: @escaping (Result<Void, DatabaseError>) -> Void = { _ in }) {
-        write(.put(path: path, data: value, hash: nil), completion: completion)
+        write(completion) { [self] id in
+            // Server values resolve locally for the optimistic view; the raw value is sent.
+            let existing = syncTree.completeEventCache(at: path) ?? .empty
+            let local = value.resolvingServerValues(now: serverNow, existing: existing)
+            return (syncTree.applyUserOverwrite(path, local, writeID: id), .put(path: path, data: value, hash: nil))
+        }
     }
 
     public func update(_ path: Path, _ updates: [Update], completion: @escaping (Result<Void, DatabaseError>) -> Void = { _ in }) {
         if updates.isEmpty { return queue.async { completion(.success(())) } }
-        write(.merge(path: path, data: updates), completion: completion)
+        write(completion) { [self] id in
+            let now = serverNow
+            let local = updates.map { update -> (Path, Node) in
+                let existing = syncTree.completeEventCache(at: path.appending(update.path)) ?? .empty
+                return (update.path, update.value.resolvingServerValues(now: now, existing: existing))
+            }
+            return (syncTree.applyUserMerge(path, local, writeID: id), .merge(path: path, data: updates))
+        }
     }
 
     public func setPriority(_ path: Path, _ priority: LeafValue?, completion: @escaping (Result<Void, DatabaseError>) -> Void = { _ in }) {
-        let value = priority.map { Node($0) } ?? .empty
-        write(.put(path: path.child(".priority"), data: value, hash: nil), completion: completion)
+        set(path.child(".priority"), priority.map { Node($0) } ?? .empty, completion: completion)
     }
 
     /// Writes `value` under a new chronological key and returns the key at once.
     @discardableResult
     public func push(_ path: Path, _ value: Node, completion: @escaping (Result<Void, DatabaseError>) -> Void = { _ in }) -> String {
-        let key = queue.sync { () -> String in
-            let now = Date().timeIntervalSince1970 * 1000 + connection.serverTimeOffset
-            return pushIDs.next(now: Int64(now))
-        }
+        let key = queue.sync { pushIDs.next(now: Int64(serverNow)) }
         if !value.isEmpty { set(path.child(key), value, completion: completion) } else { queue.async { completion(.success(())) } }
         return key
     }
 
-    private func write(_ request: Request, completion: @escaping (Result<Void, DatabaseError>) -> Void) {
+    /// Applies a write locally and sends it; `body` gets the write id and returns the local
+    /// events and the request.
+    private func write(_ completion: @escaping (Result<Void, DatabaseError>) -> Void, _ body: @escaping (Int) -> ([Event], Request)) {
         idle.lock()
+        while pendingWrites >= maxPendingWrites { idle.wait() }
         pendingWrites += 1
         idle.unlock()
         queue.async { [self] in
+            let id = nextWriteID
+            nextWriteID += 1
+            let (events, request) = body(id)
+            raise(events)
             connection.send(request) { [self] response in
+                raise(syncTree.ackUserWrite(id, revert: !response.isOK))
                 finishWrite()
                 completion(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
             }
@@ -82,8 +159,9 @@ public final class Repo: @unchecked Sendable {
 
     private func finishWrite() {
         idle.lock()
+        let wasFull = pendingWrites >= maxPendingWrites
         pendingWrites -= 1
-        if waiters > 0 { idle.broadcast() }
+        if waiters > 0 || wasFull { idle.broadcast() }
         idle.unlock()
     }
 
@@ -112,4 +190,31 @@ public final class Repo: @unchecked Sendable {
     public func close() {
         queue.sync { connection.close() }
     }
+}
+
+extension Repo: ListenProvider {
+    func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (String) -> [Event]) -> [Event] {
+        let params = query.params.isDefault ? nil : query.params
+        connection.send(.listen(path: query.path, query: params, tag: tag, hash: hash())) { [self] response in
+            raise(complete(response.status))
+        }
+        return []
+    }
+
+    func stopListening(_ query: QuerySpec, tag: Int?) {
+        let params = query.params.isDefault ? nil : query.params
+        connection.send(.unlisten(path: query.path, query: params, tag: tag)) { _ in }
+    }
+}
+
+/// `.info` data never goes to a server: a listen is complete at once with what is known.
+final class InfoListenProvider: ListenProvider {
+    weak var repo: Repo?
+    func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (String) -> [Event]) -> [Event] {
+        guard let repo else { return [] }
+        let queue = repo.queue
+        queue.async { for event in complete("ok") { event.registration.callback(event) } }
+        return []
+    }
+    func stopListening(_ query: QuerySpec, tag: Int?) {}
 }

@@ -164,6 +164,10 @@ public struct IndexPosition: Sendable {
     public enum Value: Sendable { case minimum, node(Node), maximum }
     public var value: Value
     public var key: ChildKey
+    public init(value: Value, key: ChildKey) {
+        self.value = value
+        self.key = key
+    }
 
     public static let minimum = IndexPosition(value: .minimum, key: .min)
     public static let maximum = IndexPosition(value: .maximum, key: .max)

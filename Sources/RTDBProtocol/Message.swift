@@ -2,6 +2,11 @@ import RTDBData
 
 /// A request a client sends (`{"t":"d","d":{"r":N,"a":ACTION,"b":BODY}}`).
 public enum Request: Sendable, Equatable {
+    /// `q`: listen at `path` (a query with a tag, or the plain listen); `hash` is the hash of
+    /// what the client already has.
+    case listen(path: Path, query: QueryParams?, tag: Int?, hash: String)
+    /// `n`: stop listening.
+    case unlisten(path: Path, query: QueryParams?, tag: Int?)
     /// `g`: read once.
     case get(path: Path)
     /// `p`: overwrite; with `hash`, only if the current value still hashes to it.
@@ -13,6 +18,8 @@ public enum Request: Sendable, Equatable {
 
     public var action: String {
         switch self {
+        case .listen: return "q"
+        case .unlisten: return "n"
         case .get: return "g"
         case .put: return "p"
         case .merge: return "m"
@@ -26,6 +33,17 @@ public struct Update: Sendable, Equatable {
     public var path: Path
     public var value: Node
     public init(_ path: Path, _ value: Node) { self.path = path; self.value = value }
+}
+
+/// Data the server sends unasked, for a listen: an overwrite or a merge at a path, tagged
+/// when it belongs to one query only.
+public enum Push: Sendable, Equatable {
+    /// `d`
+    case data(path: Path, data: Node, tag: Int?)
+    /// `m`: each relative path below `path` gets its value.
+    case merge(path: Path, data: [Update], tag: Int?)
+    /// `c`: the listen was cancelled (for example, permission was revoked).
+    case listenRevoked(path: Path, query: QueryParams?)
 }
 
 /// A server's answer to one request.
@@ -71,4 +89,5 @@ public enum Message: Sendable, Equatable {
     // Data layer (`"t":"d"`).
     case request(id: Int, Request)
     case response(id: Int, Response)
+    case push(Push)
 }

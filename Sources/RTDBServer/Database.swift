@@ -11,6 +11,9 @@ public final class Database: @unchecked Sendable {
     let queue = DispatchQueue(label: "rtdb.database")
     private var root: Node
     private let store: Store
+    private let listeners = ListenerRegistry()
+    /// Ordered indexes by location and ordering, shared by the query listens that use them.
+    private var indexes: [String: QueryIndex] = [:]
     /// Milliseconds since the epoch; replaceable in tests.
     var clock: () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
 
@@ -42,9 +45,26 @@ public final class Database: @unchecked Sendable {
 
     // MARK: Requests (on `queue`)
 
-    func handle(_ request: Request, reply: @escaping (Response) -> Void) {
+    func handle(_ request: Request, from session: ServerSession?, reply: @escaping (Response) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         switch request {
+        case let .listen(path, query, tag, _):
+            if let error = Database.checkPath(path, writing: false) { return reply(error) }
+            guard let session else { return reply(.error("invalid_request", "listens need a connection")) }
+            let listen = Listen(session: session, path: path, params: query, tag: tag)
+            if let old = listeners.remove(session: session, path: path, identifier: listen.identifier) { release(old) }
+            listeners.add(listen)
+            acquire(listen)
+            // The data goes out before the listen's ok: the client takes ok as "complete".
+            let data = currentData(for: listen)
+            listen.lastSent = data
+            session.send(.push(.data(path: path, data: data, tag: tag)))
+            reply(.ok)
+        case let .unlisten(path, query, _):
+            if let session, let removed = listeners.remove(session: session, path: path, identifier: query?.identifier ?? "default") {
+                release(removed)
+            }
+            reply(.ok)
         case .get(let path):
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
             reply(Response(status: "ok", data: root.child(at: path)))
@@ -78,12 +98,94 @@ public final class Database: @unchecked Sendable {
     }
 
     private func commit(_ record: LogRecord, reply: @escaping (Response) -> Void) {
+        let before = root
         root = record.apply(to: root)
+        updateIndexes(record, before: before)
+        notifyListeners(record)
         store.append(record, root: root) { error in
             if let error {
                 reply(.error("write_failed", "the write could not be made durable: \(error)"))
             } else {
                 reply(.ok)
+            }
+        }
+    }
+
+    /// A connection went away: its listens go with it.
+    func sessionClosed(_ session: ServerSession) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        for listen in listeners.listens(of: session) {
+            listeners.remove(session: session, path: listen.path, identifier: listen.identifier)
+            release(listen)
+        }
+    }
+
+    // MARK: Listens and indexes (on `queue`)
+
+    private func indexKey(_ path: Path, _ index: Index) -> String { path.description + "|" + index.description }
+
+    private func acquire(_ listen: Listen) {
+        guard listen.isFiltered, let params = listen.params else { return }
+        let key = indexKey(listen.path, params.index)
+        let index = indexes[key] ?? QueryIndex(path: listen.path, index: params.index, node: root.child(at: listen.path))
+        index.users += 1
+        indexes[key] = index
+    }
+
+    private func release(_ listen: Listen) {
+        guard listen.isFiltered, let params = listen.params else { return }
+        let key = indexKey(listen.path, params.index)
+        guard let index = indexes[key] else { return }
+        index.users -= 1
+        if index.users == 0 { indexes[key] = nil }
+    }
+
+    private func currentData(for listen: Listen) -> Node {
+        let node = root.child(at: listen.path)
+        guard listen.isFiltered, let params = listen.params,
+              let index = indexes[indexKey(listen.path, params.index)] else { return node }
+        return index.evaluate(params, on: node)
+    }
+
+    /// Keeps every index current: a write below a child updates that child's entry; a write
+    /// at or above the indexed location replaces the whole list.
+    private func updateIndexes(_ record: LogRecord, before: Node) {
+        guard !indexes.isEmpty else { return }
+        for index in indexes.values {
+            var rebuilt = false
+            for (path, _) in record.sets {
+                if path.contains(index.path) {
+                    if !rebuilt { index.rebuild(from: root.child(at: index.path)) }
+                    rebuilt = true
+                } else if !rebuilt, index.path.contains(path) {
+                    let childPath = index.path.child(path.keys[index.path.count])
+                    index.update(ChildKey(childPath.last!), old: before.child(at: childPath), new: root.child(at: childPath))
+                }
+            }
+        }
+    }
+
+    /// Sends each concerned listen the smallest update that is correct, in one message so a
+    /// multi-path update arrives whole.
+    private func notifyListeners(_ record: LogRecord) {
+        guard listeners.count > 0 else { return }
+        let paths = record.sets.map(\.path)
+        for listen in listeners.affected(by: paths) {
+            if listen.isFiltered {
+                let result = currentData(for: listen)
+                if result == listen.lastSent { continue }
+                listen.lastSent = result
+                listen.session.send(.push(.data(path: listen.path, data: result, tag: listen.tag)))
+                continue
+            }
+            let relevant = record.sets.filter { listen.path.contains($0.path) || $0.path.contains(listen.path) }
+            if relevant.contains(where: { $0.path.contains(listen.path) }) {
+                listen.session.send(.push(.data(path: listen.path, data: root.child(at: listen.path), tag: listen.tag)))
+            } else if relevant.count == 1 {
+                listen.session.send(.push(.data(path: relevant[0].path, data: relevant[0].value, tag: listen.tag)))
+            } else {
+                let updates = relevant.map { Update($0.path.relative(to: listen.path)!, $0.value) }
+                listen.session.send(.push(.merge(path: listen.path, data: updates, tag: listen.tag)))
             }
         }
     }

@@ -19,7 +19,9 @@ public final class ServerSession: @unchecked Sendable {
         let database = self.database
         transport.start(onMessage: { [self] message in
             database.queue.async { self.receive(message) }
-        }, onClose: {})
+        }, onClose: { [self] in
+            database.queue.async { database.sessionClosed(self) }
+        })
         let now = Int64(database.clock())
         transport.send(.handshake(Handshake(timestamp: now, host: host, sessionID: id)))
     }
@@ -28,13 +30,15 @@ public final class ServerSession: @unchecked Sendable {
         switch message {
         case .request(let id, let request):
             let transport = self.transport
-            database.handle(request) { response in transport.send(.response(id: id, response)) }
+            database.handle(request, from: self) { response in transport.send(.response(id: id, response)) }
         case .ping:
             transport.send(.pong)
         default:
             break  // other control messages need no answer from a server
         }
     }
+
+    func send(_ message: Message) { transport.send(message) }
 
     private static func makeID() -> String {
         var rng = SystemRandomNumberGenerator()

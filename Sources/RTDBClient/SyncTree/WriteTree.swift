@@ -12,6 +12,14 @@ struct UserWrite {
     /// False for a transaction still running: it raises no events yet.
     var visible: Bool
 
+    /// The paths this write replaces entirely.
+    var coveredPaths: [Path] {
+        switch change {
+        case .overwrite: return [path]
+        case .merge(let entries): return entries.map { path.appending($0.0) }
+        }
+    }
+
     /// Whether this write covers `other` entirely.
     func covers(_ other: Path) -> Bool {
         switch change {
@@ -25,16 +33,31 @@ struct UserWrite {
 /// `CompoundWrite`: what the local view shows on top of the server's data.
 final class WriteTree {
     private(set) var visible = CompoundWrite.empty
-    private(set) var writes: [UserWrite] = []
+    /// Pending writes, oldest first, from `head` on (acknowledged ones before it are dropped
+    /// lazily, so acknowledging the oldest write is O(1) even with many in flight).
+    private var storage: [UserWrite] = []
+    private var head = 0
+    /// Where pending writes sit, so that acknowledging one that touches no other write
+    /// skips the scan over all of them.
+    private let basePaths = PathCounter()
+    private let coveredPaths = PathCounter()
+
+    var writes: ArraySlice<UserWrite> { storage[head...] }
 
     func addOverwrite(_ path: Path, _ node: Node, id: Int, visible isVisible: Bool) {
-        writes.append(UserWrite(id: id, path: path, change: .overwrite(node), visible: isVisible))
+        append(UserWrite(id: id, path: path, change: .overwrite(node), visible: isVisible))
         if isVisible { visible = visible.adding(node, at: path) }
     }
 
     func addMerge(_ path: Path, _ entries: [(Path, Node)], id: Int) {
-        writes.append(UserWrite(id: id, path: path, change: .merge(entries), visible: true))
+        append(UserWrite(id: id, path: path, change: .merge(entries), visible: true))
         visible = visible.adding(entries, at: path)
+    }
+
+    private func append(_ write: UserWrite) {
+        storage.append(write)
+        basePaths.add(write.path)
+        for path in write.coveredPaths { coveredPaths.add(path) }
     }
 
     func write(id: Int) -> UserWrite? { writes.first { $0.id == id } }
@@ -42,8 +65,27 @@ final class WriteTree {
     /// Forgets a write (acknowledged or reverted). Returns whether it may have changed what
     /// the views show, so that they need recomputing.
     func remove(id: Int) -> Bool {
-        guard let index = writes.firstIndex(where: { $0.id == id }) else { return false }
-        let removed = writes.remove(at: index)
+        guard let position = writes.firstIndex(where: { $0.id == id }) else { return false }
+        let removed = storage[position]
+        let index = position - head  // where the writes after it now start
+        if position == head {
+            head += 1
+            if head > 1024 && head * 2 > storage.count {
+                storage.removeFirst(head)
+                head = 0
+            }
+        } else {
+            storage.remove(at: position)
+        }
+        basePaths.remove(removed.path)
+        for path in removed.coveredPaths { coveredPaths.remove(path) }
+        // No other write at, above or below it: nothing shadows it and it shadows nothing.
+        if !basePaths.anyAtOrBelow(removed.path) && !coveredPaths.anyAtOrAbove(removed.path) {
+            guard removed.visible else { return false }
+            removeVisible(removed)
+            return true
+        }
+        let writes = Array(self.writes)
         var stillVisible = removed.visible
         var overlaps = false
         var i = writes.count - 1
@@ -60,19 +102,23 @@ final class WriteTree {
         }
         if !stillVisible { return false }
         if overlaps {
-            visible = layer(writes, at: .root) { $0.visible }
+            visible = layer(writes[...], at: .root) { $0.visible }
         } else {
-            switch removed.change {
-            case .overwrite: visible = visible.removing(removed.path)
-            case .merge(let entries):
-                for (relative, _) in entries { visible = visible.removing(removed.path.appending(relative)) }
-            }
+            removeVisible(removed)
         }
         return true
     }
 
+    private func removeVisible(_ removed: UserWrite) {
+        switch removed.change {
+        case .overwrite: visible = visible.removing(removed.path)
+        case .merge(let entries):
+            for (relative, _) in entries { visible = visible.removing(removed.path.appending(relative)) }
+        }
+    }
+
     /// The writes that `include` selects, seen from `root`.
-    func layer(_ writes: [UserWrite], at root: Path, include: (UserWrite) -> Bool) -> CompoundWrite {
+    func layer(_ writes: ArraySlice<UserWrite>, at root: Path, include: (UserWrite) -> Bool) -> CompoundWrite {
         var result = CompoundWrite.empty
         for write in writes where include(write) {
             switch write.change {
@@ -187,5 +233,43 @@ struct WriteTreeRef {
     func completeChild(_ key: ChildKey, server: CacheNode) -> Node? { tree.completeChild(at: path, key: key, server: server) }
     func indexedSlice(_ serverData: Node?, start: (key: ChildKey, node: Node), count: Int, reverse: Bool, index: Index) -> [(key: ChildKey, node: Node)] {
         tree.indexedSlice(at: path, serverData: serverData, start: start, count: count, reverse: reverse, index: index)
+    }
+}
+
+/// Counts paths in a trie, to ask quickly whether any lies at, above or below a path.
+final class PathCounter {
+    private var children: [String: PathCounter] = [:]
+    private var here = 0
+    private var total = 0  // here plus everything below
+
+    func add(_ path: Path) { update(path.keys[...], by: 1) }
+    func remove(_ path: Path) { update(path.keys[...], by: -1) }
+
+    private func update(_ keys: ArraySlice<String>, by delta: Int) {
+        total += delta
+        guard let first = keys.first else { here += delta; return }
+        let child = children[first] ?? PathCounter()
+        child.update(keys.dropFirst(), by: delta)
+        children[first] = child.total == 0 ? nil : child
+    }
+
+    func anyAtOrBelow(_ path: Path) -> Bool {
+        var node = self
+        for key in path.keys {
+            guard let next = node.children[key] else { return false }
+            node = next
+        }
+        return node.total > 0
+    }
+
+    func anyAtOrAbove(_ path: Path) -> Bool {
+        var node = self
+        if node.here > 0 { return true }
+        for key in path.keys {
+            guard let next = node.children[key] else { return false }
+            node = next
+            if node.here > 0 { return true }
+        }
+        return false
     }
 }

@@ -1,0 +1,107 @@
+import RTDBData
+import RTDBProtocol
+
+/// One connection's listen at one location, plain or for a query.
+final class Listen {
+    unowned let session: ServerSession
+    let path: Path
+    let params: QueryParams?
+    let tag: Int?
+    /// What was last sent for a query listen, to send nothing when its result is unchanged.
+    var lastSent: Node?
+
+    init(session: ServerSession, path: Path, params: QueryParams?, tag: Int?) {
+        self.session = session
+        self.path = path
+        self.params = params
+        self.tag = tag
+    }
+
+    /// Whether the server filters for this listen (bounds or a limit).
+    var isFiltered: Bool { !(params?.loadsAllData ?? true) }
+    var identifier: String { params?.identifier ?? "default" }
+}
+
+/// Every listen by location, so that a write finds the listens it concerns by walking its
+/// own path (listens at or above it) and the subtree below it (listens beneath).
+final class ListenerRegistry {
+    private final class Level {
+        var children: [String: Level] = [:]
+        var listens: [Listen] = []
+    }
+
+    private let root = Level()
+    private(set) var count = 0
+
+    func add(_ listen: Listen) {
+        var level = root
+        for key in listen.path.keys {
+            if let next = level.children[key] { level = next } else {
+                let next = Level()
+                level.children[key] = next
+                level = next
+            }
+        }
+        level.listens.removeAll { $0.session === listen.session && $0.identifier == listen.identifier }
+        level.listens.append(listen)
+        count += 1
+    }
+
+    /// Removes a session's listen; returns it.
+    @discardableResult
+    func remove(session: ServerSession, path: Path, identifier: String) -> Listen? {
+        var level = root
+        var trail: [(Level, String)] = []
+        for key in path.keys {
+            guard let next = level.children[key] else { return nil }
+            trail.append((level, key))
+            level = next
+        }
+        guard let i = level.listens.firstIndex(where: { $0.session === session && $0.identifier == identifier }) else { return nil }
+        let removed = level.listens.remove(at: i)
+        count -= 1
+        // Prune empty levels.
+        var current = level
+        for (parent, key) in trail.reversed() where current.listens.isEmpty && current.children.isEmpty {
+            parent.children[key] = nil
+            current = parent
+        }
+        return removed
+    }
+
+    func listens(of session: ServerSession) -> [Listen] {
+        var found: [Listen] = []
+        func walk(_ level: Level) {
+            found += level.listens.filter { $0.session === session }
+            level.children.values.forEach(walk)
+        }
+        walk(root)
+        return found
+    }
+
+    /// The listens a write at these paths concerns, each once.
+    func affected(by paths: [Path]) -> [Listen] {
+        var seen = Set<ObjectIdentifier>()
+        var found: [Listen] = []
+        func take(_ listens: [Listen]) {
+            for listen in listens where seen.insert(ObjectIdentifier(listen)).inserted { found.append(listen) }
+        }
+        func takeSubtree(_ level: Level) {
+            for child in level.children.values {
+                take(child.listens)
+                takeSubtree(child)
+            }
+        }
+        for path in paths {
+            var level: Level? = root
+            take(root.listens)
+            for key in path.keys {
+                level = level?.children[key]
+                guard let current = level else { break }
+                take(current.listens)
+            }
+            if let level { takeSubtree(level) }
+        }
+        return found
+    }
+}

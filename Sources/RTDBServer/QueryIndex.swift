@@ -1,0 +1,79 @@
+import RTDBData
+
+/// A child's place in an ordering: its ordering value and its key.
+struct IndexEntry: TreeElement {
+    let value: Node
+    let key: ChildKey
+    static func order(_ a: IndexEntry, _ b: IndexEntry) -> Int {
+        let c = Index.compareValues(a.value, b.value)
+        return c != 0 ? c : ChildKey.compare(a.key, b.key)
+    }
+}
+
+/// The children of one location in one ordering, kept sorted as writes land, so that a
+/// query (bounds and a limit) is answered in O(log n + limit) instead of sorting the list.
+final class QueryIndex {
+    let path: Path
+    let index: Index
+    private var entries = WeightBalancedTree<IndexEntry>()
+    /// Listens using this index; it is dropped when none is left.
+    var users = 0
+
+    init(path: Path, index: Index, node: Node) {
+        self.path = path
+        self.index = index
+        rebuild(from: node)
+    }
+
+    func rebuild(from node: Node) {
+        guard index != .key else { return }  // key order is the children's own order
+        var list = node.children.map { IndexEntry(value: index.orderingValue(of: $0.value), key: $0.key) }
+        list.sort { IndexEntry.order($0, $1) < 0 }
+        entries = WeightBalancedTree(sorted: list)
+    }
+
+    /// One child changed from `old` to `new` (either may be empty).
+    func update(_ key: ChildKey, old: Node, new: Node) {
+        guard index != .key else { return }
+        if !old.isEmpty { entries = entries.removing(IndexEntry(value: index.orderingValue(of: old), key: key)) }
+        if !new.isEmpty { entries = entries.inserting(IndexEntry(value: index.orderingValue(of: new), key: key)) }
+    }
+
+    var count: Int { entries.count }
+
+    /// The children of `node` (the data at `path`) that `params` selects.
+    func evaluate(_ params: QueryParams, on node: Node) -> Node {
+        guard !node.isLeaf else { return .empty }
+        let total = index == .key ? node.childCount : entries.count
+        let lo = boundary(params.startPosition, inclusiveBelow: !params.startInclusive, node)
+        let hi = boundary(params.endPosition, inclusiveBelow: params.endInclusive, node)
+        guard lo < hi else { return .empty }
+        var range = lo..<min(hi, total)
+        if let limit = params.limit {
+            range = params.isViewFromLeft ? range.lowerBound..<min(range.upperBound, range.lowerBound + limit)
+                                          : max(range.lowerBound, range.upperBound - limit)..<range.upperBound
+        }
+        var result: [(ChildKey, Node)] = []
+        result.reserveCapacity(range.count)
+        let children = node.children
+        for i in range {
+            let key = index == .key ? children.element(at: i).key : entries.element(at: i).key
+            result.append((key, node.child(key)))
+        }
+        return Node(children: ChildMap(unsorted: result))
+    }
+
+    /// How many children sort before `position`, counting one equal to it when
+    /// `inclusiveBelow` (so the result is the first index past it).
+    private func boundary(_ position: IndexPosition, inclusiveBelow: Bool, _ node: Node) -> Int {
+        if index == .key {
+            let children = node.children
+            let below = children.rank(of: position.key)
+            let equal = !position.key.isSentinel && children[position.key] != nil
+            return below + (inclusiveBelow && equal ? 1 : 0)
+        }
+        let below = entries.rank { entry in index.compare(position, IndexPosition(value: .node(entry.value), key: entry.key)) }
+        guard inclusiveBelow, case .node(let value) = position.value, !position.key.isSentinel else { return below }
+        return below + (entries.find(IndexEntry(value: value, key: position.key)) != nil ? 1 : 0)
+    }
+}
