@@ -13,7 +13,7 @@ public final class Repo: @unchecked Sendable {
     private let connection: PersistentConnection
     private var syncTree: SyncTree!
     /// `.info/connected` and `.info/serverTimeOffset`, kept locally.
-    private var infoTree: SyncTree!
+    fileprivate var infoTree: SyncTree!
     private let infoProvider = InfoListenProvider()
     private var infoData = Node.empty
     private var pushIDs = PushIDGenerator()
@@ -211,10 +211,12 @@ extension Repo: ListenProvider {
 final class InfoListenProvider: ListenProvider {
     weak var repo: Repo?
     func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (String) -> [Event]) -> [Event] {
-        guard let repo else { return [] }
-        let queue = repo.queue
-        queue.async { for event in complete("ok") { event.registration.callback(event) } }
-        return []
+        guard let repo, let tree = repo.infoTree else { return [] }
+        // The data first, then the listen is complete.
+        let node = repo.infoValue(at: query.path)
+        let events = node.isEmpty ? [] : tree.applyServerOverwrite(query.path, node)
+        repo.queue.async { for event in complete("ok") { event.registration.callback(event) } }
+        return events
     }
     func stopListening(_ query: QuerySpec, tag: Int?) {}
 }

@@ -3,6 +3,7 @@ import RTDBProtocol
 
 /// One connection's listen at one location, plain or for a query.
 final class Listen {
+    // The session outlives its listens: they are removed when it closes.
     unowned let session: ServerSession
     let path: Path
     let params: QueryParams?

@@ -1,0 +1,109 @@
+import Foundation
+import XCTest
+import RTDBData
+import RTDBProtocol
+import RTDBServer
+@testable import RTDBClient
+
+/// Listeners on a real engine over the in-process transport: what a user of `watch` sees.
+final class LiveEventTests: XCTestCase {
+    var database: Database!
+    var repos: [Repo] = []
+
+    override func setUpWithError() throws {
+        database = try Database(folder: NSTemporaryDirectory() + "rtdb-live-" + UUID().uuidString)
+    }
+
+    override func tearDown() {
+        repos.forEach { $0.close() }
+        database.close()
+    }
+
+    func connect() -> Repo {
+        let (client, server) = InProcessTransport.pair()
+        database.accept(server)
+        let repo = Repo(transport: client)
+        repos.append(repo)
+        return repo
+    }
+
+    /// Collects events as "type key prev data" lines.
+    final class Recorder: @unchecked Sendable {
+        let lock = NSLock()
+        var lines: [String] = []
+        lazy var registration = EventRegistration { [weak self] event in
+            guard let self else { return }
+            let line = "\(event.type.rawValue) \(event.key ?? "-") \(event.previousKey ?? "-") \(JSONWriter.string(event.node))"
+            lock.lock(); lines.append(line); lock.unlock()
+        }
+        func take(_ count: Int, timeout: TimeInterval = 10) -> [String] {
+            let deadline = Date().addingTimeInterval(timeout)
+            while Date() < deadline {
+                lock.lock()
+                if lines.count >= count { let out = Array(lines.prefix(count)); lines.removeFirst(count); lock.unlock(); return out }
+                lock.unlock()
+                usleep(2_000)
+            }
+            lock.lock(); defer { lock.unlock() }
+            return lines
+        }
+    }
+
+    func wait(_ repo: Repo) { XCTAssertEqual(repo.waitForPendingWrites(timeout: 10), 0) }
+
+    func testAnotherClientsWritesArrive() {
+        let writer = connect(), watcher = connect()
+        writer.set(Path("notes"), try! JSONReader.parse(#"{"a": 1, "b": 2}"#))
+        wait(writer)
+        let recorder = Recorder()
+        watcher.listen(QuerySpec(path: Path("notes")), recorder.registration)
+        XCTAssertEqual(recorder.take(3), ["child_added a - 1", "child_added b a 2", #"value - - {"a":1,"b":2}"#])
+        writer.set(Path("notes/c"), Node(3))
+        XCTAssertEqual(recorder.take(2), ["child_added c b 3", #"value - - {"a":1,"b":2,"c":3}"#])
+        writer.update(Path("notes"), [Update(Path("a"), .empty), Update(Path("b"), Node(20))])
+        XCTAssertEqual(recorder.take(3), ["child_removed a - 1", "child_changed b - 20", #"value - - {"b":20,"c":3}"#])
+    }
+
+    func testOwnWritesRaiseEventsAtOnceAndRejectionsRevert() {
+        let repo = connect()
+        let recorder = Recorder()
+        repo.listen(QuerySpec(path: Path("x")), recorder.registration)
+        XCTAssertEqual(recorder.take(1), ["value - - null"])
+        repo.set(Path("x/ok"), Node(1))
+        XCTAssertEqual(recorder.take(2), ["child_added ok - 1", #"value - - {"ok":1}"#])
+        // The engine refuses a key with a dot: the optimistic child comes and goes.
+        repo.set(Path(keys: ["x", "bad.key"]), Node(2))
+        XCTAssertEqual(recorder.take(4), ["child_added bad.key - 2", #"value - - {"bad.key":2,"ok":1}"#,
+                                          "child_removed bad.key - 2", #"value - - {"ok":1}"#])
+    }
+
+    func testLimitedQueryKeepsTheNewestFour() {
+        let writer = connect(), watcher = connect()
+        for i in 1...6 { writer.set(Path("notes/n\(i)"), try! JSONReader.parse(#"{"lastModified": \#(i * 10)}"#)) }
+        wait(writer)
+        let recorder = Recorder()
+        let query = QueryParams().ordered(by: .child(Path("lastModified"))).limitToLast(4)
+        watcher.listen(QuerySpec(path: Path("notes"), params: query), recorder.registration)
+        let initial = recorder.take(5)
+        XCTAssertEqual(initial.prefix(4).map { $0.split(separator: " ")[1] }, ["n3", "n4", "n5", "n6"])
+        // A newer note pushes the oldest of the window out.
+        writer.set(Path("notes/n7"), try! JSONReader.parse(#"{"lastModified": 70}"#))
+        XCTAssertEqual(recorder.take(3), ["child_removed n3 - {\"lastModified\":30}", "child_added n7 n6 {\"lastModified\":70}",
+                                          #"value - - {"n4":{"lastModified":40},"n5":{"lastModified":50},"n6":{"lastModified":60},"n7":{"lastModified":70}}"#])
+        // An old note edited to be newest moves to the end.
+        writer.set(Path("notes/n4/lastModified"), Node(80))
+        XCTAssertEqual(recorder.take(3).map { $0.split(separator: " ").prefix(3).joined(separator: " ") },
+                       ["child_moved n4 n7", "child_changed n4 n7", "value - -"])
+        // Removing one pulls the next newest back in.
+        writer.set(Path("notes/n7"), .empty)
+        XCTAssertEqual(recorder.take(3).map { $0.split(separator: " ").prefix(3).joined(separator: " ") },
+                       ["child_removed n7 -", "child_added n3 -", "value - -"])
+    }
+
+    func testInfoConnected() {
+        let repo = connect()
+        let recorder = Recorder()
+        repo.listen(QuerySpec(path: Path(".info/connected")), recorder.registration)
+        XCTAssertEqual(recorder.take(1), ["value - - true"])
+    }
+}

@@ -1,0 +1,70 @@
+import XCTest
+@testable import RTDBData
+@testable import RTDBServer
+
+/// The index answers every query form exactly as sorting the whole list would.
+final class QueryIndexTests: XCTestCase {
+    func naive(_ params: QueryParams, _ node: Node) -> Node {
+        var matching = params.index.sortedChildren(of: node).filter { params.matches(key: $0.key, node: $0.node) }
+        if let limit = params.limit {
+            matching = params.isViewFromLeft ? Array(matching.prefix(limit)) : Array(matching.suffix(limit))
+        }
+        return Node(children: ChildMap(unsorted: matching.map { ($0.key, $0.node) }))
+    }
+
+    func randomChild(_ rng: inout SystemRandomNumberGenerator) -> Node {
+        switch Int.random(in: 0..<6, using: &rng) {
+        case 0: return Node(Double(Int.random(in: 0..<10, using: &rng)))
+        case 1: return Node(["a", "b", "c"].randomElement(using: &rng)!)
+        case 2: return Node(Bool.random(using: &rng))
+        case 3: return Node(children: ChildMap(unsorted: [(ChildKey("age"), Node(Double(Int.random(in: 0..<5, using: &rng))))]),
+                            priority: Bool.random(using: &rng) ? .number(Double(Int.random(in: 0..<3, using: &rng))) : nil)
+        case 4: return Node(.string("x"), priority: .string(["p", "q"].randomElement(using: &rng)!))
+        default: return Node(children: ChildMap(unsorted: [(ChildKey("name"), Node("n"))]))
+        }
+    }
+
+    func randomParams(_ rng: inout SystemRandomNumberGenerator) -> QueryParams {
+        let indexes: [Index] = [.priority, .key, .value, .child(Path("age"))]
+        var p = QueryParams().ordered(by: indexes.randomElement(using: &rng)!)
+        let bound: () -> Node = {
+            if p.index == .key { return Node(String(Int.random(in: 0..<30))) }
+            return [Node(Double(Int.random(in: 0..<8))), Node("b"), Node(true), .empty].randomElement()!
+        }
+        let key: () -> String? = { p.index == .key || Bool.random() ? nil : String(Int.random(in: 0..<30)) }
+        switch Int.random(in: 0..<5, using: &rng) {
+        case 0: p = p.startAt(bound(), key: key())
+        case 1: p = p.startAfter(bound(), key: key())
+        case 2: p = p.equalTo(bound(), key: key())
+        default: break
+        }
+        switch Int.random(in: 0..<4, using: &rng) {
+        case 0: p = p.endAt(bound(), key: key())
+        case 1: p = p.endBefore(bound(), key: key())
+        default: break
+        }
+        switch Int.random(in: 0..<3, using: &rng) {
+        case 0: p = p.limitToFirst(Int.random(in: 1..<6, using: &rng))
+        case 1: p = p.limitToLast(Int.random(in: 1..<6, using: &rng))
+        default: break
+        }
+        return p
+    }
+
+    func testIndexMatchesNaiveEvaluationUnderWrites() {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<40 {
+            var node = Node.empty
+            for i in 0..<30 where Bool.random(using: &rng) { node = node.updatingChild(ChildKey(String(i)), randomChild(&rng)) }
+            let params = randomParams(&rng)
+            let index = QueryIndex(path: .root, index: params.index, node: node)
+            for _ in 0..<30 {
+                XCTAssertEqual(index.evaluate(params, on: node), naive(params, node), "\(params)")
+                let key = ChildKey(String(Int.random(in: 0..<30, using: &rng)))
+                let new = Int.random(in: 0..<4, using: &rng) == 0 ? Node.empty : randomChild(&rng)
+                index.update(key, old: node.child(key), new: new)
+                node = node.updatingChild(key, new)
+            }
+        }
+    }
+}
