@@ -187,6 +187,9 @@ public final class Repo: @unchecked Sendable {
         return pendingWrites
     }
 
+    /// Returns once every event already produced has been delivered.
+    public func flushEvents() { queue.sync {} }
+
     public func close() {
         queue.sync { connection.close() }
     }

@@ -1,3 +1,4 @@
+import RTDBClient
 import RTDBData
 import RTDBProtocol
 
@@ -10,6 +11,10 @@ public enum Command: Equatable, Sendable {
     case remove(Path, force: Bool)
     case priority(Path, LeafValue?)
     case ls(Path, long: Bool)
+    case query(QuerySpec, watch: Bool, events: Set<EventType>, background: Bool)
+    case watch(QuerySpec, events: Set<EventType>, background: Bool)
+    case watches
+    case unwatch(Int?)
     case cd(Path)
     case pwd
     case help(String?)

@@ -1,3 +1,4 @@
+import RTDBClient
 import RTDBData
 import RTDBProtocol
 
@@ -67,6 +68,31 @@ public enum CommandParser {
         case "ls":
             try args.expect(0...1)
             return .ls(try args.path(0, cwd: cwd, writing: false) ?? cwd, long: args.has("--long"))
+        case "query":
+            try args.expect(1...1, usage: "query needs a path")
+            let path = try args.path(0, cwd: cwd, writing: false)!
+            let params = try QueryFlags.params(from: args)
+            if args.has("--bg") && !args.has("--watch") {
+                throw ShellError("--bg goes with --watch", column: args.value("--bg")?.column)
+            }
+            return .query(QuerySpec(path: path, params: params), watch: args.has("--watch"),
+                          events: try QueryFlags.events(from: args.value("--events")), background: args.has("--bg"))
+        case "watch":
+            try args.expect(0...1)
+            let path = try args.path(0, cwd: cwd, writing: false) ?? cwd
+            return .watch(QuerySpec(path: path, params: try QueryFlags.params(from: args)),
+                          events: try QueryFlags.events(from: args.value("--events")), background: args.has("--bg"))
+        case "watches":
+            try args.expect(0...0)
+            return .watches
+        case "unwatch":
+            try args.expect(1...1, usage: "unwatch needs a watch id or all")
+            let target = args.positional[0]
+            if target.text == "all" { return .unwatch(nil) }
+            guard let id = Int(target.text), id > 0 else {
+                throw ShellError("'\(target.text)' is not a watch id: use the number shown by 'watches', or all", column: target.column)
+            }
+            return .unwatch(id)
         case "cd":
             try args.expect(0...1)
             return .cd(try args.path(0, cwd: cwd, writing: false) ?? .root)
@@ -115,6 +141,8 @@ struct Arguments {
     let command: Token
     var positional: [Token] = []
     var flags: [String: Token?] = [:]
+    /// Flags in the order given, with their value and optional key (query flags apply in order).
+    var ordered: [(name: String, flag: Token, value: Token?, key: Token?)] = []
 
     init(spec: CommandSpec, command: Token) {
         self.spec = spec
@@ -155,20 +183,33 @@ struct Arguments {
                 if let near = Suggest.nearest(name, in: spec.allFlags.map(\.name)) { message += "; did you mean '\(near)'?" }
                 throw ShellError(message + " (see 'help \(spec.name)')", column: token.column)
             }
-            if flags[flag.name] != nil {
+            let isQueryFlag = CommandSpec.queryFlags.contains { $0.name == flag.name }
+            if flags[flag.name] != nil && !isQueryFlag {
                 throw ShellError("\(flag.name) is given twice", column: token.column)
             }
             if let valueName = flag.value {
+                var value: Token
                 if let inlineValue {
-                    flags[flag.name] = inlineValue
+                    value = inlineValue
                 } else {
+                    guard i < tokens.count, !Arguments.isFlag(tokens[i]) || !flag.optionalKey else {
+                        throw ShellError("\(flag.name) needs a value (\(valueName))", column: token.column)
+                    }
                     guard i < tokens.count else { throw ShellError("\(flag.name) needs a value (\(valueName))", column: token.column) }
-                    flags[flag.name] = tokens[i]
+                    value = tokens[i]
                     i += 1
                 }
+                var key: Token?
+                if flag.optionalKey, i < tokens.count, !Arguments.isFlag(tokens[i]) {
+                    key = tokens[i]
+                    i += 1
+                }
+                flags[flag.name] = value
+                ordered.append((flag.name, token, value, key))
             } else {
                 if inlineValue != nil { throw ShellError("\(flag.name) takes no value", column: token.column) }
                 flags[flag.name] = .some(nil)
+                ordered.append((flag.name, token, nil, nil))
             }
         }
     }

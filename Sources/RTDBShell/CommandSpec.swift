@@ -6,7 +6,27 @@ public struct CommandSpec: Sendable {
         public var short: String?      // "-f"
         public var value: String?      // "P" when the flag takes a value
         public var help: String
+        /// A second, optional value (the tie-breaking key of a query bound).
+        public var optionalKey = false
     }
+
+    /// The query flags shared by `query`, `watch` and `get`.
+    public static let queryFlags: [Flag] = [
+        Flag(name: "--orderByChild", value: "KEY", help: "order by the value of this child (a path like a/b)"),
+        Flag(name: "--orderByKey", value: nil, help: "order by key"),
+        Flag(name: "--orderByValue", value: nil, help: "order by value"),
+        Flag(name: "--orderByPriority", value: nil, help: "order by priority (the default order)"),
+        Flag(name: "--limitToFirst", value: "N", help: "only the first N children"),
+        Flag(name: "--limitToLast", value: "N", help: "only the last N children"),
+        Flag(name: "--startAt", value: "V [KEY]", help: "children from V on (KEY breaks ties)", optionalKey: true),
+        Flag(name: "--startAfter", value: "V [KEY]", help: "children after V", optionalKey: true),
+        Flag(name: "--endAt", value: "V [KEY]", help: "children up to V", optionalKey: true),
+        Flag(name: "--endBefore", value: "V [KEY]", help: "children before V", optionalKey: true),
+        Flag(name: "--equalTo", value: "V [KEY]", help: "children equal to V", optionalKey: true),
+    ]
+
+    static let eventsFlag = Flag(name: "--events", value: "LIST",
+                                 help: "which events: value, child_added, child_changed, child_removed, child_moved (comma-separated; default all)")
 
     public var name: String
     public var aliases: [String] = []
@@ -62,6 +82,22 @@ public struct CommandSpec: Sendable {
                     details: "Lists the keys of PATH's children in key order. With --long, each key is followed by its number of children or its value.",
                     flags: [Flag(name: "--long", short: "-l", value: nil, help: "show child counts and values")],
                     examples: ["ls", "ls /users -l"]),
+        CommandSpec(name: "query", usage: "query PATH [--orderByChild K | --orderByKey | --orderByValue | --orderByPriority] [--limitToFirst N | --limitToLast N] [--startAt V [KEY]] [--startAfter V [KEY]] [--endAt V [KEY]] [--endBefore V [KEY]] [--equalTo V [KEY]] [--watch]",
+                    summary: "ordered, filtered children of a path",
+                    details: "Prints the children the query selects, in query order, as a JSON array of {\"key\": K, \"value\": V} (a JSON object would lose the order). With --watch, keeps the query open and prints its events as the window changes, like watch.",
+                    flags: queryFlags + [Flag(name: "--watch", value: nil, help: "keep watching the query's events"), eventsFlag, Flag(name: "--bg", value: nil, help: "with --watch: in the background")],
+                    examples: ["query /notes --orderByChild lastModified --limitToLast 4", "query /users --orderByKey --startAt b --endBefore d",
+                               "query /scores --orderByValue --equalTo 10", "query /notes --orderByChild lastModified --limitToLast 4 --watch"]),
+        CommandSpec(name: "watch", usage: "watch [PATH] [query flags] [--events LIST] [--bg]",
+                    summary: "stream live events",
+                    details: "Prints each event at PATH as it happens: the time, the type, the child's key, the previous sibling's key and the data. In the foreground it runs until Ctrl-C; with --bg it runs in the background while you keep typing (see watches, unwatch). Not on a terminal, or with --json, one JSON object per line.",
+                    flags: queryFlags + [eventsFlag, Flag(name: "--bg", value: nil, help: "run in the background")],
+                    examples: ["watch /notes", "watch /notes --events child_added,child_removed --bg", "watch /.info/connected"]),
+        CommandSpec(name: "watches", usage: "watches", summary: "list background watches",
+                    details: "Lists the background watches with their ids, paths, queries and event counts."),
+        CommandSpec(name: "unwatch", usage: "unwatch ID|all", summary: "stop background watches",
+                    details: "Stops the background watch with this id, or all of them.",
+                    examples: ["unwatch 2", "unwatch all"]),
         CommandSpec(name: "cd", usage: "cd [PATH]",
                     summary: "change the current path",
                     details: "Relative paths in later commands start here. PATH may use .. and .; without PATH, goes to /.",

@@ -16,6 +16,9 @@ final class LineEditor {
     var complete: ((String) -> (insert: String, list: [String]))?
     fileprivate var cancelled = false
 
+    /// The prompt's text, for measuring where the input line starts.
+    private var promptText = ""
+
     init(program: String, historyFile: String?) {
         self.historyFile = historyFile
         editLine = rtdb_el_init(program)
@@ -45,6 +48,7 @@ final class LineEditor {
         rtdb_el_bind(editLine, "^C", "rtdb-cancel")
         if let historyFile { rtdb_history_load(history, historyFile) }
         InterruptPipe.install()
+        AsyncLines.setUp()
     }
 
     deinit {
@@ -63,9 +67,12 @@ final class LineEditor {
     func readLine(prompt: String) -> Input {
         free(promptBuffer)
         promptBuffer = strdup(prompt)
+        promptText = prompt
         cancelled = false
         var count: Int32 = 0
+        AsyncLines.editing(true)
         let raw = el_gets(editLine, &count)
+        AsyncLines.editing(false)
         // Ctrl-C: our bound function ends the read; libedit may hand back nothing.
         if cancelled {
             FileHandle.standardOutput.write(Data("^C\n".utf8))
@@ -128,12 +135,27 @@ final class LineEditor {
         return UInt8(CC_REDISPLAY)
     }
 
+    /// Prints lines above the prompt and redraws the prompt with the half-typed line intact.
+    private func printAbove(_ lines: [String]) {
+        guard !lines.isEmpty, let info = el_line(editLine)?.pointee else { return }
+        let columns = Int(rtdb_terminal_width())
+        let before = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(info.buffer).assumingMemoryBound(to: UInt8.self),
+                                                          count: info.cursor - info.buffer), as: UTF8.self)
+        let rows = (promptText.count + before.count) / max(1, columns)
+        var text = rows > 0 ? "\u{1B}[\(rows)A" : ""
+        text += "\r\u{1B}[J"  // clear to the end of the screen: wrapped input rows too
+        for line in lines { text += line.replacingOccurrences(of: "\n", with: "\r\n") + "\r\n" }
+        StandardOutput.writeAll(text)
+        rtdb_el_refresh(editLine)
+    }
+
     /// Reads one character: UTF-8 from stdin, or Ctrl-C when the interrupt pipe fires.
     private static func readCharacter(_ el: OpaquePointer, _ out: UnsafeMutablePointer<wchar_t>) -> Int32 {
         var fds = [pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
-                   pollfd(fd: InterruptPipe.readEnd, events: Int16(POLLIN), revents: 0)]
+                   pollfd(fd: InterruptPipe.readEnd, events: Int16(POLLIN), revents: 0),
+                   pollfd(fd: AsyncLines.readEnd, events: Int16(POLLIN), revents: 0)]
         while true {
-            let ready = poll(&fds, 2, -1)
+            let ready = poll(&fds, 3, -1)
             if ready < 0 {
                 if errno == EINTR { continue }
                 return -1
@@ -145,6 +167,10 @@ final class LineEditor {
                     out.pointee = 3  // ^C, bound to rtdb-cancel
                     return 1
                 }
+                continue
+            }
+            if fds[2].revents & Int16(POLLIN) != 0 {
+                LineEditor.from(el).printAbove(AsyncLines.take())
                 continue
             }
             if fds[0].revents & Int16(POLLIN | POLLHUP) != 0 { break }
@@ -162,6 +188,32 @@ final class LineEditor {
         }
         out.pointee = wchar_t(bitPattern: scalar)
         return 1
+    }
+}
+
+/// Waiting for Ctrl-C (or SIGTERM) outside the line editor, e.g. a foreground watch.
+public enum Interrupt {
+    /// Blocks until an interrupt arrives (true) or `timeout` passes (false).
+    public static func wait(timeout: TimeInterval?) -> Bool {
+        InterruptPipe.install()
+        let deadline = timeout.map { Date().addingTimeInterval($0) }
+        while true {
+            var fd = pollfd(fd: InterruptPipe.readEnd, events: Int16(POLLIN), revents: 0)
+            let remaining = deadline.map { max(0, Int32($0.timeIntervalSinceNow * 1000)) } ?? 250
+            let ready = poll(&fd, 1, min(remaining, 250))
+            if ready > 0 {
+                if InterruptPipe.drain().contains(InterruptPipe.interrupted) { return true }
+            }
+            if StandardOutput.closed { return true }  // the reader of our output went away
+            if let deadline, Date() >= deadline { return false }
+        }
+    }
+
+    /// Wakes a waiter as Ctrl-C would.
+    public static func raise() {
+        InterruptPipe.install()
+        var byte = InterruptPipe.interrupted
+        _ = write(InterruptPipe.writeEnd, &byte, 1)
     }
 }
 
@@ -189,6 +241,7 @@ enum InterruptPipe {
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART
         sigaction(SIGINT, &action, nil)
+        sigaction(SIGTERM, &action, nil)
         sigaction(SIGWINCH, &action, nil)
     }
 
@@ -212,5 +265,56 @@ public enum HistoryFilter {
         let words = lower.split(separator: " ").map(String.init)
         if let first = words.first, first == "auth" || first == "login" { return true }
         return ["--token", "--credentials", "--secret", "--password", "access_token=", "auth="].contains { lower.contains($0) }
+    }
+}
+
+/// Lines produced on other threads (background watches). While the prompt is up they are
+/// queued and the line editor's thread prints them above it; otherwise they print at once.
+public enum AsyncLines {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var queued: [String] = []
+    nonisolated(unsafe) private static var promptUp = false
+    nonisolated(unsafe) static var readEnd: Int32 = -1
+    nonisolated(unsafe) private static var writeEnd: Int32 = -1
+
+    static func setUp() {
+        guard readEnd < 0 else { return }
+        var fds: [Int32] = [0, 0]
+        guard pipe(&fds) == 0 else { return }
+        readEnd = fds[0]
+        writeEnd = fds[1]
+        _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
+        _ = fcntl(writeEnd, F_SETFL, O_NONBLOCK)
+    }
+
+    public static func post(_ line: String) {
+        lock.lock()
+        defer { lock.unlock() }
+        if promptUp {
+            queued.append(line)
+            var byte: UInt8 = 1
+            _ = write(writeEnd, &byte, 1)
+        } else {
+            StandardOutput.writeAll(line + "\n")
+        }
+    }
+
+    static func editing(_ up: Bool) {
+        lock.lock()
+        promptUp = up
+        let left = up ? [] : queued
+        if !up { queued = [] }
+        lock.unlock()
+        for line in left { StandardOutput.writeAll(line + "\n") }
+    }
+
+    static func take() -> [String] {
+        var buffer = [UInt8](repeating: 0, count: 256)
+        while read(readEnd, &buffer, buffer.count) > 0 {}
+        lock.lock()
+        defer { lock.unlock() }
+        let lines = queued
+        queued = []
+        return lines
     }
 }

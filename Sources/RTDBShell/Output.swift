@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Where the shell writes: standard output for results, standard error for messages.
 public protocol Output: AnyObject {
@@ -6,11 +9,30 @@ public protocol Output: AnyObject {
     func writeError(_ text: String)
 }
 
-/// The process's own stdout and stderr (stdout buffered, flushed per command).
+/// The process's own stdout and stderr. A closed stdout (a reader like `head` that went
+/// away) is noted, not fatal, so a watch can end cleanly.
 public final class StandardOutput: Output {
-    public init() {}
-    public func write(_ text: String) { FileHandle.standardOutput.write(Data(text.utf8)) }
-    public func writeError(_ text: String) { FileHandle.standardError.write(Data(text.utf8)) }
+    public init() { signal(SIGPIPE, SIG_IGN) }
+    public func write(_ text: String) { StandardOutput.writeAll(text) }
+    public func writeError(_ text: String) { StandardOutput.writeAll(text, to: STDERR_FILENO) }
+
+    nonisolated(unsafe) public private(set) static var closed = false
+
+    public static func writeAll(_ text: String, to fd: Int32 = STDOUT_FILENO) {
+        var text = text
+        text.withUTF8 { bytes in
+            var offset = 0
+            while offset < bytes.count {
+                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    if fd == STDOUT_FILENO { closed = true }
+                    return
+                }
+                offset += n
+            }
+        }
+    }
 }
 
 /// Collects output in memory (tests).

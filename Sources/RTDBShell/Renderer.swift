@@ -54,6 +54,19 @@ public struct Renderer: Sendable {
         return out
     }
 
+    /// Query results in query order: a JSON array of {"key": K, "value": V}.
+    public func queryResult(_ node: Node, index: Index) -> String {
+        var entries = ChildMap()
+        var position = 0
+        for (key, child) in index.sortedChildren(of: node) {
+            let item = Node(children: ChildMap(sorted: [(ChildKey("key"), Node(.string(key.name))), (ChildKey("value"), child.withPriority(nil))]))
+            entries = entries.inserting(ChildKey(String(position)), item)
+            position += 1
+        }
+        if position == 0 { return "[]\n" }
+        return value(Node(children: entries))
+    }
+
     public func error(_ text: String) -> String {
         color ? "\u{1B}[31merror:\u{1B}[0m \(text)\n" : "error: \(text)\n"
     }

@@ -17,6 +17,11 @@ public final class Shell {
         public var renderer = Renderer.machine
         /// Asks a yes/no question on the terminal; nil when there is nobody to ask.
         public var confirm: ((String) -> Bool)? = nil
+        /// Prints a line while the user may be typing (above the prompt); nil when the shell
+        /// is not interactive, so there is no background.
+        public var backgroundOutput: ((String) -> Void)? = nil
+        /// Blocks until the user interrupts (Ctrl-C) or output is gone; false on timeout.
+        public var waitForInterrupt: (TimeInterval?) -> Bool = { _ in Interrupt.wait(timeout: nil) }
         public init() {}
     }
 
@@ -33,6 +38,9 @@ public final class Shell {
     public private(set) var history: [String] = []
     /// How long a read may wait for the server.
     public var readTimeout: TimeInterval = 60
+
+    private var backgroundWatches: [BackgroundWatch] = []
+    private var nextWatchID = 1
 
     private let failuresLock = NSLock()
     private var asyncFailures: [(line: Int, source: String, error: DatabaseError)] = []
@@ -118,6 +126,24 @@ public final class Shell {
             try write(source: source, line: lineNumber) { repo.set(path, .empty, completion: $0) }
         case let .priority(path, priority):
             try write(source: source, line: lineNumber) { repo.setPriority(path, priority, completion: $0) }
+        case let .query(query, watch, events, background):
+            if watch { return try runWatch(query, events: events, background: background, json: parsed.json) }
+            let value = try readQuery(query)
+            output.write(renderer.queryResult(value, index: query.params.index))
+        case let .watch(query, events, background):
+            return try runWatch(query, events: events, background: background, json: parsed.json)
+        case .watches:
+            if backgroundWatches.isEmpty { output.write(parsed.json ? "[]\n" : "no background watches\n") }
+            for watch in backgroundWatches {
+                let query = watch.query.params.isDefault ? "" : " \(watch.query.identifier)"
+                let events = watch.events.count == EventType.allCases.count ? "all events" : watch.events.map(\.rawValue).sorted().joined(separator: ",")
+                output.write("\(watch.id)  \(watch.query.path)\(query)  \(events)  \(watch.eventCount) seen\n")
+            }
+        case .unwatch(let id):
+            let stopping = backgroundWatches.filter { id == nil || $0.id == id }
+            if let id, stopping.isEmpty { throw ShellError("no background watch \(id): see 'watches'") }
+            for watch in stopping { repo.unlisten(watch.query, watch.registration) }
+            backgroundWatches.removeAll { w in stopping.contains { $0 === w } }
         case .help(let topic):
             output.write(topic.map(Help.command) ?? Help.overview())
         case .history:
@@ -128,6 +154,69 @@ public final class Shell {
         case .exit:
             return .exit
         }
+        return .ok
+    }
+
+    /// Runs a query once: listens until the server has answered, then stops.
+    private func readQuery(_ query: QuerySpec) throws -> Node {
+        let semaphore = DispatchSemaphore(value: 0)
+        let lock = NSLock()
+        var result: Node?
+        var failure: DatabaseError?
+        let registration = EventRegistration(types: [.value], callback: { event in
+            lock.lock()
+            if result == nil { result = event.node; semaphore.signal() }
+            lock.unlock()
+        }, cancel: { error in
+            lock.lock(); failure = error; lock.unlock()
+            semaphore.signal()
+        })
+        repo.listen(query, registration)
+        defer { repo.unlisten(query, registration) }
+        if semaphore.wait(timeout: .now() + readTimeout) == .timedOut {
+            throw ShellError("the server did not answer within \(Int(readTimeout)) seconds")
+        }
+        lock.lock(); defer { lock.unlock() }
+        if let failure { throw ShellError("\(failure)") }
+        return result ?? .empty
+    }
+
+    /// A watch in the foreground (until Ctrl-C) or, on the terminal, in the background.
+    private func runWatch(_ query: QuerySpec, events: Set<EventType>, background: Bool, json: Bool) throws -> Outcome {
+        let formatter = EventFormatter(json: json || !options.renderer.pretty, color: options.renderer.color && !json)
+        if background {
+            guard let print = options.backgroundOutput else {
+                throw ShellError("background watches need the interactive shell; run watch without --bg here")
+            }
+            let id = nextWatchID
+            nextWatchID += 1
+            var watch: BackgroundWatch?
+            let registration = EventRegistration(types: events, callback: { event in
+                watch?.count()
+                print(formatter.line(event, watchID: id))
+            }, cancel: { error in print("[\(id)] watch cancelled: \(error)") })
+            watch = BackgroundWatch(id: id, query: query, events: events, registration: registration)
+            backgroundWatches.append(watch!)
+            output.write(json ? "{\"watch\":\(id)}\n" : "watch \(id) started on \(query.path); 'unwatch \(id)' stops it\n")
+            repo.listen(query, registration)
+            return .ok
+        }
+        let output = self.output
+        let lock = NSLock()
+        var cancelled: DatabaseError?
+        let registration = EventRegistration(types: events, callback: { event in
+            lock.lock(); defer { lock.unlock() }
+            output.write(formatter.line(event) + "\n")
+        }, cancel: { error in
+            lock.lock(); cancelled = error; lock.unlock()
+            Interrupt.raise()
+        })
+        repo.listen(query, registration)
+        _ = options.waitForInterrupt(nil)
+        repo.unlisten(query, registration)
+        repo.flushEvents()  // let events already on their way finish printing
+        lock.lock(); defer { lock.unlock() }
+        if let cancelled { throw ShellError("the watch was cancelled: \(cancelled)") }
         return .ok
     }
 

@@ -94,6 +94,7 @@ struct RTDBCommand: ParsableCommand {
         }
         if stdinIsTerminal && stdoutIsTerminal {
             options.confirm = Terminal.confirm
+            options.backgroundOutput = AsyncLines.post
             let shell = Shell(repo: connection.repo, output: output, options: options)
             return InteractiveSession(shell: shell, location: connection.location).run()
         }

@@ -1,7 +1,7 @@
 import RTDBData
 
 /// A location with query parameters: what a listener listens to.
-public struct QuerySpec: Sendable, CustomStringConvertible {
+public struct QuerySpec: Sendable, Equatable, CustomStringConvertible {
     public var path: Path
     public var params: QueryParams
     public init(path: Path, params: QueryParams = .default) {
