@@ -13,7 +13,7 @@ _rtdb() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     cword=$COMP_CWORD
-    local commands="get set update push remove rm priority ls cd pwd help history exit quit"
+    local commands="get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit"
     local options="--data -c --keep-going --no-color --help"
 
     local i data="" cmd="" cmdi=0
@@ -41,6 +41,8 @@ _rtdb() {
             set) flags+=" --priority" ;;
             remove|rm) flags+=" --force -f" ;;
             ls) flags+=" --long -l" ;;
+            query|watch) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --events --bg"
+                [[ $cmd == query ]] && flags+=" --watch" ;;
         esac
         COMPREPLY=($(compgen -W "$flags" -- "$cur"))
         return
@@ -50,7 +52,7 @@ _rtdb() {
         return
     fi
     # The first argument of the data commands is a path: complete it key by key.
-    case $cmd in get|set|update|push|remove|rm|priority|ls|cd) ;; *) return ;; esac
+    case $cmd in get|set|update|push|remove|rm|priority|ls|cd|query|watch) ;; *) return ;; esac
     ((cword == cmdi + 1)) || return
     local dir="" partial=$cur
     if [[ $cur == */* ]]; then

@@ -15,7 +15,7 @@ function __rtdb_paths
     end
 end
 
-set -l commands get set update push remove rm priority ls cd pwd help history exit quit
+set -l commands get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit
 complete -c rtdb -f
 complete -c rtdb -l data -r -a '(__fish_complete_directories)' -d 'embedded database data folder'
 complete -c rtdb -s c -r -d 'run COMMAND and exit'
@@ -28,7 +28,16 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a push -d 'appe
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'remove rm' -d 'delete the value at a path'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a priority -d 'set the priority of a value'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a ls -d 'list child keys'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls" -a '(__rtdb_paths)'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a query -d 'ordered, filtered children of a path'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a watch -d 'stream live events'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls query watch" -a '(__rtdb_paths)'
+for flag in orderByChild limitToFirst limitToLast startAt startAfter endAt endBefore equalTo events
+    complete -c rtdb -n "__fish_seen_subcommand_from query watch" -l $flag -r
+end
+for flag in orderByKey orderByValue orderByPriority bg
+    complete -c rtdb -n "__fish_seen_subcommand_from query watch" -l $flag
+end
+complete -c rtdb -n "__fish_seen_subcommand_from query" -l watch -d 'keep watching'
 complete -c rtdb -n "__fish_seen_subcommand_from $commands" -l json -d 'compact JSON output'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l shallow -d 'children as true'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l export -d 'include priorities'
