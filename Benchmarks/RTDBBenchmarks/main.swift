@@ -107,14 +107,76 @@ func writeBenchmark(_ n: Int) throws {
     try? FileManager.default.removeItem(atPath: folder)
 }
 
+/// A watched `--orderByChild lastModified --limitToLast 4` on a list of `n` children:
+/// the first answer (the engine builds its index), a second client's answer (index
+/// exists), and the cost per write of keeping the query current under random writes.
+func queryBenchmark(_ n: Int, writes: Int) throws {
+    let folder = NSTemporaryDirectory() + "rtdb-bench-query-" + UUID().uuidString
+    let database = try Database(folder: folder)
+    func connect() -> Repo {
+        let (client, server) = InProcessTransport.pair()
+        database.accept(server)
+        return Repo(transport: client)
+    }
+    let writer = connect()
+    var rng = SystemRandomNumberGenerator()
+    let batch = 10_000
+    for start in stride(from: 0, to: n, by: batch) {
+        let updates = (start..<min(n, start + batch)).map {
+            Update(Path("k\($0)/lastModified"), Node(.number(Double(Int.random(in: 0..<1_000_000_000, using: &rng)))))
+        }
+        writer.update(Path("notes"), updates)
+    }
+    writer.waitForPendingWrites(timeout: 600)
+
+    let query = QuerySpec(path: Path("notes"), params: QueryParams().ordered(by: .child(Path("lastModified"))).limitToLast(4))
+    func firstValue(_ repo: Repo) -> (Double, EventRegistration, () -> Int) {
+        let semaphore = DispatchSemaphore(value: 0)
+        let lock = NSLock()
+        var events = 0
+        var signalled = false
+        let registration = EventRegistration { event in
+            lock.lock(); events += 1
+            if event.type == .value && !signalled { signalled = true; semaphore.signal() }
+            lock.unlock()
+        }
+        let time = seconds {
+            repo.listen(query, registration)
+            semaphore.wait()
+        }
+        return (time, registration, { lock.lock(); defer { lock.unlock() }; return events })
+    }
+    let watcher = connect()
+    let (first, _, eventCount) = firstValue(watcher)
+    let (second, _, _) = firstValue(connect())
+
+    // Random children get newer or older timestamps while two watched queries stay current.
+    let before = eventCount()
+    let keys = (0..<writes).map { _ in Int.random(in: 0..<n, using: &rng) }
+    let watched = seconds {
+        for (i, k) in keys.enumerated() {
+            writer.set(Path("notes/k\(k)/lastModified"), Node(.number(Double(1_000_000_000 + i))))
+        }
+        writer.waitForPendingWrites(timeout: 600)
+        watcher.flushEvents()
+    }
+    print(String(format: "query: %8d children: first answer %.3f s (builds the index), with the index %.4f s; %d writes with the query watched: %.1f µs per write, %d events",
+                 n, first, second, writes, watched / Double(writes) * 1e6, eventCount() - before))
+    database.close()
+    try? FileManager.default.removeItem(atPath: folder)
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "json": try jsonBenchmark()
 case "load": try loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
 case "open": try openBenchmark(arguments[1])
+case "query":
+    for n in [10_000, 100_000, 1_000_000] { try queryBenchmark(n, writes: 100_000) }
 case "writes": try writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 default:
     try jsonBenchmark()
+    for n in [10_000, 100_000, 1_000_000] { try queryBenchmark(n, writes: 100_000) }
     try writeBenchmark(100_000)
     try loadBenchmark(1_000_000)
 }

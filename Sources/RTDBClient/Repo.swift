@@ -107,8 +107,10 @@ public final class Repo: @unchecked Sendable {
     public func set(_ path: Path, _ value: Node, completion: @escaping (Result<Void, DatabaseError>) -> Void = { _ in }) {
         write(completion) { [self] id in
             // Server values resolve locally for the optimistic view; the raw value is sent.
-            let existing = syncTree.completeEventCache(at: path) ?? .empty
-            let local = value.resolvingServerValues(now: serverNow, existing: existing)
+            var local = value
+            if value.containsServerValues {
+                local = value.resolvingServerValues(now: serverNow, existing: syncTree.completeEventCache(at: path) ?? .empty)
+            }
             return (syncTree.applyUserOverwrite(path, local, writeID: id), .put(path: path, data: value, hash: nil))
         }
     }
@@ -118,6 +120,7 @@ public final class Repo: @unchecked Sendable {
         write(completion) { [self] id in
             let now = serverNow
             let local = updates.map { update -> (Path, Node) in
+                guard update.value.containsServerValues else { return (update.path, update.value) }
                 let existing = syncTree.completeEventCache(at: path.appending(update.path)) ?? .empty
                 return (update.path, update.value.resolvingServerValues(now: now, existing: existing))
             }

@@ -9,6 +9,24 @@ struct CompoundWrite {
 
     var isEmpty: Bool { tree.isEmpty }
 
+    /// Adds a write in place (the pending writes' hot path).
+    mutating func add(_ node: Node, at path: Path) {
+        if path.isRoot { tree = ImmutableTree(node); return }
+        if let (rootPath, value) = tree.rootmost(on: path) {
+            tree.set(rootPath, value.setting(path.relative(to: rootPath)!, to: node))
+        } else {
+            tree.setTree(path, ImmutableTree(node))
+        }
+    }
+
+    mutating func add(_ updates: [(Path, Node)], at path: Path) {
+        for (relative, node) in updates { add(node, at: path.appending(relative)) }
+    }
+
+    mutating func remove(_ path: Path) {
+        if path.isRoot { self = .empty } else { tree.setTree(path, ImmutableTree()) }
+    }
+
     func adding(_ node: Node, at path: Path) -> CompoundWrite {
         if path.isRoot { return CompoundWrite(tree: ImmutableTree(node)) }
         if let (rootPath, value) = tree.rootmost(on: path) {

@@ -2,6 +2,10 @@ import RTDBData
 
 /// A tree keyed by path segments with an optional value at each node: where writes,
 /// sync points and acknowledged paths are kept. Children are visited in plain string order.
+///
+/// A value type: copies are independent. The mutating methods change it in place when it is
+/// not shared, so a long-lived tree (the pending writes) costs O(depth) per change, not a
+/// copy of every sibling level.
 struct ImmutableTree<T> {
     var value: T?
     var children: [String: ImmutableTree<T>] = [:]
@@ -52,6 +56,27 @@ struct ImmutableTree<T> {
         let updated = child.removing(path.dropFirst())
         copy.children[front] = updated.isEmpty ? nil : updated
         return copy.value == nil && copy.children.isEmpty ? ImmutableTree() : copy
+    }
+
+    mutating func set(_ path: Path, _ value: T?) {
+        set(path.keys[...], value)
+    }
+
+    private mutating func set(_ keys: ArraySlice<String>, _ value: T?) {
+        guard let front = keys.first else { self.value = value; return }
+        if children[front] == nil { children[front] = ImmutableTree() }
+        children[front]!.set(keys.dropFirst(), value)
+    }
+
+    mutating func setTree(_ path: Path, _ tree: ImmutableTree<T>) {
+        setTree(path.keys[...], tree)
+    }
+
+    private mutating func setTree(_ keys: ArraySlice<String>, _ tree: ImmutableTree<T>) {
+        guard let front = keys.first else { self = tree; return }
+        if children[front] == nil { children[front] = ImmutableTree() }
+        children[front]!.setTree(keys.dropFirst(), tree)
+        if children[front]!.isEmpty { children[front] = nil }
     }
 
     func settingTree(_ path: Path, _ tree: ImmutableTree<T>) -> ImmutableTree<T> {

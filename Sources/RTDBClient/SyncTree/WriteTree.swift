@@ -46,12 +46,12 @@ final class WriteTree {
 
     func addOverwrite(_ path: Path, _ node: Node, id: Int, visible isVisible: Bool) {
         append(UserWrite(id: id, path: path, change: .overwrite(node), visible: isVisible))
-        if isVisible { visible = visible.adding(node, at: path) }
+        if isVisible { visible.add(node, at: path) }
     }
 
     func addMerge(_ path: Path, _ entries: [(Path, Node)], id: Int) {
         append(UserWrite(id: id, path: path, change: .merge(entries), visible: true))
-        visible = visible.adding(entries, at: path)
+        visible.add(entries, at: path)
     }
 
     private func append(_ write: UserWrite) {
@@ -111,9 +111,9 @@ final class WriteTree {
 
     private func removeVisible(_ removed: UserWrite) {
         switch removed.change {
-        case .overwrite: visible = visible.removing(removed.path)
+        case .overwrite: visible.remove(removed.path)
         case .merge(let entries):
-            for (relative, _) in entries { visible = visible.removing(removed.path.appending(relative)) }
+            for (relative, _) in entries { visible.remove(removed.path.appending(relative)) }
         }
     }
 
