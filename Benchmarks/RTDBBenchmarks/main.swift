@@ -166,17 +166,54 @@ func queryBenchmark(_ n: Int, writes: Int) throws {
     try? FileManager.default.removeItem(atPath: folder)
 }
 
+/// From a write to its event at a listener in the same client (what a background watch in
+/// the shell prints), and at a listener on a second connection (after the engine).
+func latencyBenchmark(_ rounds: Int) throws {
+    let folder = NSTemporaryDirectory() + "rtdb-bench-latency-" + UUID().uuidString
+    let database = try Database(folder: folder)
+    func connect() -> Repo {
+        let (client, server) = InProcessTransport.pair()
+        database.accept(server)
+        return Repo(transport: client)
+    }
+    let writer = connect(), other = connect()
+    for (name, listener) in [("same client", writer), ("second connection", other)] {
+        var samples: [Double] = []
+        let semaphore = DispatchSemaphore(value: 0)
+        let registration = EventRegistration(types: [.childChanged, .childAdded]) { _ in semaphore.signal() }
+        listener.listen(QuerySpec(path: Path("latency")), registration)
+        listener.flushEvents()
+        usleep(100_000)
+        while semaphore.wait(timeout: .now()) == .success {}
+        for i in 0..<rounds {
+            let start = DispatchTime.now().uptimeNanoseconds
+            writer.set(Path("latency/k\(i % 10)"), Node(.number(Double(i))))
+            semaphore.wait()
+            samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
+        }
+        writer.waitForPendingWrites(timeout: 60)
+        samples.sort()
+        print(String(format: "latency: write to event, %@: median %.0f µs, p99 %.0f µs (%d writes)",
+                     name, samples[samples.count / 2], samples[samples.count * 99 / 100], rounds))
+        listener.unlisten(QuerySpec(path: Path("latency")), registration)
+    }
+    database.close()
+    try? FileManager.default.removeItem(atPath: folder)
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "json": try jsonBenchmark()
 case "load": try loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
 case "open": try openBenchmark(arguments[1])
+case "latency": try latencyBenchmark(2000)
 case "query":
     for n in [10_000, 100_000, 1_000_000] { try queryBenchmark(n, writes: 100_000) }
 case "writes": try writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 default:
     try jsonBenchmark()
     for n in [10_000, 100_000, 1_000_000] { try queryBenchmark(n, writes: 100_000) }
+    try latencyBenchmark(2000)
     try writeBenchmark(100_000)
     try loadBenchmark(1_000_000)
 }

@@ -27,24 +27,6 @@ struct CompoundWrite {
         if path.isRoot { self = .empty } else { tree.setTree(path, ImmutableTree()) }
     }
 
-    func adding(_ node: Node, at path: Path) -> CompoundWrite {
-        if path.isRoot { return CompoundWrite(tree: ImmutableTree(node)) }
-        if let (rootPath, value) = tree.rootmost(on: path) {
-            let relative = path.relative(to: rootPath)!
-            return CompoundWrite(tree: tree.setting(rootPath, value.setting(relative, to: node)))
-        }
-        return CompoundWrite(tree: tree.settingTree(path, ImmutableTree(node)))
-    }
-
-    func adding(_ updates: [(Path, Node)], at path: Path) -> CompoundWrite {
-        updates.reduce(self) { $0.adding($1.1, at: path.appending($1.0)) }
-    }
-
-    func removing(_ path: Path) -> CompoundWrite {
-        if path.isRoot { return .empty }
-        return CompoundWrite(tree: tree.settingTree(path, ImmutableTree()))
-    }
-
     /// The complete value at `path` when a write covers it.
     func completeNode(at path: Path) -> Node? {
         guard let (rootPath, value) = tree.rootmost(on: path) else { return nil }

@@ -41,8 +41,8 @@ final class SyncTree {
         guard pendingWrites.remove(id: writeID) else { return [] }
         var affected = ImmutableTree<Bool>()
         switch write.change {
-        case .overwrite: affected = affected.setting(.root, true)
-        case .merge(let entries): for (path, _) in entries { affected = affected.setting(path, true) }
+        case .overwrite: affected.set(.root, true)
+        case .merge(let entries): for (path, _) in entries { affected.set(path, true) }
         }
         return applyToSyncPoints(.ackUserWrite(write.path, affected: affected, revert: revert))
     }
@@ -82,7 +82,9 @@ final class SyncTree {
     }
 
     private static func tree(_ entries: [(Path, Node)]) -> ImmutableTree<Node> {
-        entries.reduce(ImmutableTree<Node>()) { $0.setting($1.0, $1.1) }
+        var tree = ImmutableTree<Node>()
+        for (path, node) in entries { tree.set(path, node) }
+        return tree
     }
 
     // MARK: Registrations

@@ -206,7 +206,7 @@ struct ViewProcessor {
             }
             if ackPath.isRoot {
                 var merge = ImmutableTree<Node>()
-                for (key, child) in server.node.children { merge = merge.setting(Path(keys: [key.name]), child) }
+                for (key, child) in server.node.children { merge.set(Path(keys: [key.name]), child) }
                 return serverMerge(cache, ackPath, merge, writes, completeCache, filterServerNode: filterServerNode, changes)
             }
             return cache
@@ -215,7 +215,7 @@ struct ViewProcessor {
         affected.forEach { mergePath, _ in
             let serverPath = ackPath.appending(mergePath)
             if server.isCompleteForPath(serverPath) {
-                merge = merge.setting(mergePath, server.node.child(at: serverPath))
+                merge.set(mergePath, server.node.child(at: serverPath))
             }
         }
         return serverMerge(cache, ackPath, merge, writes, completeCache, filterServerNode: filterServerNode, changes)

@@ -124,17 +124,17 @@ final class WriteTree {
             switch write.change {
             case .overwrite(let node):
                 if let relative = write.path.relative(to: root) {
-                    result = result.adding(node, at: relative)
+                    result.add(node, at: relative)
                 } else if let relative = root.relative(to: write.path) {
-                    result = result.adding(node.child(at: relative), at: .root)
+                    result.add(node.child(at: relative), at: .root)
                 }
             case .merge(let entries):
                 if let relative = write.path.relative(to: root) {
-                    result = result.adding(entries, at: relative)
+                    result.add(entries, at: relative)
                 } else if let relative = root.relative(to: write.path), let front = relative.first {
                     // Only an entry named exactly by the next key reaches below the write.
                     if let entry = entries.last(where: { $0.0.count == 1 && $0.0.first == front }) {
-                        result = result.adding(entry.1.child(at: relative.dropFirst()), at: .root)
+                        result.add(entry.1.child(at: relative.dropFirst()), at: .root)
                     }
                 }
             }
