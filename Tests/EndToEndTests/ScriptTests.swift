@@ -100,13 +100,15 @@ final class ScriptTests: XCTestCase {
         holder.standardInput = stdin
         holder.standardOutput = Pipe()
         try holder.run()
-        // Until the holder has the lock (a debug build on a busy machine can take seconds).
-        var result = try rtdb(["get", "/"])
+        // Until the holder has the lock: it writes its pid into LOCK (probing with another
+        // rtdb could take the lock first and make the holder give up).
         let deadline = Date().addingTimeInterval(60)
-        while result.status != 3 && Date() < deadline {
-            usleep(50_000)
-            result = try rtdb(["get", "/"])
+        while Date() < deadline {
+            let owner = (try? String(contentsOfFile: folder + "/LOCK", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            if owner == String(holder.processIdentifier) { break }
+            usleep(20_000)
         }
+        let result = try rtdb(["get", "/"])
         XCTAssertEqual(result.status, 3)
         XCTAssertEqual(result.stderr, "rtdb: the data folder \(folder!) is in use by another rtdb process (pid \(holder.processIdentifier)); stop it or choose another folder with --data\n")
         try stdin.fileHandleForWriting.close()
