@@ -226,13 +226,9 @@ enum InterruptPipe {
     nonisolated(unsafe) static var writeEnd: Int32 = -1
 
     static func install() {
-        guard readEnd < 0 else { return }
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { return }
-        readEnd = fds[0]
-        writeEnd = fds[1]
-        _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
-        _ = fcntl(writeEnd, F_SETFL, O_NONBLOCK)
+        guard readEnd < 0, let (r, w) = nonBlockingPipe() else { return }
+        readEnd = r
+        writeEnd = w
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { signal in
             var byte: UInt8 = signal == SIGWINCH ? InterruptPipe.resized : InterruptPipe.interrupted
@@ -278,13 +274,9 @@ public enum AsyncLines {
     nonisolated(unsafe) private static var writeEnd: Int32 = -1
 
     static func setUp() {
-        guard readEnd < 0 else { return }
-        var fds: [Int32] = [0, 0]
-        guard pipe(&fds) == 0 else { return }
-        readEnd = fds[0]
-        writeEnd = fds[1]
-        _ = fcntl(readEnd, F_SETFL, O_NONBLOCK)
-        _ = fcntl(writeEnd, F_SETFL, O_NONBLOCK)
+        guard readEnd < 0, let (r, w) = nonBlockingPipe() else { return }
+        readEnd = r
+        writeEnd = w
     }
 
     public static func post(_ line: String) {
@@ -317,4 +309,13 @@ public enum AsyncLines {
         queued = []
         return lines
     }
+}
+
+/// A pipe whose ends never block: the self-pipes that wake the line editor's reader.
+func nonBlockingPipe() -> (read: Int32, write: Int32)? {
+    var fds: [Int32] = [0, 0]
+    guard pipe(&fds) == 0 else { return nil }
+    _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+    _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+    return (fds[0], fds[1])
 }

@@ -56,29 +56,23 @@ public final class Shell {
     /// Parses and runs one line. `source` names it in messages ("line 3", "-c 1").
     @discardableResult
     public func run(_ line: String, source: String? = nil, lineNumber: Int = 0) -> Outcome {
+        run(line, source: source, lineNumber: lineNumber) { try Tokenizer.tokenize(line) }
+    }
+
+    /// Runs a command given as separate words (command-line arguments).
+    public func run(arguments: [String]) -> Outcome {
+        run(arguments.joined(separator: " "), source: nil, lineNumber: 0) { Tokenizer.tokens(fromArguments: arguments) }
+    }
+
+    private func run(_ line: String, source: String?, lineNumber: Int, tokens: () throws -> [Token]) -> Outcome {
         do {
-            guard let parsed = try CommandParser.parse(line, cwd: cwd) else { return .ok }
+            guard let parsed = try CommandParser.parse(tokens: tokens(), cwd: cwd) else { return .ok }
             return try execute(parsed, source: source, lineNumber: lineNumber)
         } catch let error as ShellError {
             report(error.message, line: line, column: error.column, source: source)
             return .failed
         } catch {
             report("\(error)", line: line, column: nil, source: source)
-            return .failed
-        }
-    }
-
-    /// Runs a command given as separate words (command-line arguments).
-    public func run(arguments: [String]) -> Outcome {
-        let line = arguments.joined(separator: " ")
-        do {
-            guard let parsed = try CommandParser.parse(tokens: Tokenizer.tokens(fromArguments: arguments), cwd: cwd) else { return .ok }
-            return try execute(parsed, source: nil, lineNumber: 0)
-        } catch let error as ShellError {
-            report(error.message, line: line, column: error.column, source: nil)
-            return .failed
-        } catch {
-            report("\(error)", line: line, column: nil, source: nil)
             return .failed
         }
     }
