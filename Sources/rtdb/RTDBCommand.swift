@@ -55,6 +55,11 @@ struct RTDBCommand: ParsableCommand {
     static let usageLine = "Usage: rtdb [--data DIR] [-c COMMAND ...] [--keep-going] [--no-color] [COMMAND ...]\nSee 'rtdb --help'.\n"
 
     func run() throws {
+        // The pass-through argument captures everything, --help included.
+        if let first = words.first, ["-h", "--help", "-help"].contains(first) {
+            print(Self.helpMessage())
+            return
+        }
         // Options after the command belong to it; an unknown one before it is a usage error.
         if let first = words.first, first.hasPrefix("-") {
             FileHandle.standardError.write(Data("Error: Unknown option '\(first)'\n\(Self.usageLine)".utf8))

@@ -116,6 +116,15 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(try rtdb(["get", "/"]).status, 0)
     }
 
+    func testHelp() throws {
+        for flag in ["--help", "-h"] {
+            let result = try rtdb([flag])
+            XCTAssertEqual(result.status, 0)
+            XCTAssertTrue(result.stdout.hasPrefix("OVERVIEW: An interactive shell for realtime JSON databases."), result.stdout)
+            XCTAssertTrue(result.stdout.contains("--data <DIR>"), result.stdout)
+        }
+    }
+
     func testUsageErrorExitsWithTwo() throws {
         let result = try rtdb(["--no-such-option"])
         XCTAssertEqual(result.status, 2)
