@@ -34,6 +34,7 @@ let package = Package(
                           path: "Benchmarks/RTDBBenchmarks"),
 
         .testTarget(name: "RTDBDataTests", dependencies: ["RTDBData"]),
+        .testTarget(name: "RTDBProtocolTests", dependencies: ["RTDBProtocol"]),
         .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBClient", "rtdb-crash-writer"]),
         .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBServer", "RTDBClient"], path: "Tests/CrashWriter"),
         .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBServer"]),

@@ -1,0 +1,83 @@
+import XCTest
+import RTDBData
+@testable import RTDBProtocol
+
+/// Exact bytes on the wire, as in the official exchange (protocol-reference.md §2.7).
+final class WireCodecTests: XCTestCase {
+    func testEncodesTheOfficialExchange() {
+        XCTAssertEqual(WireCodec.encode(.handshake(Handshake(timestamp: 1700000000000, host: "127.0.0.1:9000", sessionID: "sess1"))),
+                       #"{"t":"c","d":{"t":"h","d":{"ts":1700000000000,"v":"5","h":"127.0.0.1:9000","s":"sess1"}}}"#)
+        XCTAssertEqual(WireCodec.encode(.request(id: 1, .stats(["sdk.js.11-0-0": 1]))),
+                       #"{"t":"d","d":{"r":1,"a":"s","b":{"c":{"sdk.js.11-0-0":1}}}}"#)
+        XCTAssertEqual(WireCodec.encode(.request(id: 2, .listen(path: Path("/items"), query: nil, tag: nil, hash: ""))),
+                       #"{"t":"d","d":{"r":2,"a":"q","b":{"p":"/items","h":""}}}"#)
+        XCTAssertEqual(WireCodec.encode(.response(id: 1, .ok)), #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#)
+        XCTAssertEqual(WireCodec.encode(.push(.data(path: Path("items"), data: try! JSONReader.parse(#"{"a":1}"#), tag: nil))),
+                       #"{"t":"d","d":{"a":"d","b":{"p":"items","d":{"a":1}}}}"#)
+        XCTAssertEqual(WireCodec.encode(.request(id: 3, .put(path: Path("/items/b"), data: Node(2), hash: nil))),
+                       #"{"t":"d","d":{"r":3,"a":"p","b":{"p":"/items/b","d":2}}}"#)
+        XCTAssertEqual(WireCodec.encode(.push(.data(path: Path("items/b"), data: Node(2), tag: nil))),
+                       #"{"t":"d","d":{"a":"d","b":{"p":"items/b","d":2}}}"#)
+        XCTAssertEqual(WireCodec.encode(.ping), #"{"t":"c","d":{"t":"p","d":{}}}"#)
+        XCTAssertEqual(WireCodec.encode(.pong), #"{"t":"c","d":{"t":"o","d":{}}}"#)
+    }
+
+    func testQueriesTagsMergesAndErrors() {
+        let query = QueryParams().ordered(by: .child(Path("lastModified"))).limitToLast(4)
+        XCTAssertEqual(WireCodec.encode(.request(id: 7, .listen(path: Path("notes"), query: query, tag: 3, hash: "abc="))),
+                       #"{"t":"d","d":{"r":7,"a":"q","b":{"p":"/notes","q":{"l":4,"vf":"r","i":"lastModified"},"t":3,"h":"abc="}}}"#)
+        XCTAssertEqual(query.identifier, #"{"i":"lastModified","l":4,"vf":"r"}"#)
+        let bounded = QueryParams().ordered(by: .value).startAfter(Node(5)).endAt(Node("z"), key: "k")
+        XCTAssertEqual(bounded.wireObject.serialized(), #"{"sp":5,"sn":"[MAX_NAME]","sin":false,"ep":"z","en":"k","ein":true,"i":".value"}"#)
+        XCTAssertEqual(WireCodec.encode(.push(.merge(path: Path("a"), data: [Update(Path("b/c"), Node(1)), Update(Path("d"), .empty)], tag: 2))),
+                       #"{"t":"d","d":{"a":"m","b":{"p":"a","d":{"b/c":1,"d":null},"t":2}}}"#)
+        XCTAssertEqual(WireCodec.encode(.response(id: 9, .error("datastale", "the data changed"))),
+                       #"{"t":"d","d":{"r":9,"b":{"s":"datastale","d":"the data changed"}}}"#)
+        XCTAssertEqual(WireCodec.encode(.push(.data(path: .root, data: Node(.string("x"), priority: .number(1)), tag: nil))),
+                       #"{"t":"d","d":{"a":"d","b":{"p":"","d":{".value":"x",".priority":1}}}}"#)
+    }
+
+    func testRoundTrips() throws {
+        let messages: [Message] = [
+            .request(id: 4, .put(path: Path("a/b"), data: try JSONReader.parse(#"{"x": {".sv": "timestamp"}, ".priority": 2}"#), hash: "h=")),
+            .request(id: 5, .merge(path: Path("a"), data: [Update(Path("x/y"), Node(true)), Update(Path("z"), .empty)])),
+            .request(id: 6, .listen(path: Path("q"), query: QueryParams().ordered(by: .key).startAt(Node("b")).limitToFirst(2), tag: 1, hash: "")),
+            .request(id: 7, .unlisten(path: Path("q"), query: nil, tag: nil)),
+            .request(id: 8, .get(path: Path("g"))),
+            .response(id: 4, Response(status: "ok", data: try JSONReader.parse(#"{"a": 1}"#))),
+            .response(id: 5, .error("permission_denied", "no")),
+            .push(.merge(path: Path("m"), data: [Update(Path("a"), Node(1))], tag: nil)),
+            .push(.listenRevoked(path: Path("c"), query: QueryParams().limitToFirst(1))),
+            .reset(host: "s-1.example"), .shutdown(reason: "bye"), .serverError("oops"),
+        ]
+        for message in messages {
+            XCTAssertEqual(try WireCodec.decode(WireCodec.encode(message)), message, WireCodec.encode(message))
+        }
+    }
+
+    func testBadInputIsAClearError() {
+        func error(_ text: String) -> WireError? {
+            do { _ = try WireCodec.decode(text); return nil } catch { return error as? WireError }
+        }
+        XCTAssertEqual(error("{")?.message.hasPrefix("message is not JSON"), true)
+        XCTAssertEqual(error(#"{"t":"x","d":{}}"#), WireError("unknown message layer \"x\""))
+        XCTAssertEqual(error(#"{"t":"d","d":{"r":3,"a":"zz","b":{}}}"#), WireError("unknown action \"zz\"", requestID: 3))
+        XCTAssertEqual(error(#"{"t":"d","d":{"r":4,"a":"p","b":{"d":1}}}"#), WireError("the request needs a path \"p\"", requestID: 4))
+        XCTAssertEqual(error(#"{"t":"d","d":{"r":5,"a":"p","b":{"p":"/a","d":{"b.c":1}}}}"#)?.message.hasPrefix(#"invalid data for /a: invalid key "b.c""#), true)
+        XCTAssertEqual(error(#"{"t":"d","d":{"r":6,"a":"p","b":{"p":"/a#b","d":1}}}"#)?.requestID, 6)
+    }
+
+    func testFraming() {
+        XCTAssertEqual(WireFraming.frames(for: "short"), ["short"])
+        let long = String(repeating: "é🐵", count: 6000)  // 18,000 UTF-16 units
+        let frames = WireFraming.frames(for: long)
+        XCTAssertEqual(frames.first, "2")
+        XCTAssertTrue(frames.dropFirst().allSatisfy { $0.utf16.count <= 16384 })
+        var assembler = WireFraming.Assembler()
+        XCTAssertNil(assembler.receive("0"), "keepalive")
+        var joined: String?
+        for frame in frames { joined = assembler.receive(frame) ?? joined }
+        XCTAssertEqual(joined, long)
+        XCTAssertEqual(assembler.receive(#"{"t":"c","d":{"t":"p","d":{}}}"#), #"{"t":"c","d":{"t":"p","d":{}}}"#)
+    }
+}
