@@ -10,6 +10,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
     ],
     targets: [
         // The value model shared by client and server.
@@ -21,7 +22,13 @@ let package = Package(
         // The client core.
         .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol"]),
         // The server engine and its durable store.
-        .target(name: "RTDBServer", dependencies: ["RTDBData", "RTDBProtocol"]),
+        .target(name: "RTDBServer", dependencies: [
+            "RTDBData", "RTDBProtocol",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
+        ]),
         // libedit, with inline non-variadic wrappers.
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         // Command language, renderers, line editor, batch runner.

@@ -38,6 +38,33 @@ public final class Database: @unchecked Sendable {
         store.close()
     }
 
+    private var pushIDs = PushIDGenerator()
+
+    /// Runs a request from outside a realtime session (REST); `completion` gets the answer
+    /// (for writes, once durable).
+    public func submit(_ request: Request, completion: @escaping (Response) -> Void) {
+        queue.async { self.handle(request, from: nil, reply: completion) }
+    }
+
+    /// Writes `value` under a new push id made with the server's clock.
+    public func push(_ path: Path, _ value: Node, completion: @escaping (String, Response) -> Void) {
+        queue.async {
+            let key = self.pushIDs.next(now: Int64(self.clock()))
+            self.handle(.put(path: path.child(key), data: value, hash: nil), from: nil) { completion(key, $0) }
+        }
+    }
+
+    /// Reads the value at `path`, filtered by a query when given (answered from an index).
+    public func read(_ path: Path, query: QueryParams?, completion: @escaping (Node) -> Void) {
+        queue.async {
+            let node = self.root.child(at: path)
+            guard let query, !query.loadsAllData else { return completion(node) }
+            let key = self.indexKey(path, query.index)
+            let index = self.indexes[key] ?? QueryIndex(path: path, index: query.index, node: node)
+            completion(index.evaluate(query, on: node))
+        }
+    }
+
     /// The current value at `path` (for tests and tools).
     public func value(at path: Path) -> Node {
         queue.sync { root.child(at: path) }

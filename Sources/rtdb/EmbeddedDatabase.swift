@@ -24,6 +24,11 @@ final class EmbeddedDatabase: DatabaseConnection {
         database.close()
     }
 
+    /// `$XDG_DATA_HOME/rtdb/server`, or `~/.local/share/rtdb/server`: one folder per namespace.
+    static var defaultServerFolder: String {
+        (defaultFolder as NSString).deletingLastPathComponent + "/server"
+    }
+
     /// `$XDG_DATA_HOME/rtdb/default`, or `~/.local/share/rtdb/default`.
     static var defaultFolder: String {
         let env = ProcessInfo.processInfo.environment

@@ -60,6 +60,10 @@ struct RTDBCommand: ParsableCommand {
             print(Self.helpMessage())
             return
         }
+        if words.first == "serve" {
+            let defaultFolder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultServerFolder
+            throw ExitCode(Serve.run(Array(words.dropFirst()), defaultFolder: defaultFolder).rawValue)
+        }
         // Options after the command belong to it; an unknown one before it is a usage error.
         if let first = words.first, first.hasPrefix("-") {
             FileHandle.standardError.write(Data("Error: Unknown option '\(first)'\n\(Self.usageLine)".utf8))

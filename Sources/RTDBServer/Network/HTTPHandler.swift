@@ -1,0 +1,208 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import RTDBData
+import RTDBProtocol
+
+/// The REST API on the server's port: `/path.json` with GET, PUT, POST, PATCH and DELETE,
+/// `print`, `shallow`, `format=export`, queries and ETags, errors as `{"error": …}`.
+final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    static let maxBody = 256 * 1024 * 1024
+
+    let namespaces: Namespaces
+    let log: (String) -> Void
+    private var head: HTTPRequestHead?
+    private var body = ByteBuffer()
+    private var tooLarge = false
+
+    init(namespaces: Namespaces, log: @escaping (String) -> Void) {
+        self.namespaces = namespaces
+        self.log = log
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let h):
+            head = h
+            body = context.channel.allocator.buffer(capacity: 0)
+            tooLarge = false
+        case .body(var chunk):
+            if body.readableBytes + chunk.readableBytes > HTTPHandler.maxBody { tooLarge = true } else { body.writeBuffer(&chunk) }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            handle(head, context: context)
+        }
+    }
+
+    private struct Reply {
+        var status: HTTPResponseStatus
+        var body: [UInt8]
+        var headers: [(String, String)] = []
+    }
+
+    private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
+        let channel = context.channel
+        let keepAlive = head.isKeepAlive
+        let respond: (Reply) -> Void = { reply in
+            channel.eventLoop.execute {
+                var headers = HTTPHeaders()
+                headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+                headers.add(name: "Content-Length", value: String(reply.body.count))
+                headers.add(name: "Access-Control-Allow-Origin", value: "*")
+                headers.add(name: "Cache-Control", value: "no-cache")
+                for (name, value) in reply.headers { headers.add(name: name, value: value) }
+                if !keepAlive { headers.add(name: "Connection", value: "close") }
+                channel.write(HTTPServerResponsePart.head(HTTPResponseHead(version: head.version, status: reply.status, headers: headers)), promise: nil)
+                if !reply.body.isEmpty {
+                    var buffer = channel.allocator.buffer(capacity: reply.body.count)
+                    buffer.writeBytes(reply.body)
+                    channel.write(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+                }
+                channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in
+                    if !keepAlive { channel.close(promise: nil) }
+                }
+            }
+        }
+        if tooLarge { return respond(Self.error(.payloadTooLarge, "the request body is larger than 256 MB")) }
+        do {
+            try route(head, respond)
+        } catch let failure as RESTFailure {
+            respond(Self.error(failure.status, failure.message))
+        } catch {
+            respond(Self.error(.internalServerError, "\(error)"))
+        }
+    }
+
+    struct RESTFailure: Error {
+        let status: HTTPResponseStatus
+        let message: String
+    }
+
+    private static func error(_ status: HTTPResponseStatus, _ message: String) -> Reply {
+        Reply(status: status, body: Array(JSONValue.object([("error", .string(message))]).serialized().utf8))
+    }
+
+    private static func etag(_ node: Node) -> String { node.isEmpty ? "null_etag" : node.hashString }
+
+    private func route(_ head: HTTPRequestHead, _ respond: @escaping (Reply) -> Void) throws {
+        let (rawPath, items) = Self.split(head.uri)
+        guard rawPath.hasSuffix(".json") else {
+            throw RESTFailure(status: .notFound, message: "not found: REST paths end in .json, as in /users/ada.json; WebSocket clients connect to /.ws")
+        }
+        let segments = rawPath.dropLast(".json".count).split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        let path = Path(keys: segments)
+        do { try path.validate() } catch { throw RESTFailure(status: .badRequest, message: "Invalid path: \(error)") }
+        let namespace = items["ns"] ?? Self.namespace(fromHost: head.headers.first(name: "Host"))
+        let database: Database
+        do { database = try namespaces.database(namespace) } catch {
+            throw RESTFailure(status: .notFound, message: "\(error)")
+        }
+        var method = head.method.rawValue
+        if method == "POST", let override = head.headers.first(name: "X-HTTP-Method-Override") ?? items["x-http-method-override"] {
+            method = override.uppercased()
+        }
+        let print = items["print"]
+        let pretty = print == "pretty"
+        let silent = print == "silent"
+        let export = items["format"] == "export"
+        let render: (Node) -> [UInt8] = { JSONWriter.bytes($0, options: .init(export: export, pretty: pretty)) }
+        let bodyText = body.getString(at: body.readerIndex, length: body.readableBytes) ?? ""
+        if method != "GET" && method != "DELETE" && path.isInfo {
+            throw RESTFailure(status: .badRequest, message: "Invalid path: /.info is read-only")
+        }
+        switch method {
+        case "GET":
+            if items["shallow"] == "true" {
+                if items.keys.contains(where: { ["orderBy", "startAt", "startAfter", "endAt", "endBefore", "equalTo", "limitToFirst", "limitToLast"].contains($0) }) {
+                    throw RESTFailure(status: .badRequest, message: "shallow cannot be combined with queries")
+                }
+            }
+            let query: QueryParams?
+            do { query = try RESTQuery.params(items) } catch let f as RESTQuery.Failure { throw RESTFailure(status: .badRequest, message: f.message) }
+            let wantsETag = head.headers.first(name: "X-Firebase-ETag") == "true"
+            let ifNoneMatch = head.headers.first(name: "if-none-match")
+            database.read(path, query: query) { node in
+                let value = items["shallow"] == "true" ? node.shallow : node
+                var headers: [(String, String)] = []
+                if wantsETag || ifNoneMatch != nil { headers.append(("ETag", Self.etag(node))) }
+                if let ifNoneMatch, ifNoneMatch == Self.etag(node) {
+                    return respond(Reply(status: .notModified, body: [], headers: headers))
+                }
+                respond(Reply(status: .ok, body: silent ? [] : render(value), headers: headers))
+            }
+        case "PUT", "DELETE":
+            var value = Node.empty
+            if method == "PUT" {
+                do { value = try JSONReader.parse(bodyText, options: .init(base: path)) } catch {
+                    throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object, array, or value: \(error)")
+                }
+            }
+            let ifMatch = head.headers.first(name: "if-match")
+            let hash = ifMatch.map { $0 == "null_etag" ? "" : $0 }
+            database.submit(.put(path: path, data: value, hash: hash)) { response in
+                if response.status == "datastale" {
+                    return database.read(path, query: nil) { current in
+                        respond(Reply(status: .preconditionFailed, body: render(current), headers: [("ETag", Self.etag(current))]))
+                    }
+                }
+                guard response.isOK else { return respond(Self.error(response.status == "write_failed" ? .internalServerError : .badRequest, response.message)) }
+                database.read(path, query: nil) { written in
+                    var headers: [(String, String)] = []
+                    if ifMatch != nil { headers.append(("ETag", Self.etag(written))) }
+                    if silent { return respond(Reply(status: .noContent, body: [], headers: headers)) }
+                    respond(Reply(status: .ok, body: method == "DELETE" ? Array("null".utf8) : render(written), headers: headers))
+                }
+            }
+        case "POST":
+            let value: Node
+            do { value = try JSONReader.parse(bodyText, options: .init(base: path.child("-AAAAAAAAAAAAAAAAAAA"))) } catch {
+                throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object, array, or value: \(error)")
+            }
+            database.push(path, value) { key, response in
+                guard response.isOK else { return respond(Self.error(.badRequest, response.message)) }
+                if silent { return respond(Reply(status: .noContent, body: [])) }
+                respond(Reply(status: .ok, body: Array(JSONValue.object([("name", .string(key))]).serialized().utf8)))
+            }
+        case "PATCH":
+            let entries: [(Path, Node)]
+            do {
+                entries = try JSONReader.parseUpdate(bodyText, base: path)
+                try validateUpdatePaths(entries, base: path)
+            } catch {
+                throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object: \(error)")
+            }
+            database.submit(.merge(path: path, data: entries.map { Update($0.0, $0.1) })) { response in
+                guard response.isOK else { return respond(Self.error(.badRequest, response.message)) }
+                if silent { return respond(Reply(status: .noContent, body: [])) }
+                var patch = Node.empty
+                for (relative, value) in entries { patch = patch.setting(relative, to: value) }
+                respond(Reply(status: .ok, body: render(patch)))
+            }
+        default:
+            throw RESTFailure(status: .methodNotAllowed, message: "method \(method) is not supported: use GET, PUT, POST, PATCH or DELETE")
+        }
+    }
+
+    static func split(_ uri: String) -> (String, [String: String]) {
+        guard let q = uri.firstIndex(of: "?") else { return (uri, [:]) }
+        var items: [String: String] = [:]
+        for pair in uri[uri.index(after: q)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ") }
+            let name = parts[0].removingPercentEncoding ?? parts[0]
+            items[name] = parts.count > 1 ? (parts[1].removingPercentEncoding ?? parts[1]) : ""
+        }
+        return (String(uri[..<q]), items)
+    }
+
+    /// `demo.localhost:9000` → demo; an address or a bare host → "default".
+    static func namespace(fromHost host: String?) -> String {
+        guard let host = host?.split(separator: ":").first else { return "default" }
+        let labels = host.split(separator: ".")
+        if labels.count >= 2, !host.allSatisfy({ $0.isNumber || $0 == "." }) { return String(labels[0]).lowercased() }
+        return "default"
+    }
+}

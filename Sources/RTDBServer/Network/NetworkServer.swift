@@ -1,0 +1,79 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
+import RTDBData
+import RTDBProtocol
+
+/// `rtdb serve`: the engine on a TCP port — the realtime protocol over WebSocket at
+/// `/.ws?ns=NAME`, and the REST API at `/path.json` — one database per namespace.
+public final class NetworkServer: @unchecked Sendable {
+    public let namespaces: Namespaces
+    private let group: MultiThreadedEventLoopGroup
+    private var channel: Channel?
+    private let log: @Sendable (String) -> Void
+
+    public init(namespaces: Namespaces, threads: Int = System.coreCount, log: @escaping @Sendable (String) -> Void) {
+        self.namespaces = namespaces
+        self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
+        self.log = log
+    }
+
+    /// Binds and starts serving; returns the bound port.
+    public func start(host: String, port: Int) throws -> Int {
+        let namespaces = self.namespaces
+        let log = self.log
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(ChannelOptions.backlog, value: 256)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .childChannelInitializer { channel in
+                let http = HTTPHandler(namespaces: namespaces, log: log)
+                let upgrader = NIOWebSocketServerUpgrader(
+                    maxFrameSize: 1 << 24,
+                    shouldUpgrade: { channel, head in
+                        let (path, _) = HTTPHandler.split(head.uri)
+                        return channel.eventLoop.makeSucceededFuture(path == "/.ws" ? HTTPHeaders() : nil)
+                    },
+                    upgradePipelineHandler: { channel, head in
+                        let (_, items) = HTTPHandler.split(head.uri)
+                        let namespace = items["ns"] ?? HTTPHandler.namespace(fromHost: head.headers.first(name: "Host"))
+                        let transport = WebSocketTransport(channel: channel)
+                        let handler = WebSocketSessionHandler(transport: transport)
+                        let peer = channel.remoteAddress?.description ?? "?"
+                        return channel.pipeline.addHandlers([
+                            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
+                                                        maxAccumulatedFrameSize: 1 << 28),
+                            handler,
+                        ]).map {
+                            do {
+                                let database = try namespaces.database(namespace)
+                                database.accept(transport, host: head.headers.first(name: "Host") ?? "127.0.0.1")
+                                log("connection from \(peer) to namespace \(namespace)")
+                                channel.closeFuture.whenComplete { _ in log("connection from \(peer) closed") }
+                            } catch {
+                                transport.send(.serverError("\(error)"))
+                                channel.close(promise: nil)
+                            }
+                        }
+                    })
+                let upgrade: NIOHTTPServerUpgradeConfiguration = (upgraders: [upgrader], completionHandler: { context in
+                    context.pipeline.removeHandler(http, promise: nil)
+                })
+                return channel.pipeline.configureHTTPServerPipeline(withServerUpgrade: upgrade).flatMap {
+                    channel.pipeline.addHandler(http)
+                }
+            }
+        let channel = try bootstrap.bind(host: host, port: port).wait()
+        self.channel = channel
+        return channel.localAddress?.port ?? port
+    }
+
+    /// Stops accepting, closes connections, makes every write durable.
+    public func shutdown() {
+        try? channel?.close().wait()
+        try? group.syncShutdownGracefully()
+        namespaces.closeAll()
+    }
+}

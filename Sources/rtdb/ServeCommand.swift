@@ -1,0 +1,64 @@
+import ArgumentParser
+import Foundation
+import RTDBServer
+import RTDBShell
+
+/// `rtdb serve`: options of the local server.
+struct ServeOptions: ParsableArguments {
+    @Option(help: "The address to listen on. Anything but 127.0.0.1 exposes the database to the network.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port: the realtime protocol at /.ws and the REST API at /PATH.json.")
+    var port = 9000
+
+    @Option(help: ArgumentHelp("The folder holding one database per namespace.", valueName: "DIR"))
+    var data: String?
+}
+
+enum Serve {
+    static func run(_ arguments: [String], defaultFolder: String) -> ExitStatus {
+        let options: ServeOptions
+        do {
+            options = try ServeOptions.parse(arguments)
+        } catch {
+            let message = ServeOptions.fullMessage(for: error)
+            if ServeOptions.exitCode(for: error) == .success {
+                print("USAGE: rtdb serve [--host 127.0.0.1] [--port 9000] [--data DIR]\n\n" + message)
+                return .success
+            }
+            FileHandle.standardError.write(Data("rtdb serve: \(message)\n".utf8))
+            return .usage
+        }
+        let folder = options.data.map { ($0 as NSString).expandingTildeInPath } ?? defaultFolder
+        let log: @Sendable (String) -> Void = { line in
+            let stamp = ISO8601DateFormatter().string(from: Date())
+            FileHandle.standardError.write(Data("\(stamp) \(line)\n".utf8))
+        }
+        let server: NetworkServer
+        let port: Int
+        do {
+            server = NetworkServer(namespaces: try Namespaces(folder: folder), log: log)
+            port = try server.start(host: options.host, port: options.port)
+        } catch {
+            FileHandle.standardError.write(Data("rtdb serve: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
+            return .unavailable
+        }
+        print("rtdb serve: listening on \(options.host):\(port) (ws://\(options.host):\(port)/.ws?ns=NAME, http://\(options.host):\(port)/PATH.json?ns=NAME); data in \(folder)")
+        fflush(stdout)
+        // Shut down cleanly on SIGINT and SIGTERM: stop accepting, then make writes durable.
+        let done = DispatchSemaphore(value: 0)
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler { done.signal() }
+            source.resume()
+            sources.append(source)
+        }
+        done.wait()
+        log("shutting down")
+        server.shutdown()
+        log("stopped; every acknowledged write is on disk")
+        return .success
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// `rtdb serve` as a user runs it, driven over HTTP on 127.0.0.1.
+final class ServeTests: XCTestCase {
+    var server: Process!
+    var port = 0
+    var folder: String!
+
+    override func setUpWithError() throws {
+        folder = Binary.temporaryFolder()
+        server = Process()
+        server.executableURL = URL(fileURLWithPath: Binary.path)
+        server.arguments = ["serve", "--port", "0", "--data", folder]
+        let out = Pipe()
+        server.standardOutput = out
+        server.standardError = Pipe()
+        try server.run()
+        // The first line says where it listens.
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: #"127\.0\.0\.1:(\d+) "#, options: .regularExpression) else {
+            return XCTFail("no listening line: \(text)")
+        }
+        port = Int(text[range].dropFirst("127.0.0.1:".count).dropLast())!
+    }
+
+    override func tearDown() {
+        if server.isRunning {
+            kill(server.processIdentifier, SIGTERM)
+            server.waitUntilExit()
+        }
+    }
+
+    func request(_ method: String, _ path: String, body: String? = nil, headers: [String: String] = [:]) throws -> (Int, String, [String: String]) {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)\(path)")!)
+        request.httpMethod = method
+        request.httpBody = body.map { Data($0.utf8) }
+        for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
+        let done = DispatchSemaphore(value: 0)
+        var result: (Int, String, [String: String]) = (0, "", [:])
+        URLSession.shared.dataTask(with: request) { data, response, _ in
+            let http = response as? HTTPURLResponse
+            var fields: [String: String] = [:]
+            for (k, v) in http?.allHeaderFields ?? [:] { fields[String(describing: k).lowercased()] = String(describing: v) }
+            result = (http?.statusCode ?? 0, String(decoding: data ?? Data(), as: UTF8.self), fields)
+            done.signal()
+        }.resume()
+        done.wait()
+        return result
+    }
+
+    func testRESTWritesReadsAndErrors() throws {
+        XCTAssertEqual(try request("PUT", "/users/ada.json?ns=demo", body: #"{"name":"Ada","born":1815}"#).1, #"{"born":1815,"name":"Ada"}"#)
+        XCTAssertEqual(try request("PATCH", "/users.json?ns=demo", body: #"{"ada/born":1816,"bob/name":"Bob"}"#).1, #"{"ada":{"born":1816},"bob":{"name":"Bob"}}"#)
+        let push = try request("POST", "/log.json?ns=demo", body: #""hello""#)
+        XCTAssertTrue(push.1.hasPrefix(#"{"name":"-"#), push.1)
+        XCTAssertEqual(try request("GET", "/users.json?ns=demo&shallow=true").1, #"{"ada":true,"bob":true}"#)
+        XCTAssertEqual(try request("GET", "/users.json?ns=demo&orderBy=%22$key%22&limitToLast=1").1, #"{"bob":{"name":"Bob"}}"#)
+        XCTAssertEqual(try request("PUT", "/silent.json?ns=demo&print=silent", body: "1").0, 204)
+        XCTAssertEqual(try request("DELETE", "/silent.json?ns=demo").1, "null")
+        // Namespaces are separate databases.
+        XCTAssertEqual(try request("GET", "/users.json?ns=other").1, "null")
+
+        let bad = try request("GET", "/a$b.json?ns=demo")
+        XCTAssertEqual(bad.0, 400)
+        XCTAssertTrue(bad.1.hasPrefix(#"{"error":"Invalid path: invalid key"#), bad.1)
+        XCTAssertEqual(try request("PUT", "/x.json?ns=demo", body: "{").0, 400)
+        XCTAssertEqual(try request("GET", "/x.json?ns=demo&limitToFirst=2").1, #"{"error":"orderBy must be defined when other query parameters are defined"}"#)
+        XCTAssertEqual(try request("GET", "/x.json?ns=bad%20name").0, 404)
+    }
+
+    func testETags() throws {
+        _ = try request("PUT", "/n.json?ns=demo", body: "1")
+        let read = try request("GET", "/n.json?ns=demo", headers: ["X-Firebase-ETag": "true"])
+        let etag = try XCTUnwrap(read.2["etag"])
+        XCTAssertEqual(try request("GET", "/n.json?ns=demo", headers: ["if-none-match": etag]).0, 304)
+        let stale = try request("PUT", "/n.json?ns=demo", body: "5", headers: ["if-match": "not-it"])
+        XCTAssertEqual(stale.0, 412)
+        XCTAssertEqual(stale.1, "1")
+        XCTAssertEqual(stale.2["etag"], etag)
+        XCTAssertEqual(try request("PUT", "/n.json?ns=demo", body: "2", headers: ["if-match": etag]).0, 200)
+        XCTAssertEqual(try request("PUT", "/fresh.json?ns=demo", body: "1", headers: ["if-match": "null_etag"]).0, 200)
+        XCTAssertEqual(try request("PUT", "/fresh.json?ns=demo", body: "1", headers: ["if-match": "null_etag"]).0, 412)
+    }
+
+    func testShutdownIsCleanAndDurable() throws {
+        _ = try request("PUT", "/kept.json?ns=demo", body: #""yes""#)
+        kill(server.processIdentifier, SIGTERM)
+        server.waitUntilExit()
+        XCTAssertEqual(server.terminationStatus, 0)
+        let reopened = try Binary.run(["--data", folder + "/demo", "get", "/kept"])
+        XCTAssertEqual(reopened.stdout, "\"yes\"\n")
+    }
+}
