@@ -18,7 +18,13 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         // Realtime protocol messages and transports.
-        .target(name: "RTDBProtocol", dependencies: ["RTDBData"]),
+        .target(name: "RTDBProtocol", dependencies: [
+            "RTDBData",
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOPosix", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOWebSocket", package: "swift-nio"),
+        ]),
         // The client core.
         .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol"]),
         // The server engine and its durable store.
@@ -35,6 +41,7 @@ let package = Package(
         .target(name: "RTDBShell", dependencies: ["RTDBClient", "CEditLine"]),
         .executableTarget(name: "rtdb", dependencies: [
             "RTDBShell", "RTDBServer", "RTDBProtocol", "RTDBClient",
+            .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBServer", "RTDBClient"],

@@ -97,6 +97,8 @@ public final class Repo: @unchecked Sendable {
     }
 
     public var isConnected: Bool { queue.sync { connection.connected } }
+    /// The connection ended (refused, dropped or closed).
+    public var isClosed: Bool { queue.sync { connection.closed } }
     public var serverTimeOffset: Double { queue.sync { connection.serverTimeOffset } }
 
     /// The server's clock as this client estimates it, in milliseconds.

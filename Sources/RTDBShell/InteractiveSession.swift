@@ -51,7 +51,8 @@ public struct InteractiveSession {
         }
         let dim = shell.options.renderer.color ? "\u{1B}[2m" : ""
         let reset = shell.options.renderer.color ? "\u{1B}[0m" : ""
-        shell.output.write("\(dim)rtdb: embedded database in \(location). Type 'help' for commands, Ctrl-D to leave.\(reset)\n")
+        let place = location.hasPrefix("ws") ? "connected to \(location)" : "embedded database in \(location)"
+        shell.output.write("\(dim)rtdb: \(place). Type 'help' for commands, Ctrl-D to leave.\(reset)\n")
         while true {
             switch editor.readLine(prompt: "rtdb:\(shell.cwd)> ") {
             case .end:

@@ -29,6 +29,15 @@ struct RTDBCommand: ParsableCommand {
     @Option(name: .customShort("c"), help: ArgumentHelp("Run COMMAND and exit (repeatable; run in order).", valueName: "COMMAND"))
     var commands: [String] = []
 
+    @Option(name: .long, help: ArgumentHelp("A server's database URL: ws://127.0.0.1:9000?ns=demo (also http://…).", valueName: "URL"))
+    var url: String?
+
+    @Option(name: .long, help: ArgumentHelp("A local server or the Firebase emulator (as FIREBASE_DATABASE_EMULATOR_HOST).", valueName: "HOST:PORT"))
+    var emulator: String?
+
+    @Option(name: .long, help: ArgumentHelp("The namespace (database name) with --emulator.", valueName: "NAME"))
+    var ns: String?
+
     @Flag(name: .long, help: "In a script, run the remaining lines after an error (the exit status still says it failed).")
     var keepGoing = false
 
@@ -72,7 +81,11 @@ struct RTDBCommand: ParsableCommand {
         let folder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultFolder
         let connection: DatabaseConnection
         do {
-            connection = try EmbeddedDatabase(folder: folder)
+            if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns) {
+                connection = try RemoteDatabase(address: address)
+            } else {
+                connection = try EmbeddedDatabase(folder: folder)
+            }
         } catch {
             FileHandle.standardError.write(Data("rtdb: \(error)\n".utf8))
             throw ExitCode(ExitStatus.unavailable.rawValue)

@@ -1,0 +1,219 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOWebSocket
+import RTDBData
+
+/// Where a client connects: host, port, namespace, and the WebSocket path with the
+/// protocol's parameters.
+public struct ServerAddress: Equatable, Sendable, CustomStringConvertible {
+    public var host: String
+    public var port: Int
+    public var namespace: String
+    public var secure: Bool
+
+    public init(host: String, port: Int, namespace: String, secure: Bool = false) {
+        self.host = host
+        self.port = port
+        self.namespace = namespace
+        self.secure = secure
+    }
+
+    /// `ws://…`, `http://…` (local servers and the emulator, `?ns=NAME`), `wss://…` and
+    /// `https://NAME.firebaseio.com` (namespace from the host unless `?ns=` says otherwise).
+    public static func parse(_ text: String) throws -> ServerAddress {
+        guard let components = URLComponents(string: text), let scheme = components.scheme?.lowercased(),
+              let host = components.host, !host.isEmpty else {
+            throw WireError("not a database URL: \(text) (try ws://127.0.0.1:9000?ns=demo)")
+        }
+        let secure: Bool
+        switch scheme {
+        case "ws", "http": secure = false
+        case "wss", "https": secure = true
+        default: throw WireError("unsupported URL scheme \"\(scheme)\": use ws://, http://, wss:// or https://")
+        }
+        var namespace = components.queryItems?.first { $0.name == "ns" }?.value
+        let labels = host.split(separator: ".")
+        if namespace == nil, labels.count >= 3 { namespace = String(labels[0]).lowercased() }
+        return ServerAddress(host: host, port: components.port ?? (secure ? 443 : 80), namespace: namespace ?? "default", secure: secure)
+    }
+
+    /// The WebSocket request path: `/.ws?v=5&ns=NAME`.
+    public var webSocketPath: String { "/.ws?v=5&ns=" + namespace }
+
+    public var description: String { "\(secure ? "wss" : "ws")://\(host):\(port)/.ws?ns=\(namespace)" }
+}
+
+/// A client's realtime connection over a WebSocket (`ws://`). Messages sent before the
+/// socket is open wait in order; each is encoded, split into frames and masked.
+public final class WebSocketClientTransport: Transport, @unchecked Sendable {
+    public let address: ServerAddress
+    private let group: EventLoopGroup
+    private let lock = NSLock()
+    private var channel: Channel?
+    private var waiting: [Message] = []
+    private var onMessage: (@Sendable (Message) -> Void)?
+    private var onClose: (@Sendable () -> Void)?
+    private var closed = false
+    private var assembler = WireFraming.Assembler()
+
+    public init(address: ServerAddress, group: EventLoopGroup) {
+        self.address = address
+        self.group = group
+    }
+
+    public func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {
+        lock.lock()
+        self.onMessage = onMessage
+        self.onClose = onClose
+        lock.unlock()
+        if address.secure {
+            return finish()  // TLS is not built in yet: the caller reports it
+        }
+        let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
+        let address = self.address
+        let bootstrap = ClientBootstrap(group: group)
+            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { [self] channel in
+                let upgrader = NIOWebSocketClientUpgrader(requestKey: key, maxFrameSize: 1 << 24, automaticErrorHandling: true) { channel, _ in
+                    channel.pipeline.addHandlers([
+                        NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16, maxAccumulatedFrameSize: 1 << 28),
+                        ClientFrameHandler(transport: self),
+                    ]).map { self.opened(channel) }
+                }
+                let request = UpgradeRequest(host: "\(address.host):\(address.port)", path: address.webSocketPath)
+                // Once upgraded, frames must not reach the HTTP request handler.
+                let config: NIOHTTPClientUpgradeConfiguration = (upgraders: [upgrader], completionHandler: { _ in
+                    channel.pipeline.removeHandler(request, promise: nil)
+                })
+                return channel.pipeline.addHTTPClientHandlers(withClientUpgrade: config).flatMap {
+                    channel.pipeline.addHandler(request)
+                }
+            }
+        bootstrap.connect(host: address.host, port: address.port).whenComplete { [self] result in
+            switch result {
+            case .success(let channel): channel.closeFuture.whenComplete { _ in self.finish() }
+            case .failure: finish()
+            }
+        }
+    }
+
+    private func opened(_ channel: Channel) {
+        lock.lock()
+        self.channel = channel
+        let pending = waiting
+        waiting = []
+        lock.unlock()
+        for message in pending { write(message, on: channel) }
+    }
+
+    public func send(_ message: Message) {
+        lock.lock()
+        guard let channel else {
+            if !closed { waiting.append(message) }
+            lock.unlock()
+            return
+        }
+        lock.unlock()
+        write(message, on: channel)
+    }
+
+    private func write(_ message: Message, on channel: Channel) {
+        for frame in WireFraming.frames(for: WireCodec.encode(message)) {
+            var buffer = channel.allocator.buffer(capacity: frame.utf8.count)
+            buffer.writeString(frame)
+            let mask = WebSocketMaskingKey.random()
+            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: mask, data: buffer), promise: nil)
+        }
+    }
+
+    public func close() {
+        lock.lock()
+        let channel = self.channel
+        lock.unlock()
+        if let channel { channel.close(promise: nil) } else { finish() }
+    }
+
+    fileprivate func received(_ text: String) {
+        guard let message = assembler.receive(text), let decoded = try? WireCodec.decode(message) else { return }
+        lock.lock()
+        let handler = onMessage
+        lock.unlock()
+        handler?(decoded)
+    }
+
+    fileprivate func finish() {
+        lock.lock()
+        guard !closed else { lock.unlock(); return }
+        closed = true
+        waiting = []
+        let handler = onClose
+        lock.unlock()
+        handler?()
+    }
+}
+
+/// Sends the HTTP request that asks for the WebSocket upgrade.
+private final class UpgradeRequest: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias OutboundOut = HTTPClientRequestPart
+    let host: String
+    let path: String
+
+    init(host: String, path: String) {
+        self.host = host
+        self.path = path
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Host", value: host)
+        headers.add(name: "Content-Length", value: "0")
+        headers.add(name: "User-Agent", value: "rtdb")
+        let head = HTTPRequestHead(version: .http1_1, method: .GET, uri: path, headers: headers)
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        // A plain HTTP answer means the upgrade was refused.
+        context.close(promise: nil)
+    }
+}
+
+private final class ClientFrameHandler: ChannelInboundHandler {
+    typealias InboundIn = WebSocketFrame
+    typealias OutboundOut = WebSocketFrame
+    let transport: WebSocketClientTransport
+
+    init(transport: WebSocketClientTransport) { self.transport = transport }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.opcode {
+        case .text:
+            var data = frame.unmaskedData
+            transport.received(data.readString(length: data.readableBytes) ?? "")
+        case .ping:
+            var data = frame.unmaskedData
+            var buffer = context.channel.allocator.buffer(capacity: data.readableBytes)
+            buffer.writeBuffer(&data)
+            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: buffer)), promise: nil)
+        case .connectionClose:
+            context.close(promise: nil)
+        default:
+            break
+        }
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        transport.finish()
+        context.fireChannelInactive()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        context.close(promise: nil)
+    }
+}
