@@ -87,7 +87,8 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
                 let config: NIOHTTPClientUpgradeConfiguration = (upgraders: [upgrader], completionHandler: { _ in
                     channel.pipeline.removeHandler(request, promise: nil)
                 })
-                return channel.pipeline.addHTTPClientHandlers(withClientUpgrade: config).flatMap {
+                // The server's hello can arrive in the same read as the 101 answer: keep those bytes.
+                return channel.pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, withClientUpgrade: config).flatMap {
                     channel.pipeline.addHandler(request)
                 }
             }
@@ -178,8 +179,11 @@ private final class UpgradeRequest: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        // A plain HTTP answer means the upgrade was refused.
-        context.close(promise: nil)
+        // An answer other than 101 means the upgrade was refused; parts of the 101 itself
+        // can pass here before this handler is removed, and must not end the connection.
+        if case .head(let head) = unwrapInboundIn(data), head.status != .switchingProtocols {
+            context.close(promise: nil)
+        }
     }
 }
 
