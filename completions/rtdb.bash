@@ -13,13 +13,14 @@ _rtdb() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     cword=$COMP_CWORD
-    local commands="get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit"
-    local options="--data -c --keep-going --no-color --help"
+    local commands="get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit serve"
+    local options="--data --url --emulator --ns -c --keep-going --no-color --help"
 
     local i data="" cmd="" cmdi=0
     for ((i = 1; i < cword; i++)); do
         case ${COMP_WORDS[i]} in
             --data) data=${COMP_WORDS[i+1]}; ((i++)) ;;
+            --url|--emulator|--ns) ((i++)) ;;
             -c) ((i++)) ;;
             -*) ;;
             *) cmd=${COMP_WORDS[i]}; cmdi=$i; break ;;

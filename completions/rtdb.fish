@@ -19,6 +19,10 @@ set -l commands get set update push remove rm priority ls query watch watches un
 complete -c rtdb -f
 complete -c rtdb -l data -r -a '(__fish_complete_directories)' -d 'embedded database data folder'
 complete -c rtdb -s c -r -d 'run COMMAND and exit'
+complete -c rtdb -l url -r -d 'a server database URL (ws://127.0.0.1:9000?ns=demo)'
+complete -c rtdb -l emulator -r -d 'a local server or the emulator (HOST:PORT)'
+complete -c rtdb -l ns -r -d 'the namespace with --emulator'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a serve -d 'run the local server'
 complete -c rtdb -l keep-going -d 'run the remaining lines after an error'
 complete -c rtdb -l no-color -d 'no colour'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a get -d 'print the value at a path'

@@ -78,14 +78,7 @@ public final class Database: @unchecked Sendable {
         case let .listen(path, query, tag, _):
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
             guard let session else { return reply(.error("invalid_request", "listens need a connection")) }
-            let listen = Listen(session: session, path: path, params: query, tag: tag)
-            if let old = listeners.remove(session: session, path: path, identifier: listen.identifier) { release(old) }
-            listeners.add(listen)
-            acquire(listen)
-            // The data goes out before the listen's ok: the client takes ok as "complete".
-            let data = currentData(for: listen)
-            listen.lastSent = data
-            session.send(.push(.data(path: path, data: data, tag: tag)))
+            addListen(Listen(session: session, path: path, params: query, tag: tag))
             reply(.ok)
         case let .unlisten(path, query, _):
             if let session, let removed = listeners.remove(session: session, path: path, identifier: query?.identifier ?? "default") {
@@ -138,8 +131,24 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// A connection went away: its listens go with it.
-    func sessionClosed(_ session: ServerSession) {
+    /// Starts a listen; its current data goes out first (before a session's ok: the client
+    /// takes ok as "complete").
+    private func addListen(_ listen: Listen) {
+        if let old = listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier) { release(old) }
+        listeners.add(listen)
+        acquire(listen)
+        let data = currentData(for: listen)
+        listen.lastSent = data
+        listen.session.send(.data(path: listen.path, data: data, tag: listen.tag))
+    }
+
+    /// A REST stream (Server-Sent Events) listens like a session.
+    public func stream(_ sink: ListenSink, path: Path, query: QueryParams?) {
+        queue.async { self.addListen(Listen(session: sink, path: path, params: query, tag: nil)) }
+    }
+
+    /// A connection or stream went away: its listens go with it.
+    public func sessionClosed(_ session: ListenSink) {
         dispatchPrecondition(condition: .onQueue(queue))
         for listen in listeners.listens(of: session) {
             listeners.remove(session: session, path: listen.path, identifier: listen.identifier)
@@ -202,17 +211,17 @@ public final class Database: @unchecked Sendable {
                 let result = currentData(for: listen)
                 if result == listen.lastSent { continue }
                 listen.lastSent = result
-                listen.session.send(.push(.data(path: listen.path, data: result, tag: listen.tag)))
+                listen.session.send(.data(path: listen.path, data: result, tag: listen.tag))
                 continue
             }
             let relevant = record.sets.filter { listen.path.contains($0.path) || $0.path.contains(listen.path) }
             if relevant.contains(where: { $0.path.contains(listen.path) }) {
-                listen.session.send(.push(.data(path: listen.path, data: root.child(at: listen.path), tag: listen.tag)))
+                listen.session.send(.data(path: listen.path, data: root.child(at: listen.path), tag: listen.tag))
             } else if relevant.count == 1 {
-                listen.session.send(.push(.data(path: relevant[0].path, data: relevant[0].value, tag: listen.tag)))
+                listen.session.send(.data(path: relevant[0].path, data: relevant[0].value, tag: listen.tag))
             } else {
                 let updates = relevant.map { Update($0.path.relative(to: listen.path)!, $0.value) }
-                listen.session.send(.push(.merge(path: listen.path, data: updates, tag: listen.tag)))
+                listen.session.send(.merge(path: listen.path, data: updates, tag: listen.tag))
             }
         }
     }

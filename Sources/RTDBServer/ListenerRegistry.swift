@@ -1,17 +1,22 @@
 import RTDBData
 import RTDBProtocol
 
+/// Where a listen's data goes: a realtime session, or a REST stream.
+public protocol ListenSink: AnyObject {
+    func send(_ push: Push)
+}
+
 /// One connection's listen at one location, plain or for a query.
 final class Listen {
-    // The session outlives its listens: they are removed when it closes.
-    unowned let session: ServerSession
+    // The sink outlives its listens: they are removed when it closes.
+    unowned let session: ListenSink
     let path: Path
     let params: QueryParams?
     let tag: Int?
     /// What was last sent for a query listen, to send nothing when its result is unchanged.
     var lastSent: Node?
 
-    init(session: ServerSession, path: Path, params: QueryParams?, tag: Int?) {
+    init(session: ListenSink, path: Path, params: QueryParams?, tag: Int?) {
         self.session = session
         self.path = path
         self.params = params
@@ -50,7 +55,7 @@ final class ListenerRegistry {
 
     /// Removes a session's listen; returns it.
     @discardableResult
-    func remove(session: ServerSession, path: Path, identifier: String) -> Listen? {
+    func remove(session: ListenSink, path: Path, identifier: String) -> Listen? {
         var level = root
         var trail: [(Level, String)] = []
         for key in path.keys {
@@ -70,7 +75,7 @@ final class ListenerRegistry {
         return removed
     }
 
-    func listens(of session: ServerSession) -> [Listen] {
+    func listens(of session: ListenSink) -> [Listen] {
         var found: [Listen] = []
         func walk(_ level: Level) {
             found += level.listens.filter { $0.session === session }

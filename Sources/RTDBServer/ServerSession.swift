@@ -4,7 +4,7 @@ import RTDBProtocol
 
 /// The server's side of one connection: greets the client, runs its requests in order and
 /// answers them.
-public final class ServerSession: @unchecked Sendable {
+public final class ServerSession: ListenSink, @unchecked Sendable {
     private let database: Database
     private let transport: Transport
     public let id: String
@@ -39,6 +39,7 @@ public final class ServerSession: @unchecked Sendable {
     }
 
     func send(_ message: Message) { transport.send(message) }
+    public func send(_ push: Push) { transport.send(.push(push)) }
 
     private static func makeID() -> String {
         var rng = SystemRandomNumberGenerator()

@@ -44,6 +44,23 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         var headers: [(String, String)] = []
     }
 
+    private var channel: Channel?
+    private var stream: EventStream?
+
+    func handlerAdded(context: ChannelHandlerContext) { channel = context.channel }
+
+    private func startStream(_ database: Database, _ path: Path, _ query: QueryParams?, _ head: HTTPRequestHead) {
+        guard let channel else { return }
+        let stream = EventStream(channel: channel, path: path)
+        self.stream = stream
+        stream.start(version: head.version)
+        database.stream(stream, path: path, query: query)
+        channel.closeFuture.whenComplete { _ in
+            stream.stop()
+            database.queue.async { database.sessionClosed(stream) }
+        }
+    }
+
     private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let channel = context.channel
         let keepAlive = head.isKeepAlive
@@ -123,6 +140,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             let query: QueryParams?
             do { query = try RESTQuery.params(items) } catch let f as RESTQuery.Failure { throw RESTFailure(status: .badRequest, message: f.message) }
+            if head.headers.first(name: "Accept")?.contains("text/event-stream") == true {
+                return startStream(database, path, query, head)
+            }
             let wantsETag = head.headers.first(name: "X-Firebase-ETag") == "true"
             let ifNoneMatch = head.headers.first(name: "if-none-match")
             database.read(path, query: query) { node in

@@ -1,0 +1,72 @@
+import NIOCore
+import NIOHTTP1
+import RTDBData
+import RTDBProtocol
+
+/// A REST stream (`Accept: text/event-stream`): each change at the listened location goes
+/// out as a Server-Sent Event — `put` (the data at a relative path is now …) or `patch`
+/// (merge these children) — with `keep-alive` every 30 seconds.
+final class EventStream: ListenSink, @unchecked Sendable {
+    let channel: Channel
+    let path: Path
+    private var keepAlive: RepeatedTask?
+
+    init(channel: Channel, path: Path) {
+        self.channel = channel
+        self.path = path
+    }
+
+    func start(version: HTTPVersion) {
+        var headers = HTTPHeaders()
+        headers.add(name: "Content-Type", value: "text/event-stream")
+        headers.add(name: "Cache-Control", value: "no-cache")
+        headers.add(name: "Access-Control-Allow-Origin", value: "*")
+        let channel = self.channel
+        channel.eventLoop.execute {
+            channel.writeAndFlush(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: .ok, headers: headers)), promise: nil)
+        }
+        keepAlive = channel.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(30), delay: .seconds(30)) { [weak self] _ in
+            self?.write(event: "keep-alive", data: "null")
+        }
+    }
+
+    func stop() { keepAlive?.cancel() }
+
+    func send(_ push: Push) {
+        switch push {
+        case let .data(at, data, _):
+            write(event: "put", data: body(at, JSONWriter.string(data)))
+        case let .merge(at, updates, _):
+            var object: [UInt8] = [UInt8(ascii: "{")]
+            for (i, update) in updates.enumerated() {
+                if i > 0 { object.append(UInt8(ascii: ",")) }
+                JSONWriter.writeString(update.path.wireString, to: &object)
+                object.append(UInt8(ascii: ":"))
+                JSONWriter.write(update.value, to: &object)
+            }
+            object.append(UInt8(ascii: "}"))
+            write(event: "patch", data: body(at, String(decoding: object, as: UTF8.self)))
+        case .listenRevoked:
+            write(event: "cancel", data: "\"permission denied\"")
+        }
+    }
+
+    /// `{"path": "/relative", "data": …}`.
+    private func body(_ at: Path, _ data: String) -> String {
+        let relative = at.relative(to: path) ?? .root
+        var out: [UInt8] = Array("{\"path\":".utf8)
+        JSONWriter.writeString(relative.description, to: &out)
+        out.append(contentsOf: Array(",\"data\":".utf8))
+        return String(decoding: out, as: UTF8.self) + data + "}"
+    }
+
+    private func write(event: String, data: String) {
+        let text = "event: \(event)\ndata: \(data)\n\n"
+        let channel = self.channel
+        channel.eventLoop.execute {
+            var buffer = channel.allocator.buffer(capacity: text.utf8.count)
+            buffer.writeString(text)
+            channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+        }
+    }
+}
