@@ -67,6 +67,19 @@ public struct QueryParams: Equatable, Sendable, CustomStringConvertible {
         startAt(value, key: key).endAt(value, key: key)
     }
 
+    /// The bound method named as the SDKs, REST and the shell name it (`startAt`, `startAfter`,
+    /// `endAt`, `endBefore`, `equalTo`); nil for another name.
+    public func bound(named name: String, _ value: Node, key: String?) -> QueryParams? {
+        switch name {
+        case "startAt": return startAt(value, key: key)
+        case "startAfter": return startAfter(value, key: key)
+        case "endAt": return endAt(value, key: key)
+        case "endBefore": return endBefore(value, key: key)
+        case "equalTo": return equalTo(value, key: key)
+        default: return nil
+        }
+    }
+
     // MARK: Positions
 
     /// Where the start bound sits in the index's order.

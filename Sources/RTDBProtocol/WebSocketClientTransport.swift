@@ -79,7 +79,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
                 let upgrader = NIOWebSocketClientUpgrader(requestKey: key, maxFrameSize: 1 << 24, automaticErrorHandling: true) { channel, _ in
                     channel.pipeline.addHandlers([
                         NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16, maxAccumulatedFrameSize: 1 << 28),
-                        ClientFrameHandler(transport: self),
+                        RealtimeFrameHandler(masked: true, onText: { self.received($0) }, onClosed: { self.finish() }),
                     ]).map { self.opened(channel) }
                 }
                 let request = UpgradeRequest(host: "\(address.host):\(address.port)", path: address.webSocketPath)
@@ -121,12 +121,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     }
 
     private func write(_ message: Message, on channel: Channel) {
-        for frame in WireFraming.frames(for: WireCodec.encode(message)) {
-            var buffer = channel.allocator.buffer(capacity: frame.utf8.count)
-            buffer.writeString(frame)
-            let mask = WebSocketMaskingKey.random()
-            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: mask, data: buffer), promise: nil)
-        }
+        WebSocketFrames.write(message, on: channel, masked: true)
     }
 
     public func close() {
@@ -136,7 +131,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         if let channel { channel.close(promise: nil) } else { finish() }
     }
 
-    fileprivate func received(_ text: String) {
+    private func received(_ text: String) {
         guard let message = assembler.receive(text), let decoded = try? WireCodec.decode(message) else { return }
         lock.lock()
         let handler = onMessage
@@ -144,7 +139,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         handler?(decoded)
     }
 
-    fileprivate func finish() {
+    private func finish() {
         lock.lock()
         guard !closed else { lock.unlock(); return }
         closed = true
@@ -184,40 +179,5 @@ private final class UpgradeRequest: ChannelInboundHandler, RemovableChannelHandl
         if case .head(let head) = unwrapInboundIn(data), head.status != .switchingProtocols {
             context.close(promise: nil)
         }
-    }
-}
-
-private final class ClientFrameHandler: ChannelInboundHandler {
-    typealias InboundIn = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
-    let transport: WebSocketClientTransport
-
-    init(transport: WebSocketClientTransport) { self.transport = transport }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        switch frame.opcode {
-        case .text:
-            var data = frame.unmaskedData
-            transport.received(data.readString(length: data.readableBytes) ?? "")
-        case .ping:
-            var data = frame.unmaskedData
-            var buffer = context.channel.allocator.buffer(capacity: data.readableBytes)
-            buffer.writeBuffer(&data)
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, maskKey: .random(), data: buffer)), promise: nil)
-        case .connectionClose:
-            context.close(promise: nil)
-        default:
-            break
-        }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        transport.finish()
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        context.close(promise: nil)
     }
 }

@@ -54,14 +54,7 @@ enum QueryFlags {
                 if let key, let problem = Path.problem(with: key.unquoted), key.unquoted != ChildKey.min.name, key.unquoted != ChildKey.max.name {
                     throw ShellError("Query.\(method): second argument was an invalid key = \"\(key.unquoted)\": \(problem)", column: key.column)
                 }
-                let k = key?.unquoted
-                switch method {
-                case "startAt": params = params.startAt(value, key: k)
-                case "startAfter": params = params.startAfter(value, key: k)
-                case "endAt": params = params.endAt(value, key: k)
-                case "endBefore": params = params.endBefore(value, key: k)
-                default: params = params.equalTo(value, key: k)
-                }
+                params = params.bound(named: method, value, key: key?.unquoted)!
             }
         }
         try validateBounds(params, args)

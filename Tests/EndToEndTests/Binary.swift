@@ -36,6 +36,28 @@ struct Binary {
         return Result(status: process.terminationStatus, stdout: out.text(), stderr: err.text())
     }
 
+    /// Starts `rtdb serve` on a free port; returns the process and the port it says it uses.
+    static func startServer(folder: String) throws -> (Process, Int) {
+        let server = Process()
+        server.executableURL = URL(fileURLWithPath: path)
+        server.arguments = ["serve", "--port", "0", "--data", folder]
+        let out = Pipe()
+        server.standardOutput = out
+        server.standardError = Pipe()
+        try server.run()
+        var line = Data()
+        while !line.contains(UInt8(ascii: "\n")) {
+            let chunk = out.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let range = text.range(of: #"127\.0\.0\.1:(\d+) "#, options: .regularExpression) else {
+            throw NSError(domain: "rtdb-tests", code: 1, userInfo: [NSLocalizedDescriptionKey: "no listening line: \(text)"])
+        }
+        return (server, Int(text[range].dropFirst("127.0.0.1:".count).dropLast())!)
+    }
+
     static func temporaryFolder() -> String {
         NSTemporaryDirectory() + "rtdb-e2e-" + UUID().uuidString
     }

@@ -5,16 +5,8 @@ import XCTest
 final class RemoteShellTests: XCTestCase {
     func testTwoShellsShareOneServer() throws {
         let folder = Binary.temporaryFolder()
-        let server = Process()
-        server.executableURL = URL(fileURLWithPath: Binary.path)
-        server.arguments = ["serve", "--port", "0", "--data", folder]
-        let out = Pipe()
-        server.standardOutput = out
-        server.standardError = Pipe()
-        try server.run()
+        let (server, port) = try Binary.startServer(folder: folder)
         defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
-        let line = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
-        let port = try XCTUnwrap(line.range(of: #"127\.0\.0\.1:(\d+) "#, options: .regularExpression).map { Int(line[$0].dropFirst(10).dropLast())! })
         let url = "ws://127.0.0.1:\(port)?ns=demo"
 
         // A watcher streams NDJSON while a second process writes.

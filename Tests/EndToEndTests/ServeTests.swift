@@ -12,25 +12,7 @@ final class ServeTests: XCTestCase {
 
     override func setUpWithError() throws {
         folder = Binary.temporaryFolder()
-        server = Process()
-        server.executableURL = URL(fileURLWithPath: Binary.path)
-        server.arguments = ["serve", "--port", "0", "--data", folder]
-        let out = Pipe()
-        server.standardOutput = out
-        server.standardError = Pipe()
-        try server.run()
-        // The first line says where it listens.
-        var line = Data()
-        while !line.contains(UInt8(ascii: "\n")) {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            line.append(chunk)
-        }
-        let text = String(decoding: line, as: UTF8.self)
-        guard let range = text.range(of: #"127\.0\.0\.1:(\d+) "#, options: .regularExpression) else {
-            return XCTFail("no listening line: \(text)")
-        }
-        port = Int(text[range].dropFirst("127.0.0.1:".count).dropLast())!
+        (server, port) = try Binary.startServer(folder: folder)
     }
 
     override func tearDown() {

@@ -77,15 +77,7 @@ struct SpecRunner {
             case "limitToFirst": p = p.limitToFirst(Int(value.number!))
             case "limitToLast": p = p.limitToLast(Int(value.number!))
             case "startAt", "startAfter", "endAt", "endBefore", "equalTo":
-                let bound = Node(json: value["index"] ?? .null)
-                let key = value["name"]?.string
-                switch name {
-                case "startAt": p = p.startAt(bound, key: key)
-                case "startAfter": p = p.startAfter(bound, key: key)
-                case "endAt": p = p.endAt(bound, key: key)
-                case "endBefore": p = p.endBefore(bound, key: key)
-                default: p = p.equalTo(bound, key: key)
-                }
+                p = p.bound(named: name, Node(json: value["index"] ?? .null), key: value["name"]?.string)!
             default: throw SpecFailure("unknown query parameter \(name)")
             }
         }

@@ -40,7 +40,7 @@ public final class NetworkServer: @unchecked Sendable {
                         let (_, items) = HTTPHandler.split(head.uri)
                         let namespace = items["ns"] ?? HTTPHandler.namespace(fromHost: head.headers.first(name: "Host"))
                         let transport = WebSocketTransport(channel: channel)
-                        let handler = WebSocketSessionHandler(transport: transport)
+                        let handler = transport.frameHandler
                         let peer = channel.remoteAddress?.description ?? "?"
                         return channel.pipeline.addHandlers([
                             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,

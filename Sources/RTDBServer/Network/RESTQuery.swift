@@ -30,13 +30,7 @@ enum RESTQuery {
         for name in ["startAt", "startAfter", "endAt", "endBefore", "equalTo"] {
             guard let text = items[name] else { continue }
             let (value, key) = try bound(text, name)
-            switch name {
-            case "startAt": params = params.startAt(value, key: key)
-            case "startAfter": params = params.startAfter(value, key: key)
-            case "endAt": params = params.endAt(value, key: key)
-            case "endBefore": params = params.endBefore(value, key: key)
-            default: params = params.equalTo(value, key: key)
-            }
+            params = params.bound(named: name, value, key: key)!
         }
         for name in ["limitToFirst", "limitToLast"] {
             guard let text = items[name] else { continue }

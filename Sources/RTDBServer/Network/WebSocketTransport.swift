@@ -21,12 +21,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
     }
 
     func send(_ message: Message) {
-        let channel = self.channel
-        for frame in WireFraming.frames(for: WireCodec.encode(message)) {
-            var buffer = channel.allocator.buffer(capacity: frame.utf8.count)
-            buffer.writeString(frame)
-            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, data: buffer), promise: nil)
-        }
+        WebSocketFrames.write(message, on: channel, masked: false)
     }
 
     func close() {
@@ -57,41 +52,11 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
     }
 }
 
-/// Reads WebSocket frames for one realtime connection.
-final class WebSocketSessionHandler: ChannelInboundHandler {
-    typealias InboundIn = WebSocketFrame
-    typealias OutboundOut = WebSocketFrame
-
-    let transport: WebSocketTransport
-
-    init(transport: WebSocketTransport) { self.transport = transport }
-
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
-        switch frame.opcode {
-        case .text:
-            var data = frame.unmaskedData
-            transport.received(data.readString(length: data.readableBytes) ?? "")
-        case .ping:
-            var data = frame.unmaskedData
-            var buffer = context.channel.allocator.buffer(capacity: data.readableBytes)
-            buffer.writeBuffer(&data)
-            context.writeAndFlush(wrapOutboundOut(WebSocketFrame(fin: true, opcode: .pong, data: buffer)), promise: nil)
-        case .connectionClose:
-            context.close(promise: nil)
-        case .binary:
-            transport.send(.serverError("binary frames are not part of the protocol: send text"))
-        default:
-            break
-        }
-    }
-
-    func channelInactive(context: ChannelHandlerContext) {
-        transport.closedByPeer()
-        context.fireChannelInactive()
-    }
-
-    func errorCaught(context: ChannelHandlerContext, error: Error) {
-        context.close(promise: nil)
+extension WebSocketTransport {
+    /// The handler that feeds this transport from the channel's frames.
+    var frameHandler: RealtimeFrameHandler {
+        RealtimeFrameHandler(masked: false, onText: { [self] in received($0) },
+                             onBinary: { [self] in send(.serverError("binary frames are not part of the protocol: send text")) },
+                             onClosed: { [self] in closedByPeer() })
     }
 }
