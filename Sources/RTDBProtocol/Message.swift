@@ -15,6 +15,16 @@ public enum Request: Sendable, Equatable {
     case merge(path: Path, data: [Update])
     /// `s`: client statistics; the server accepts and ignores them.
     case stats([String: Int])
+    /// `o`: when this connection ends, overwrite `path` with `data`.
+    case onDisconnectPut(path: Path, data: Node)
+    /// `om`: when this connection ends, apply this multi-path update.
+    case onDisconnectMerge(path: Path, data: [Update])
+    /// `oc`: forget the onDisconnect operations at `path` and below.
+    case onDisconnectCancel(path: Path)
+    /// `auth` / `gauth`: a Firebase ID token, a database secret or an OAuth2 token.
+    case auth(credential: String, google: Bool)
+    /// `unauth`
+    case unauth
 
     public var action: String {
         switch self {
@@ -24,6 +34,11 @@ public enum Request: Sendable, Equatable {
         case .put: return "p"
         case .merge: return "m"
         case .stats: return "s"
+        case .onDisconnectPut: return "o"
+        case .onDisconnectMerge: return "om"
+        case .onDisconnectCancel: return "oc"
+        case .auth(_, let google): return google ? "gauth" : "auth"
+        case .unauth: return "unauth"
         }
     }
 }

@@ -124,6 +124,22 @@ public enum WireCodec {
         case .stats(let counters):
             append(&out, #"{"c":"#)
             JSONValue.object(counters.sorted { $0.key < $1.key }.map { ($0.key, .number(Double($0.value))) }).write(to: &out)
+        case let .onDisconnectPut(p, data):
+            path(p)
+            append(&out, #","d":"#)
+            JSONWriter.write(data, to: &out, options: .init(export: true))
+        case let .onDisconnectMerge(p, updates):
+            path(p)
+            append(&out, #","d":"#)
+            updatesObject(updates, &out)
+        case .onDisconnectCancel(let p):
+            path(p)
+            append(&out, #","d":null"#)
+        case .auth(let credential, _):
+            append(&out, #"{"cred":"#)
+            JSONWriter.writeString(credential, to: &out)
+        case .unauth:
+            out.append(UInt8(ascii: "{"))
         }
         out.append(UInt8(ascii: "}"))
     }
@@ -217,6 +233,22 @@ public enum WireCodec {
                 return Update(relative, try data(value, at: p.appending(relative), id: id))
             }
             return .merge(path: p, data: updates)
+        case "o":
+            let p = try path(body, id: id)
+            return .onDisconnectPut(path: p, data: try data(body["d"] ?? .null, at: p, id: id))
+        case "om":
+            let p = try path(body, id: id)
+            guard case .object(let members)? = body["d"] else { throw WireError("an onDisconnect update needs an object \"d\"", requestID: id) }
+            return .onDisconnectMerge(path: p, data: try members.map { key, value in
+                Update(Path(key), try data(value, at: p.appending(Path(key)), id: id))
+            })
+        case "oc":
+            return .onDisconnectCancel(path: try path(body, id: id))
+        case "auth", "gauth":
+            guard let credential = body["cred"]?.string else { throw WireError("auth needs a credential \"cred\"", requestID: id) }
+            return .auth(credential: credential, google: action == "gauth")
+        case "unauth":
+            return .unauth
         case "s":
             let counters = body["c"]?.members?.compactMap { key, value in value.number.map { (key, Int($0)) } } ?? []
             return .stats(Dictionary(counters, uniquingKeysWith: { $1 }))

@@ -114,6 +114,15 @@ public final class Database: @unchecked Sendable {
             commit(LogRecord(sets: sets), reply: reply)
         case .stats:
             reply(.ok)
+        case .onDisconnectPut(let path, _), .onDisconnectMerge(let path, _), .onDisconnectCancel(let path):
+            if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
+            guard let session else { return reply(.error("invalid_request", "onDisconnect needs a connection")) }
+            session.onDisconnect.record(request)
+            reply(.ok)
+        case .auth, .unauth:
+            // No security rules yet: every connection is trusted as the admin. Credentials
+            // are accepted and never kept or logged.
+            reply(.ok)
         }
     }
 
@@ -145,6 +154,19 @@ public final class Database: @unchecked Sendable {
     /// A REST stream (Server-Sent Events) listens like a session.
     public func stream(_ sink: ListenSink, path: Path, query: QueryParams?) {
         queue.async { self.addListen(Listen(session: sink, path: path, params: query, tag: nil)) }
+    }
+
+    /// A realtime connection ended: its onDisconnect operations run as ordinary writes, in
+    /// order, with server values resolved now.
+    func runOnDisconnect(_ operations: [Request]) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        for operation in operations {
+            switch operation {
+            case let .onDisconnectPut(path, data): handle(.put(path: path, data: data, hash: nil), from: nil) { _ in }
+            case let .onDisconnectMerge(path, updates): handle(.merge(path: path, data: updates), from: nil) { _ in }
+            default: continue
+            }
+        }
     }
 
     /// A connection or stream went away: its listens go with it.

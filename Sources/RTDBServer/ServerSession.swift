@@ -8,6 +8,8 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
     private let database: Database
     private let transport: Transport
     public let id: String
+    /// Writes to run when this connection ends.
+    var onDisconnect = OnDisconnectQueue()
 
     init(database: Database, transport: Transport) {
         self.database = database
@@ -20,7 +22,11 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
         transport.start(onMessage: { [self] message in
             database.queue.async { self.receive(message) }
         }, onClose: { [self] in
-            database.queue.async { database.sessionClosed(self) }
+            database.queue.async {
+                database.sessionClosed(self)
+                database.runOnDisconnect(onDisconnect.operations)
+                onDisconnect = OnDisconnectQueue()
+            }
         })
         let now = Int64(database.clock())
         transport.send(.handshake(Handshake(timestamp: now, host: host, sessionID: id)))
@@ -45,5 +51,24 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
         var rng = SystemRandomNumberGenerator()
         let alphabet = Array("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
         return String((0..<16).map { _ in alphabet[Int.random(in: 0..<alphabet.count, using: &rng)] })
+    }
+}
+
+/// A connection's onDisconnect operations, in the order received; a cancel forgets those at
+/// its path and below.
+struct OnDisconnectQueue {
+    private(set) var operations: [Request] = []
+
+    mutating func record(_ request: Request) {
+        if case .onDisconnectCancel(let path) = request {
+            operations.removeAll { operation in
+                switch operation {
+                case .onDisconnectPut(let p, _), .onDisconnectMerge(let p, _): return path.contains(p)
+                default: return false
+                }
+            }
+        } else {
+            operations.append(request)
+        }
     }
 }
