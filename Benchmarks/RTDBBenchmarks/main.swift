@@ -1,8 +1,9 @@
 // Benchmarks that print figures (run by Benchmarks/run, release build). No pass/fail.
 import Foundation
+import NIOPosix
 import RTDBClient
-import RTDBData
 import RTDBProtocol
+import RTDBData
 import RTDBServer
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
@@ -201,12 +202,72 @@ func latencyBenchmark(_ rounds: Int) throws {
     try? FileManager.default.removeItem(atPath: folder)
 }
 
+/// `rtdb serve` in this process on a free port, clients over real WebSockets on loopback.
+func networkBenchmark() throws {
+    let folder = NSTemporaryDirectory() + "rtdb-bench-net-" + UUID().uuidString
+    let server = NetworkServer(namespaces: try Namespaces(folder: folder), log: { _ in })
+    let port = try server.start(host: "127.0.0.1", port: 0)
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
+    let address = ServerAddress(host: "127.0.0.1", port: port, namespace: "bench")
+    func connect() -> Repo {
+        let repo = Repo(transport: WebSocketClientTransport(address: address, group: group))
+        while !repo.isConnected { usleep(500) }
+        return repo
+    }
+    let writer = connect()
+    let n = 100_000
+    let time = seconds {
+        for i in 0..<n { writer.set(Path("w/k\(i)"), Node(.number(Double(i)))) }
+        writer.waitForPendingWrites(timeout: 600)
+    }
+    print(String(format: "network: %d pipelined writes over one WebSocket, acknowledged and durable: %.2f s (%.0f/s)", n, time, Double(n) / time))
+
+    var watchers: [Repo] = []
+    let before = residentMegabytes()
+    for count in [1, 100, 1000] {
+        while watchers.count < count { watchers.append(connect()) }
+        let lock = NSLock()
+        var got = 0
+        let all = DispatchSemaphore(value: 0)
+        let path = Path("fan\(count)")
+        var registrations: [EventRegistration] = []
+        let ready = DispatchSemaphore(value: 0)
+        for watcher in watchers {
+            var first = true
+            let registration = EventRegistration(types: [.value]) { _ in
+                lock.lock(); defer { lock.unlock() }
+                if first { first = false; ready.signal(); return }
+                got += 1
+                if got == count { all.signal() }
+            }
+            registrations.append(registration)
+            watcher.listen(QuerySpec(path: path), registration)
+        }
+        for _ in 0..<count { ready.wait() }
+        let fanout = seconds {
+            writer.set(path, Node("news"))
+            all.wait()
+        }
+        print(String(format: "network: one write fanned out to %4d watching connections: the last had it after %.1f ms", count, fanout * 1000))
+        for (watcher, registration) in zip(watchers, registrations) { watcher.unlisten(QuerySpec(path: path), registration) }
+    }
+    let after = residentMegabytes()
+    print(String(format: "network: memory per idle connection (client and server ends, one process): %.0f KB (%.0f MB for %d)",
+                 (after - before) * 1024 / Double(watchers.count), after - before, watchers.count))
+    watchers.forEach { $0.close() }
+    writer.close()
+    try? group.syncShutdownGracefully()
+    server.shutdown()
+    try? FileManager.default.removeItem(atPath: folder)
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "json": try jsonBenchmark()
 case "load": try loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
 case "open": try openBenchmark(arguments[1])
 case "latency": try latencyBenchmark(2000)
+case "network": try networkBenchmark()
 case "query":
     for n in [10_000, 100_000, 1_000_000] { try queryBenchmark(n, writes: 100_000) }
 case "writes": try writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
@@ -214,6 +275,7 @@ default:
     try jsonBenchmark()
     for n in [10_000, 100_000, 1_000_000] { try queryBenchmark(n, writes: 100_000) }
     try latencyBenchmark(2000)
+    try networkBenchmark()
     try writeBenchmark(100_000)
     try loadBenchmark(1_000_000)
 }
