@@ -208,18 +208,33 @@ public enum WireCodec {
         }
     }
 
-    private static func query(_ body: JSONValue) -> QueryParams? {
+    private static func query(_ body: JSONValue, id: Int?) throws -> QueryParams? {
         guard let q = body["q"], case .object(let members) = q, !members.isEmpty else { return nil }
+        if let l = q["l"] {
+            guard let n = l.number, n >= 1, n == n.rounded(), n <= Double(Int32.max) else {
+                throw WireError("the query limit \"l\" must be a positive integer", requestID: id)
+            }
+        }
+        if let vf = q["vf"], vf.string != "l" && vf.string != "r" {
+            throw WireError("the query's \"vf\" must be \"l\" or \"r\"", requestID: id)
+        }
+        for bound in ["sp", "ep"] {
+            if case .object? = q[bound] { throw WireError("a query bound must be a string, number, boolean or null", requestID: id) }
+            if case .array? = q[bound] { throw WireError("a query bound must be a string, number, boolean or null", requestID: id) }
+        }
+        if let i = q["i"], i.string == nil || i.string!.isEmpty {
+            throw WireError("the query index \"i\" must be .key, .value, .priority or a child path", requestID: id)
+        }
         return QueryParams(wire: q)
     }
 
     private static func decodeRequest(_ action: String, _ body: JSONValue, id: Int) throws -> Request {
         switch action {
         case "q", "l":
-            return .listen(path: try path(body, id: id), query: query(body), tag: body["t"]?.number.map { Int($0) },
+            return .listen(path: try path(body, id: id), query: try query(body, id: id), tag: body["t"]?.number.map { Int($0) },
                            hash: body["h"]?.string ?? "")
         case "n", "u":
-            return .unlisten(path: try path(body, id: id), query: query(body), tag: body["t"]?.number.map { Int($0) })
+            return .unlisten(path: try path(body, id: id), query: try query(body, id: id), tag: body["t"]?.number.map { Int($0) })
         case "g":
             return .get(path: try path(body, id: id))
         case "p":

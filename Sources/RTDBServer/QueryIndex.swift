@@ -43,7 +43,7 @@ final class QueryIndex {
 
     /// The children of `node` (the data at `path`) that `params` selects.
     func evaluate(_ params: QueryParams, on node: Node) -> Node {
-        guard !node.isLeaf else { return .empty }
+        guard !node.isLeaf, (params.limit ?? 1) > 0 else { return .empty }
         let total = index == .key ? node.childCount : entries.count
         let lo = boundary(params.startPosition, inclusiveBelow: !params.startInclusive, node)
         let hi = boundary(params.endPosition, inclusiveBelow: params.endInclusive, node)

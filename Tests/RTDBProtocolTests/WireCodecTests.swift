@@ -65,6 +65,10 @@ final class WireCodecTests: XCTestCase {
         XCTAssertEqual(error(#"{"t":"d","d":{"r":4,"a":"p","b":{"d":1}}}"#), WireError("the request needs a path \"p\"", requestID: 4))
         XCTAssertEqual(error(#"{"t":"d","d":{"r":5,"a":"p","b":{"p":"/a","d":{"b.c":1}}}}"#)?.message.hasPrefix(#"invalid data for /a: invalid key "b.c""#), true)
         XCTAssertEqual(error(#"{"t":"d","d":{"r":6,"a":"p","b":{"p":"/a#b","d":1}}}"#)?.requestID, 6)
+        for bad in [#"{"l":-5,"vf":"r"}"#, #"{"l":0}"#, #"{"l":1.5}"#, #"{"l":"x"}"#, #"{"vf":"x"}"#, #"{"sp":{"a":1}}"#, #"{"i":""}"#] {
+            let text = #"{"t":"d","d":{"r":7,"a":"q","b":{"p":"/a","q":"# + bad + #","t":1,"h":""}}}"#
+            XCTAssertEqual(error(text)?.requestID, 7, bad)
+        }
     }
 
     func testFraming() {
