@@ -16,7 +16,11 @@ struct RTDBCommand: ParsableCommand {
         COMMAND (get, set, update, push, rm, ls, …) it runs that one command and exits.
 
         The embedded database lives in a data folder: --data DIR, or by default \
-        $XDG_DATA_HOME/rtdb/default (~/.local/share/rtdb/default).
+        $XDG_DATA_HOME/rtdb/default (~/.local/share/rtdb/default). With --url \
+        ws://127.0.0.1:9000?ns=demo (or --emulator HOST:PORT) the shell talks to a server instead.
+
+        rtdb serve [--host 127.0.0.1] [--port 9000] [--data DIR] runs the local server: the \
+        realtime protocol over WebSocket and the REST API, one database per namespace.
 
         Exit status: 0 success; 1 a command failed; 2 bad usage; 3 the database could not be \
         opened; 4 writes were not acknowledged before exit. Type 'help' in the shell for the \

@@ -23,10 +23,13 @@ enum Serve {
         } catch {
             let message = ServeOptions.fullMessage(for: error)
             if ServeOptions.exitCode(for: error) == .success {
-                print("USAGE: rtdb serve [--host 127.0.0.1] [--port 9000] [--data DIR]\n\n" + message)
+                // ArgumentParser calls the command "serve"; users type "rtdb serve".
+                print(message.replacingOccurrences(of: "USAGE: serve", with: "USAGE: rtdb serve"))
                 return .success
             }
-            FileHandle.standardError.write(Data("rtdb serve: \(message)\n".utf8))
+            let text = message.replacingOccurrences(of: "Usage: serve", with: "Usage: rtdb serve")
+                .replacingOccurrences(of: "See 'serve --help'", with: "See 'rtdb serve --help'")
+            FileHandle.standardError.write(Data("rtdb serve: \(text)\n".utf8))
             return .usage
         }
         let folder = options.data.map { ($0 as NSString).expandingTildeInPath } ?? defaultFolder
