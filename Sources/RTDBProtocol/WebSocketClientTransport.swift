@@ -57,6 +57,10 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     private var onClose: (@Sendable () -> Void)?
     private var closed = false
     private var assembler = WireFraming.Assembler()
+    /// When anything last crossed the socket; after 45 s of silence a "0" frame keeps it open.
+    private var lastActivity = NIODeadline.now()
+    private var keepAlive: RepeatedTask?
+    public static let keepAliveInterval = TimeAmount.seconds(45)
 
     public init(address: ServerAddress, group: EventLoopGroup) {
         self.address = address
@@ -103,6 +107,10 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     private func opened(_ channel: Channel) {
         lock.lock()
         self.channel = channel
+        lastActivity = .now()
+        keepAlive = channel.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { [weak self] _ in
+            self?.keepAliveIfQuiet(channel)
+        }
         let pending = waiting
         waiting = []
         lock.unlock()
@@ -121,7 +129,25 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     }
 
     private func write(_ message: Message, on channel: Channel) {
+        touch()
         WebSocketFrames.write(message, on: channel, masked: true)
+    }
+
+    private func touch() {
+        lock.lock()
+        lastActivity = .now()
+        lock.unlock()
+    }
+
+    private func keepAliveIfQuiet(_ channel: Channel) {
+        lock.lock()
+        let quiet = NIODeadline.now() - lastActivity >= Self.keepAliveInterval
+        if quiet { lastActivity = .now() }
+        lock.unlock()
+        guard quiet else { return }
+        var buffer = channel.allocator.buffer(capacity: 1)
+        buffer.writeString("0")
+        channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: .random(), data: buffer), promise: nil)
     }
 
     public func close() {
@@ -132,6 +158,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     }
 
     private func received(_ text: String) {
+        touch()
         guard let message = assembler.receive(text), let decoded = try? WireCodec.decode(message) else { return }
         lock.lock()
         let handler = onMessage
@@ -143,6 +170,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         lock.lock()
         guard !closed else { lock.unlock(); return }
         closed = true
+        keepAlive?.cancel()
         waiting = []
         let handler = onClose
         lock.unlock()

@@ -43,6 +43,9 @@ public final class NetworkServer: @unchecked Sendable {
                         let handler = transport.frameHandler
                         let peer = channel.remoteAddress?.description ?? "?"
                         return channel.pipeline.addHandlers([
+                            // Clients send "0" after 45 s of silence: two minutes of nothing is a dead peer.
+                            IdleStateHandler(readTimeout: NetworkServer.idleTimeout),
+                            CloseWhenIdle(),
                             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
                                                         maxAccumulatedFrameSize: 1 << 28),
                             handler,
@@ -70,10 +73,26 @@ public final class NetworkServer: @unchecked Sendable {
         return channel.localAddress?.port ?? port
     }
 
+    /// How long a realtime connection may stay silent before it is closed (and its
+    /// onDisconnect operations run).
+    public static let idleTimeout = TimeAmount.seconds(120)
+
     /// Stops accepting, closes connections, makes every write durable.
     public func shutdown() {
         try? channel?.close().wait()
         try? group.syncShutdownGracefully()
         namespaces.closeAll()
+    }
+}
+
+/// Closes a connection that has been silent too long.
+final class CloseWhenIdle: ChannelInboundHandler {
+    typealias InboundIn = NIOAny
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let idle = event as? IdleStateHandler.IdleStateEvent, idle == .read {
+            context.close(promise: nil)
+        } else {
+            context.fireUserInboundEventTriggered(event)
+        }
     }
 }
