@@ -21,6 +21,13 @@ func residentMegabytes() -> Double {
     return 0
 }
 
+/// A client core on an in-process connection to `database`.
+func connect(_ database: Database) -> Repo {
+    let (client, server) = InProcessTransport.pair()
+    database.accept(server)
+    return Repo(transport: client)
+}
+
 /// A document of `n` user records, about 100 bytes each.
 func sampleDocument(_ n: Int) -> String {
     var parts: [String] = []
@@ -52,9 +59,7 @@ func loadBenchmark(_ n: Int) throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-load-\(n)-" + UUID().uuidString
     do {
         let database = try Database(folder: folder)
-        let (client, server) = InProcessTransport.pair()
-        database.accept(server)
-        let repo = Repo(transport: client)
+        let repo = connect(database)
         let build = seconds {
             let batch = 10_000
             for start in stride(from: 0, to: n, by: batch) {
@@ -95,9 +100,7 @@ func openBenchmark(_ folder: String) throws {
 func writeBenchmark(_ n: Int) throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-write-" + UUID().uuidString
     let database = try Database(folder: folder)
-    let (client, server) = InProcessTransport.pair()
-    database.accept(server)
-    let repo = Repo(transport: client)
+    let repo = connect(database)
     let time = seconds {
         for i in 0..<n { repo.set(Path("bench/k\(i)"), Node(.number(Double(i)))) }
         repo.waitForPendingWrites(timeout: 600)
@@ -114,12 +117,7 @@ func writeBenchmark(_ n: Int) throws {
 func queryBenchmark(_ n: Int, writes: Int) throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-query-" + UUID().uuidString
     let database = try Database(folder: folder)
-    func connect() -> Repo {
-        let (client, server) = InProcessTransport.pair()
-        database.accept(server)
-        return Repo(transport: client)
-    }
-    let writer = connect()
+    let writer = connect(database)
     var rng = SystemRandomNumberGenerator()
     let batch = 10_000
     for start in stride(from: 0, to: n, by: batch) {
@@ -147,9 +145,9 @@ func queryBenchmark(_ n: Int, writes: Int) throws {
         }
         return (time, registration, { lock.lock(); defer { lock.unlock() }; return events })
     }
-    let watcher = connect()
+    let watcher = connect(database)
     let (first, _, eventCount) = firstValue(watcher)
-    let (second, _, _) = firstValue(connect())
+    let (second, _, _) = firstValue(connect(database))
 
     // Random children get newer or older timestamps while two watched queries stay current.
     let before = eventCount()
@@ -172,12 +170,7 @@ func queryBenchmark(_ n: Int, writes: Int) throws {
 func latencyBenchmark(_ rounds: Int) throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-latency-" + UUID().uuidString
     let database = try Database(folder: folder)
-    func connect() -> Repo {
-        let (client, server) = InProcessTransport.pair()
-        database.accept(server)
-        return Repo(transport: client)
-    }
-    let writer = connect(), other = connect()
+    let writer = connect(database), other = connect(database)
     for (name, listener) in [("same client", writer), ("second connection", other)] {
         var samples: [Double] = []
         let semaphore = DispatchSemaphore(value: 0)

@@ -50,7 +50,8 @@ public enum DataError: Error, Equatable, Sendable, CustomStringConvertible {
 }
 
 extension String {
-    func leftPadded(to width: Int, with pad: Character = "0") -> String {
+    /// The string padded on the left to `width` characters (zeros unless told otherwise).
+    public func leftPadded(to width: Int, with pad: Character = "0") -> String {
         count >= width ? self : String(repeating: pad, count: width - count) + self
     }
 }

@@ -1,3 +1,4 @@
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -13,7 +14,7 @@ final class FolderLock {
         let path = folder + "/LOCK"
         fd = try FileIO.open(path, O_RDWR | O_CREAT)
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
-            let holder = (try? FileIO.readFile(path)).map { String(decoding: $0, as: UTF8.self).trimmingWhitespace() }
+            let holder = (try? FileIO.readFile(path)).map { String(decoding: $0, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
             Glibc.close(fd)
             throw StoreError.folderInUse(folder: folder, pid: holder.flatMap { $0.isEmpty ? nil : $0 })
         }
@@ -26,14 +27,5 @@ final class FolderLock {
         _ = ftruncate(fd, 0)
         flock(fd, LOCK_UN)
         Glibc.close(fd)
-    }
-}
-
-extension String {
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let c = s.first, c.isWhitespace { s = s.dropFirst() }
-        while let c = s.last, c.isWhitespace { s = s.dropLast() }
-        return String(s)
     }
 }

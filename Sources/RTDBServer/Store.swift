@@ -248,9 +248,3 @@ public final class Store: @unchecked Sendable {
         return Int(name.dropFirst(prefix.count).dropLast(suffix.count))
     }
 }
-
-extension String {
-    func leftPadded(to width: Int) -> String {
-        count >= width ? self : String(repeating: "0", count: width - count) + self
-    }
-}

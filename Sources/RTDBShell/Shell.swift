@@ -143,7 +143,7 @@ public final class Shell {
         case .history:
             let width = String(history.count).count
             for (i, line) in history.enumerated() {
-                output.write(String(i + 1).leftPad(width) + "  " + line + "\n")
+                output.write(String(i + 1).leftPadded(to: width, with: " ") + "  " + line + "\n")
             }
         case .exit:
             return .exit
@@ -281,8 +281,4 @@ public final class Shell {
         output.writeError("not removed\n")
         return false
     }
-}
-
-extension String {
-    func leftPad(_ width: Int) -> String { count >= width ? self : String(repeating: " ", count: width - count) + self }
 }

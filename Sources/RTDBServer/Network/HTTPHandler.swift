@@ -13,14 +13,12 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     static let maxBody = 256 * 1024 * 1024
 
     let namespaces: Namespaces
-    let log: (String) -> Void
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
     private var tooLarge = false
 
-    init(namespaces: Namespaces, log: @escaping (String) -> Void) {
+    init(namespaces: Namespaces) {
         self.namespaces = namespaces
-        self.log = log
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -134,7 +132,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch method {
         case "GET":
             if items["shallow"] == "true" {
-                if items.keys.contains(where: { ["orderBy", "startAt", "startAfter", "endAt", "endBefore", "equalTo", "limitToFirst", "limitToLast"].contains($0) }) {
+                if items.keys.contains(where: RESTQuery.parameters.contains) {
                     throw RESTFailure(status: .badRequest, message: "shallow cannot be combined with queries")
                 }
             }

@@ -29,7 +29,7 @@ public final class NetworkServer: @unchecked Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                let http = HTTPHandler(namespaces: namespaces, log: log)
+                let http = HTTPHandler(namespaces: namespaces)
                 let upgrader = NIOWebSocketServerUpgrader(
                     maxFrameSize: 1 << 24,
                     shouldUpgrade: { channel, head in

@@ -5,8 +5,11 @@ import RTDBData
 enum RESTQuery {
     struct Failure: Error { let message: String }
 
+    /// The bounds and limits; with `orderBy`, every query parameter.
+    static let filters = ["startAt", "startAfter", "endAt", "endBefore", "equalTo", "limitToFirst", "limitToLast"]
+    static let parameters = ["orderBy"] + filters
+
     static func params(_ items: [String: String]) throws -> QueryParams? {
-        let filters = ["startAt", "startAfter", "endAt", "endBefore", "equalTo", "limitToFirst", "limitToLast"]
         let present = filters.filter { items[$0] != nil }
         guard let orderByText = items["orderBy"] else {
             if !present.isEmpty { throw Failure(message: "orderBy must be defined when other query parameters are defined") }
