@@ -13,6 +13,12 @@ struct ServeOptions: ParsableArguments {
 
     @Option(help: ArgumentHelp("The folder holding one database per namespace.", valueName: "DIR"))
     var data: String?
+
+    func validate() throws {
+        guard (0...65535).contains(port) else {
+            throw ValidationError("--port must be between 0 and 65535 (0 picks a free port), not \(port)")
+        }
+    }
 }
 
 enum Serve {

@@ -74,6 +74,12 @@ final class ServeTests: XCTestCase {
         XCTAssertEqual(try request("PUT", "/fresh.json?ns=demo", body: "1", headers: ["if-match": "null_etag"]).0, 412)
     }
 
+    func testBadPortIsAUsageError() throws {
+        let result = try Binary.run(["serve", "--port", "99999", "--data", folder])
+        XCTAssertEqual(result.status, 2)
+        XCTAssertTrue(result.stderr.hasPrefix("rtdb serve: Error: --port must be between 0 and 65535 (0 picks a free port), not 99999"), result.stderr)
+    }
+
     func testShutdownIsCleanAndDurable() throws {
         _ = try request("PUT", "/kept.json?ns=demo", body: #""yes""#)
         kill(server.processIdentifier, SIGTERM)
