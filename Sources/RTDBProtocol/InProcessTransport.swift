@@ -26,8 +26,11 @@ public final class InProcessTransport: Transport, @unchecked Sendable {
         self.onClose = onClose
         let pending = backlog
         backlog = []
+        let closedAlready = closed
         lock.unlock()
         for message in pending { onMessage(message) }
+        // Closed before it was started (a server that hung up at once): say so now.
+        if closedAlready { onClose() }
     }
 
     public func send(_ message: Message) {
