@@ -75,10 +75,10 @@ public final class Database: @unchecked Sendable {
     func handle(_ request: Request, from session: ServerSession?, reply: @escaping (Response) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         switch request {
-        case let .listen(path, query, tag, _):
+        case let .listen(path, query, tag, hash):
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
             guard let session else { return reply(.error("invalid_request", "listens need a connection")) }
-            addListen(Listen(session: session, path: path, params: query, tag: tag))
+            addListen(Listen(session: session, path: path, params: query, tag: tag), clientHash: hash)
             reply(.ok)
         case let .unlisten(path, query, _):
             if let session, let removed = listeners.remove(session: session, path: path, identifier: query?.identifier ?? "default") {
@@ -142,12 +142,15 @@ public final class Database: @unchecked Sendable {
 
     /// Starts a listen; its current data goes out first (before a session's ok: the client
     /// takes ok as "complete").
-    private func addListen(_ listen: Listen) {
+    /// Starts a listen with the data it covers, unless the client already holds exactly
+    /// that (`clientHash`, as after a reconnection): then the answer alone completes it.
+    private func addListen(_ listen: Listen, clientHash: String = "") {
         if let old = listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier) { release(old) }
         listeners.add(listen)
         acquire(listen)
         let data = currentData(for: listen)
         listen.lastSent = data
+        if !clientHash.isEmpty && clientHash == data.hashString { return }
         listen.session.send(.data(path: listen.path, data: data, tag: listen.tag))
     }
 

@@ -86,6 +86,21 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(Array(tail), [.push(.data(path: Path("a"), data: try! JSONReader.parse(#"{"b":1}"#), tag: nil)), .response(id: 2, .ok)])
     }
 
+    func testListenWithTheCurrentHashGetsNoDataAgain() {
+        // A reconnecting client sends the hash of what it holds; equal data is not resent.
+        let client = Client(database)
+        let value = try! JSONReader.parse(#"{"b":1,"c":{"d":"x"}}"#)
+        client.request(1, .put(path: Path("a"), data: value, hash: nil))
+        _ = client.waitFor(response: 1)
+        client.request(2, .listen(path: Path("a"), query: nil, tag: nil, hash: value.hashString))
+        client.request(3, .listen(path: Path("a/c"), query: nil, tag: nil, hash: "stale"))
+        _ = client.waitFor(response: 3)
+        client.lock.lock()
+        let tail = client.received.suffix(3)
+        client.lock.unlock()
+        XCTAssertEqual(Array(tail), [.response(id: 2, .ok), .push(.data(path: Path("a/c"), data: try! JSONReader.parse(#"{"d":"x"}"#), tag: nil)), .response(id: 3, .ok)])
+    }
+
     func testOnDisconnectWireForms() throws {
         let messages: [Message] = [
             .request(id: 1, .onDisconnectPut(path: Path("p"), data: Node("x"))),
