@@ -2,90 +2,294 @@ import Foundation
 import RTDBData
 import RTDBProtocol
 
-/// One connection to a server: numbers requests, matches responses to them, holds requests
-/// made before the handshake, and tracks the server time offset.
+/// The client's link to a server across any number of transports: numbers requests and
+/// matches responses to them, keeps what must survive a lost connection, and connects
+/// again with backoff.
+///
+/// What a reconnection restores, in this order: every active listen (with the hash of what
+/// the client holds, so unchanged data is not sent again), every write not yet acknowledged
+/// (in the order made), and every read still waiting. A compare-and-set write already sent
+/// fails with `disconnected` instead: it may or may not have been applied.
 ///
 /// Not thread-safe by itself: the `Repo` that owns it calls it on its own serial queue, and
-/// incoming messages are hopped onto that queue.
+/// transport callbacks are hopped onto that queue.
 final class PersistentConnection {
-    private let transport: Transport
+    enum State: Equatable {
+        case connecting
+        case connected
+        /// Lost or refused; the next attempt is scheduled.
+        case waiting
+        /// Closed by the client, or by the server for good.
+        case closed
+    }
+
+    /// A request that outlives one transport.
+    private struct Outstanding {
+        let request: Request
+        let completion: (Response) -> Void
+        var sent = false
+        /// Reads made while offline fail after a while instead of waiting for a connection.
+        var offlineDeadline: DispatchWorkItem?
+    }
+
+    /// An active listen, sent again on every new connection.
+    private struct ListenSpec {
+        let path: Path
+        let query: QueryParams?
+        let tag: Int?
+        let hash: () -> String
+        let onComplete: (String) -> Void
+    }
+
+    private struct ListenKey: Hashable {
+        let path: Path
+        let identifier: String
+    }
+
+    /// How long a read made while offline waits for a connection.
+    var offlineReadTimeout: TimeInterval = 3
+
+    private let connector: Connector
     private let queue: DispatchQueue
+    private var backoff: Backoff
+    private var transport: Transport?
+    /// Bumped for each transport, so callbacks of an old one are ignored.
+    private var generation = 0
+    /// Where the server said to connect (its hello, or a redirect).
+    private var host: String?
+    private var redirects = 0
     private var nextRequestID = 1
-    private var callbacks: [Int: (Response) -> Void] = [:]
-    private var waiting: [(Request, (Response) -> Void)] = []
-    private(set) var connected = false
-    private(set) var closed = false
+    /// Writes and reads, by request number (which is also their order).
+    private var outstanding: [Int: Outstanding] = [:]
+    /// Requests tied to the current transport (listens and unlistens): dropped with it.
+    private var inFlight: [Int: (Response) -> Void] = [:]
+    private var listens: [ListenKey: ListenSpec] = [:]
+
+    private(set) var state: State = .connecting
+    private(set) var everConnected = false
+    /// Attempts that failed since the last successful connection.
+    private(set) var failedAttempts = 0
     private(set) var serverTimeOffset: Double = 0
     private(set) var sessionID: String?
+    /// Why the server ended the connection for good, if it did.
+    private(set) var shutdownReason: String?
     var onConnectedChange: ((Bool) -> Void)?
     var onPush: ((Push) -> Void)?
 
-    init(transport: Transport, queue: DispatchQueue) {
-        self.transport = transport
+    var connected: Bool { state == .connected }
+    var closed: Bool { state == .closed }
+
+    init(connector: @escaping Connector, policy: ReconnectPolicy, queue: DispatchQueue) {
+        self.connector = connector
         self.queue = queue
+        backoff = Backoff(policy: policy)
     }
 
     func start() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        connect()
+    }
+
+    private func connect() {
+        generation += 1
+        let generation = self.generation
         let queue = self.queue
+        state = .connecting
+        backoff.attempting()
+        let transport = connector(host, sessionID)
+        self.transport = transport
         transport.start(onMessage: { [weak self] message in
-            queue.async { self?.receive(message) }
+            queue.async {
+                guard let self, self.generation == generation else { return }
+                self.receive(message)
+            }
         }, onClose: { [weak self] in
-            queue.async { self?.transportClosed() }
+            queue.async {
+                guard let self, self.generation == generation else { return }
+                self.transportClosed()
+            }
         })
     }
 
-    /// Sends now if connected, otherwise as soon as the handshake arrives.
+    // MARK: Requests
+
+    /// Sends a write or a read now if connected, otherwise when a connection is up; it
+    /// survives reconnections until answered.
     func send(_ request: Request, completion: @escaping (Response) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        if closed {
-            return completion(.error("disconnected", "the connection is closed"))
+        if closed { return completion(Self.closedResponse) }
+        let id = takeRequestID()
+        var entry = Outstanding(request: request, completion: completion)
+        if case .get = request, !connected {
+            let deadline = DispatchWorkItem { [weak self] in
+                guard let self, let entry = outstanding.removeValue(forKey: id) else { return }
+                entry.completion(.error("disconnected", "Client is offline."))
+            }
+            queue.asyncAfter(deadline: .now() + offlineReadTimeout, execute: deadline)
+            entry.offlineDeadline = deadline
         }
-        guard connected else {
-            waiting.append((request, completion))
-            return
-        }
-        let id = nextRequestID
-        nextRequestID += 1
-        callbacks[id] = completion
-        transport.send(.request(id: id, request))
+        outstanding[id] = entry
+        if connected { transmit(id) }
     }
 
-    var outstandingRequests: Int { callbacks.count + waiting.count }
+    func listen(_ path: Path, query: QueryParams?, tag: Int?, hash: @escaping () -> String, onComplete: @escaping (String) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if closed { return onComplete("disconnected") }
+        let spec = ListenSpec(path: path, query: query, tag: tag, hash: hash, onComplete: onComplete)
+        listens[ListenKey(path: path, identifier: query?.identifier ?? "default")] = spec
+        if connected { transmit(spec) }
+    }
 
+    func unlisten(_ path: Path, query: QueryParams?, tag: Int?) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard listens.removeValue(forKey: ListenKey(path: path, identifier: query?.identifier ?? "default")) != nil else { return }
+        guard connected, let transport else { return }
+        let id = takeRequestID()
+        inFlight[id] = { _ in }
+        transport.send(.request(id: id, .unlisten(path: path, query: query, tag: tag)))
+    }
+
+    var outstandingRequests: Int { outstanding.count + inFlight.count }
+
+    /// Closes for good: what is still outstanding fails.
     func close() {
-        transport.close()
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed else { return }
+        let wasConnected = connected
+        state = .closed
+        generation += 1
+        transport?.close()
+        transport = nil
+        failEverything(with: Self.closedResponse)
+        if wasConnected { onConnectedChange?(false) }
     }
+
+    /// Drops the current transport as a network failure would.
+    func interrupt() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        transport?.close()
+    }
+
+    private static let closedResponse = Response.error("disconnected", "the connection is closed")
+
+    private func takeRequestID() -> Int {
+        defer { nextRequestID += 1 }
+        return nextRequestID
+    }
+
+    private func transmit(_ id: Int) {
+        guard let transport, var entry = outstanding[id] else { return }
+        entry.sent = true
+        entry.offlineDeadline?.cancel()
+        entry.offlineDeadline = nil
+        outstanding[id] = entry
+        transport.send(.request(id: id, entry.request))
+    }
+
+    private func transmit(_ spec: ListenSpec) {
+        guard let transport else { return }
+        let id = takeRequestID()
+        let key = ListenKey(path: spec.path, identifier: spec.query?.identifier ?? "default")
+        inFlight[id] = { [weak self] response in
+            // A refused listen is forgotten, so it is not asked again on reconnection.
+            if !response.isOK { self?.listens.removeValue(forKey: key) }
+            spec.onComplete(response.status)
+        }
+        transport.send(.request(id: id, .listen(path: spec.path, query: spec.query, tag: spec.tag, hash: spec.hash())))
+    }
+
+    // MARK: Incoming
 
     private func receive(_ message: Message) {
         switch message {
         case .handshake(let hello):
-            sessionID = hello.sessionID
-            serverTimeOffset = Double(hello.timestamp) - (Date().timeIntervalSince1970 * 1000)
-            connected = true
-            onConnectedChange?(true)
-            let held = waiting
-            waiting = []
-            for (request, completion) in held { send(request, completion: completion) }
+            established(hello)
         case .response(let id, let response):
-            callbacks.removeValue(forKey: id)?(response)
+            if let callback = inFlight.removeValue(forKey: id) {
+                callback(response)
+            } else if let entry = outstanding.removeValue(forKey: id) {
+                entry.completion(response)
+            }
         case .push(let push):
+            if case let .listenRevoked(path, query) = push {
+                listens.removeValue(forKey: ListenKey(path: path, identifier: query?.identifier ?? "default"))
+            }
             onPush?(push)
         case .ping:
-            transport.send(.pong)
-        case .shutdown, .reset:
-            transport.close()
+            transport?.send(.pong)
+        case .reset(let newHost):
+            // The database lives elsewhere: connect there at once.
+            host = newHost.isEmpty ? nil : newHost
+            redirects += 1
+            transport?.close()
+        case .shutdown(let reason):
+            // The server ended this client's access for good (e.g. the database was disabled).
+            shutdownReason = reason
+            close()
         default:
             break
         }
     }
 
+    private func established(_ hello: Handshake) {
+        sessionID = hello.sessionID
+        if !hello.host.isEmpty { host = hello.host }
+        serverTimeOffset = Double(hello.timestamp) - (Date().timeIntervalSince1970 * 1000)
+        state = .connected
+        everConnected = true
+        failedAttempts = 0
+        redirects = 0
+        backoff.established()
+        restore()
+        onConnectedChange?(true)
+    }
+
+    /// Sends what the server must know again: listens first, so that the writes after them
+    /// come back as events, then writes and reads in the order they were made.
+    private func restore() {
+        for spec in listens.values { transmit(spec) }
+        for id in outstanding.keys.sorted() { transmit(id) }
+    }
+
     private func transportClosed() {
-        connected = false
-        closed = true
-        onConnectedChange?(false)
-        let pending = callbacks.sorted { $0.key < $1.key }.map(\.value) + waiting.map(\.1)
-        callbacks = [:]
-        waiting = []
-        for callback in pending { callback(.error("disconnected", "the connection closed before the server answered")) }
+        let wasConnected = connected
+        transport = nil
+        inFlight = [:]
+        let redirected = redirects > 0 && redirects <= 3 && !wasConnected
+        if !wasConnected && !redirected { failedAttempts += 1 }
+        // A compare-and-set already sent may have been applied or not: its caller decides.
+        for (id, entry) in outstanding where entry.sent {
+            if case .put(_, _, .some) = entry.request {
+                outstanding.removeValue(forKey: id)
+                entry.completion(.error("disconnected", "the connection was lost before the server answered"))
+            } else {
+                outstanding[id]?.sent = false
+            }
+        }
+        guard backoff.policy.enabled else {
+            state = .closed
+            failEverything(with: .error("disconnected", "the connection closed before the server answered"))
+            if wasConnected { onConnectedChange?(false) }
+            return
+        }
+        state = .waiting
+        if wasConnected { onConnectedChange?(false) }
+        let wait = redirected ? 0 : backoff.nextWait()
+        let generation = self.generation
+        queue.asyncAfter(deadline: .now() + wait) { [weak self] in
+            guard let self, self.generation == generation, self.state == .waiting else { return }
+            connect()
+        }
+    }
+
+    private func failEverything(with response: Response) {
+        let pending = outstanding.sorted { $0.key < $1.key }.map(\.value)
+        outstanding = [:]
+        inFlight = [:]
+        listens = [:]
+        for entry in pending {
+            entry.offlineDeadline?.cancel()
+            entry.completion(response)
+        }
     }
 }

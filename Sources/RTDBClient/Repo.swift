@@ -24,8 +24,10 @@ public final class Repo: @unchecked Sendable {
     /// Writes sent and not yet acknowledged at most; more wait (flow control for scripts).
     public var maxPendingWrites = 10_000
 
-    public init(transport: Transport) {
-        connection = PersistentConnection(transport: transport, queue: queue)
+    /// A client that connects through `connector`, and again after losing the connection
+    /// as `reconnect` says.
+    public init(connector: @escaping Connector, reconnect: ReconnectPolicy = .standard) {
+        connection = PersistentConnection(connector: connector, policy: reconnect, queue: queue)
         queue.sync {
             syncTree = SyncTree(listenProvider: self)
             infoTree = SyncTree(listenProvider: infoProvider)
@@ -40,6 +42,12 @@ public final class Repo: @unchecked Sendable {
             connection.onPush = { [weak self] push in self?.receive(push) }
             connection.start()
         }
+    }
+
+    /// A client over one transport: when it closes, the client is closed.
+    public convenience init(transport: Transport) {
+        // Without reconnection the connector is asked once.
+        self.init(connector: { _, _ in transport }, reconnect: .never)
     }
 
     // MARK: Listening
@@ -86,10 +94,14 @@ public final class Repo: @unchecked Sendable {
 
     // MARK: Reads
 
-    /// Reads the value at `path` from the server; `.info` is answered locally.
+    /// Reads the value at `path` from the server; `.info` is answered locally, and so is a
+    /// path this client already holds completely (it listens there) while offline.
     public func get(_ path: Path, completion: @escaping (Result<Node, DatabaseError>) -> Void) {
         queue.async { [self] in
             if path.isInfo { return completion(.success(infoValue(at: path))) }
+            if !connection.connected, let cached = syncTree.completeEventCache(at: path, knownOnly: true) {
+                return completion(.success(cached))
+            }
             connection.send(.get(path: path)) { response in
                 completion(response.isOK ? .success(response.data) : .failure(DatabaseError(status: response.status, message: response.message)))
             }
@@ -97,8 +109,17 @@ public final class Repo: @unchecked Sendable {
     }
 
     public var isConnected: Bool { queue.sync { connection.connected } }
-    /// The connection ended (refused, dropped or closed).
+    /// Closed by `close()`, by the server for good, or (without reconnection) lost.
     public var isClosed: Bool { queue.sync { connection.closed } }
+    /// The first connection has not come up, and at least one attempt failed.
+    public var neverConnected: Bool { queue.sync { !connection.everConnected && (connection.failedAttempts > 0 || connection.closed) } }
+    /// How long a read made while offline waits for a connection before failing.
+    public var offlineReadTimeout: TimeInterval {
+        get { queue.sync { connection.offlineReadTimeout } }
+        set { queue.sync { connection.offlineReadTimeout = newValue } }
+    }
+    /// Why the server ended the connection for good, if it did.
+    public var shutdownReason: String? { queue.sync { connection.shutdownReason } }
     public var serverTimeOffset: Double { queue.sync { connection.serverTimeOffset } }
 
     /// The server's clock as this client estimates it, in milliseconds.
@@ -198,20 +219,25 @@ public final class Repo: @unchecked Sendable {
     public func close() {
         queue.sync { connection.close() }
     }
+
+    /// Drops the current connection as a network failure would; the client reconnects as
+    /// its policy says. For tests and for `reconnect` in the shell.
+    public func interruptConnection() {
+        queue.sync { connection.interrupt() }
+    }
 }
 
 extension Repo: ListenProvider {
     func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (String) -> [Event]) -> [Event] {
         let params = query.params.isDefault ? nil : query.params
-        connection.send(.listen(path: query.path, query: params, tag: tag, hash: hash())) { [self] response in
-            raise(complete(response.status))
+        connection.listen(query.path, query: params, tag: tag, hash: hash) { [self] status in
+            raise(complete(status))
         }
         return []
     }
 
     func stopListening(_ query: QuerySpec, tag: Int?) {
-        let params = query.params.isDefault ? nil : query.params
-        connection.send(.unlisten(path: query.path, query: params, tag: tag)) { _ in }
+        connection.unlisten(query.path, query: query.params.isDefault ? nil : query.params, tag: tag)
     }
 }
 

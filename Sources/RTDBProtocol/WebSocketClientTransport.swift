@@ -39,8 +39,32 @@ public struct ServerAddress: Equatable, Sendable, CustomStringConvertible {
         return ServerAddress(host: host, port: components.port ?? (secure ? 443 : 80), namespace: namespace ?? "default", secure: secure)
     }
 
-    /// The WebSocket request path: `/.ws?v=5&ns=NAME`.
-    public var webSocketPath: String { "/.ws?v=5&ns=" + namespace }
+    /// The WebSocket request path: `/.ws?v=5&ns=NAME`, with `ls=ID` naming the previous
+    /// session when reconnecting.
+    public func webSocketPath(lastSessionID: String? = nil) -> String {
+        "/.ws?v=5" + (lastSessionID.map { "&ls=" + $0 } ?? "") + "&ns=" + namespace
+    }
+
+    /// The same database at the host a server named (`host` or `host:port`), as its hello
+    /// or a redirect gives it.
+    public func at(host newHost: String) -> ServerAddress {
+        var moved = self
+        if let colon = newHost.lastIndex(of: ":"), !newHost.hasSuffix("]"), let port = Int(newHost[newHost.index(after: colon)...]) {
+            moved.host = String(newHost[..<colon])
+            moved.port = port
+        } else {
+            moved.host = newHost
+            moved.port = secure ? 443 : 80
+        }
+        if moved.host.hasPrefix("["), moved.host.hasSuffix("]") { moved.host = String(moved.host.dropFirst().dropLast()) }
+        return moved
+    }
+
+    /// `host:port` as the Host header names it (the port left out when it is the default).
+    public var hostHeader: String {
+        let name = host.contains(":") ? "[\(host)]" : host
+        return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
+    }
 
     public var description: String { "\(secure ? "wss" : "ws")://\(host):\(port)/.ws?ns=\(namespace)" }
 }
@@ -49,6 +73,7 @@ public struct ServerAddress: Equatable, Sendable, CustomStringConvertible {
 /// socket is open wait in order; each is encoded, split into frames and masked.
 public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     public let address: ServerAddress
+    private let lastSessionID: String?
     private let group: EventLoopGroup
     private let lock = NSLock()
     private var channel: Channel?
@@ -62,8 +87,9 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     private var keepAlive: RepeatedTask?
     public static let keepAliveInterval = TimeAmount.seconds(45)
 
-    public init(address: ServerAddress, group: EventLoopGroup) {
+    public init(address: ServerAddress, lastSessionID: String? = nil, group: EventLoopGroup) {
         self.address = address
+        self.lastSessionID = lastSessionID
         self.group = group
     }
 
@@ -86,7 +112,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
                         RealtimeFrameHandler(masked: true, onText: { self.received($0) }, onClosed: { self.finish() }),
                     ]).map { self.opened(channel) }
                 }
-                let request = UpgradeRequest(host: "\(address.host):\(address.port)", path: address.webSocketPath)
+                let request = UpgradeRequest(host: address.hostHeader, path: address.webSocketPath(lastSessionID: lastSessionID))
                 // Once upgraded, frames must not reach the HTTP request handler.
                 let config: NIOHTTPClientUpgradeConfiguration = (upgraders: [upgrader], completionHandler: { _ in
                     channel.pipeline.removeHandler(request, promise: nil)

@@ -15,12 +15,16 @@ final class RemoteDatabase: DatabaseConnection {
         if address.secure {
             throw RemoteError("TLS connections (wss://, https://) are not available in this build yet; use ws:// or http:// to a local server")
         }
-        let transport = WebSocketClientTransport(address: address, group: group)
-        repo = Repo(transport: transport)
+        let group = self.group
+        // Reconnections go where the server last said it lives (its hello or a redirect).
+        repo = Repo(connector: { host, lastSession in
+            WebSocketClientTransport(address: host.map { address.at(host: $0) } ?? address, lastSessionID: lastSession, group: group)
+        })
         location = address.description
+        // The first connection must succeed; after that, losing it means reconnecting.
         let deadline = Date().addingTimeInterval(timeout)
         while !repo.isConnected {
-            if repo.isClosed || Date() >= deadline {
+            if repo.neverConnected || Date() >= deadline {
                 repo.close()
                 try? group.syncShutdownGracefully()
                 throw RemoteError("cannot connect to \(address): is a server listening there?")

@@ -168,12 +168,13 @@ final class SyncTree {
     }
 
     /// What the user sees at `path` (server data known to the client plus pending writes),
-    /// including hidden writes (running transactions) unless excluded.
-    func completeEventCache(at path: Path, excluding: Set<Int> = []) -> Node? {
+    /// including hidden writes (running transactions) unless excluded. With `knownOnly`,
+    /// nil unless the value is known in full (no guessing that missing data is empty).
+    func completeEventCache(at path: Path, excluding: Set<Int> = [], knownOnly: Bool = false) -> Node? {
         let serverCache = syncPoints.firstOnPath(path) { pointPath, point in
             point.completeServerCache(at: path.relative(to: pointPath)!)
         }
-        return pendingWrites.completeEventCache(at: path, serverCache: serverCache, excluding: excluding, includeHidden: true)
+        return pendingWrites.completeEventCache(at: path, serverCache: serverCache, excluding: excluding, includeHidden: !knownOnly)
     }
 
     func tag(for query: QuerySpec) -> Int? { queryToTag[query.key] }
