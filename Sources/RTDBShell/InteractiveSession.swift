@@ -1,4 +1,5 @@
 import Foundation
+import RTDBClient
 import RTDBData
 
 /// The shell at a terminal: a prompt showing the current path, line editing, history kept
@@ -53,6 +54,8 @@ public struct InteractiveSession {
         let reset = shell.options.renderer.color ? "\u{1B}[0m" : ""
         let place = location.hasPrefix("ws") ? "connected to \(location)" : "embedded database in \(location)"
         shell.output.write("\(dim)rtdb: \(place). Type 'help' for commands, Ctrl-D to leave.\(reset)\n")
+        let notices = location.hasPrefix("ws") ? ConnectionNotices(shell: shell) : nil
+        defer { notices?.stop() }
         while true {
             switch editor.readLine(prompt: "rtdb:\(shell.cwd)> ") {
             case .end:
@@ -71,6 +74,40 @@ public struct InteractiveSession {
             }
         }
     }
+}
+
+/// Says above the prompt when the connection to a server is lost and when it is back.
+final class ConnectionNotices: @unchecked Sendable {
+    private let shell: Shell
+    private let query = QuerySpec(path: Path(".info/connected"))
+    private var registration: EventRegistration!
+    private var seen = false
+
+    init(shell: Shell) {
+        self.shell = shell
+        let print = shell.options.backgroundOutput ?? { _ in }
+        let repo = shell.repo
+        let notices = DispatchQueue(label: "rtdb.connection-notices")
+        registration = EventRegistration(types: [.value], callback: { [weak self] event in
+            guard let self else { return }
+            let connected = event.node == Node(true)
+            defer { seen = true }
+            guard seen else { return }  // the state at start is already known
+            // Events arrive on the client's queue; asking it for the reason must not block it.
+            notices.async {
+                if connected {
+                    print("connected again; listens and queued writes restored")
+                } else if let reason = repo.shutdownReason {
+                    print("the server ended the connection: \(reason)")
+                } else {
+                    print("connection lost; reconnecting (writes are queued until it is back)")
+                }
+            }
+        }, cancel: { _ in })
+        repo.listen(query, registration)
+    }
+
+    func stop() { shell.repo.unlisten(query, registration) }
 }
 
 /// Questions asked on the terminal.

@@ -21,7 +21,7 @@ public final class Shell {
         /// is not interactive, so there is no background.
         public var backgroundOutput: ((String) -> Void)? = nil
         /// Blocks until the user interrupts (Ctrl-C) or output is gone; false on timeout.
-        public var waitForInterrupt: (TimeInterval?) -> Bool = { _ in Interrupt.wait(timeout: nil) }
+        public var waitForInterrupt: (TimeInterval?) -> Bool = { Interrupt.wait(timeout: $0) }
         public init() {}
     }
 
@@ -229,11 +229,7 @@ public final class Shell {
 
     private func write(source: String?, line: Int, _ start: (@escaping (Result<Void, DatabaseError>) -> Void) -> Void) throws {
         if options.waitForWrites {
-            let semaphore = DispatchSemaphore(value: 0)
-            var result: Result<Void, DatabaseError> = .success(())
-            start { result = $0; semaphore.signal() }
-            semaphore.wait()
-            if case .failure(let error) = result { throw ShellError("\(error)") }
+            try writeAndWait(start)
         } else {
             start { [weak self] result in
                 guard case .failure(let error) = result, let self else { return }
@@ -242,6 +238,44 @@ public final class Shell {
                 self.failuresLock.unlock()
             }
         }
+    }
+
+    /// Waits for the acknowledgement. Offline, the write waits for the connection; Ctrl-C
+    /// stops waiting (the write stays queued, and its outcome is printed when it comes).
+    private func writeAndWait(_ start: (@escaping (Result<Void, DatabaseError>) -> Void) -> Void) throws {
+        let semaphore = DispatchSemaphore(value: 0)
+        let lock = NSLock()
+        var result: Result<Void, DatabaseError>?
+        var abandoned = false
+        let late = options.backgroundOutput
+        start { outcome in
+            lock.lock()
+            result = outcome
+            let nobodyWaits = abandoned
+            lock.unlock()
+            semaphore.signal()
+            guard nobodyWaits else { return }
+            switch outcome {
+            case .success: late?("a queued write was acknowledged by the server")
+            case .failure(let error): late?("a queued write was rejected: \(error)")
+            }
+        }
+        if semaphore.wait(timeout: .now() + 0.5) == .timedOut {
+            if !repo.isConnected {
+                output.writeError("offline: the write is applied locally and will be sent when the connection returns (Ctrl-C stops waiting)\n")
+            }
+            while semaphore.wait(timeout: .now()) == .timedOut {
+                guard options.waitForInterrupt(0.2) else { continue }
+                lock.lock()
+                let done = result != nil
+                abandoned = !done
+                lock.unlock()
+                if !done { throw ShellError("not acknowledged yet: the write stays queued and is sent when the connection returns") }
+            }
+        }
+        lock.lock()
+        defer { lock.unlock() }
+        if case .failure(let error)? = result { throw ShellError("\(error)") }
     }
 
     /// Reports writes the server rejected since the last call; returns how many.

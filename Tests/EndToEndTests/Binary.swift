@@ -36,11 +36,12 @@ struct Binary {
         return Result(status: process.terminationStatus, stdout: out.text(), stderr: err.text())
     }
 
-    /// Starts `rtdb serve` on a free port; returns the process and the port it says it uses.
-    static func startServer(folder: String) throws -> (Process, Int) {
+    /// Starts `rtdb serve` on `port` (0: a free one); returns the process and the port it
+    /// says it uses.
+    static func startServer(folder: String, port: Int = 0) throws -> (Process, Int) {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: path)
-        server.arguments = ["serve", "--port", "0", "--data", folder]
+        server.arguments = ["serve", "--port", String(port), "--data", folder]
         let out = Pipe()
         server.standardOutput = out
         server.standardError = Pipe()
@@ -65,18 +66,40 @@ struct Binary {
 
 final class BundleMarker {}
 
-/// Reads a pipe to its end on another thread.
+/// Reads a pipe to its end on another thread; what has come so far can be awaited.
 final class Drain: @unchecked Sendable {
     private var data = Data()
+    private let lock = NSLock()
     private let done = DispatchSemaphore(value: 0)
     init(_ handle: FileHandle) {
         DispatchQueue.global().async { [self] in
-            data = handle.readDataToEndOfFile()
+            while true {
+                let chunk = handle.availableData
+                if chunk.isEmpty { break }
+                lock.lock(); data.append(chunk); lock.unlock()
+            }
             done.signal()
         }
     }
+
+    /// Everything, once the writer has closed the pipe.
     func text() -> String {
         done.wait()
+        done.signal()
+        lock.lock(); defer { lock.unlock() }
         return String(decoding: data, as: UTF8.self)
+    }
+
+    /// Waits until what has arrived contains `needle`; false after `timeout`.
+    func waitFor(_ needle: String, timeout: TimeInterval = 15) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            lock.lock()
+            let found = String(decoding: data, as: UTF8.self).contains(needle)
+            lock.unlock()
+            if found { return true }
+            usleep(20_000)
+        }
+        return false
     }
 }
