@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import NIOWebSocket
 import RTDBData
 
@@ -34,8 +35,11 @@ public struct ServerAddress: Equatable, Sendable, CustomStringConvertible {
         default: throw WireError("unsupported URL scheme \"\(scheme)\": use ws://, http://, wss:// or https://")
         }
         var namespace = components.queryItems?.first { $0.name == "ns" }?.value
+        // NAME.firebaseio.com, NAME.REGION.firebasedatabase.app: the first label names it.
         let labels = host.split(separator: ".")
-        if namespace == nil, labels.count >= 3 { namespace = String(labels[0]).lowercased() }
+        if namespace == nil, labels.count >= 3, ClientTLS.serverName(for: host) != nil {
+            namespace = String(labels[0]).lowercased()
+        }
         return ServerAddress(host: host, port: components.port ?? (secure ? 443 : 80), namespace: namespace ?? "default", secure: secure)
     }
 
@@ -74,6 +78,7 @@ public struct ServerAddress: Equatable, Sendable, CustomStringConvertible {
 public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     public let address: ServerAddress
     private let lastSessionID: String?
+    private let tls: NIOSSLContext?
     private let group: EventLoopGroup
     private let lock = NSLock()
     private var channel: Channel?
@@ -81,15 +86,18 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     private var onMessage: (@Sendable (Message) -> Void)?
     private var onClose: (@Sendable () -> Void)?
     private var closed = false
+    private var failure: String?
     private var assembler = WireFraming.Assembler()
     /// When anything last crossed the socket; after 45 s of silence a "0" frame keeps it open.
     private var lastActivity = NIODeadline.now()
     private var keepAlive: RepeatedTask?
     public static let keepAliveInterval = TimeAmount.seconds(45)
 
-    public init(address: ServerAddress, lastSessionID: String? = nil, group: EventLoopGroup) {
+    /// `tls` is required for a secure address (`wss://`).
+    public init(address: ServerAddress, lastSessionID: String? = nil, tls: NIOSSLContext? = nil, group: EventLoopGroup) {
         self.address = address
         self.lastSessionID = lastSessionID
+        self.tls = tls
         self.group = group
     }
 
@@ -98,8 +106,9 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         self.onMessage = onMessage
         self.onClose = onClose
         lock.unlock()
-        if address.secure {
-            return finish()  // TLS is not built in yet: the caller reports it
+        if address.secure && tls == nil {
+            failure = "a wss:// connection needs TLS settings"
+            return finish()
         }
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         let address = self.address
@@ -112,11 +121,20 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
                         RealtimeFrameHandler(masked: true, onText: { self.received($0) }, onClosed: { self.finish() }),
                     ]).map { self.opened(channel) }
                 }
-                let request = UpgradeRequest(host: address.hostHeader, path: address.webSocketPath(lastSessionID: lastSessionID))
+                let request = UpgradeRequest(host: address.hostHeader, path: address.webSocketPath(lastSessionID: lastSessionID),
+                                             onFailure: { [weak self] in self?.record($0) })
                 // Once upgraded, frames must not reach the HTTP request handler.
                 let config: NIOHTTPClientUpgradeConfiguration = (upgraders: [upgrader], completionHandler: { _ in
                     channel.pipeline.removeHandler(request, promise: nil)
                 })
+                if let tls = self.tls {
+                    do {
+                        let handler = try NIOSSLClientHandler(context: tls, serverHostname: ClientTLS.serverName(for: address.host))
+                        try channel.pipeline.syncOperations.addHandler(handler)
+                    } catch {
+                        return channel.eventLoop.makeFailedFuture(error)
+                    }
+                }
                 // The server's hello can arrive in the same read as the 101 answer: keep those bytes.
                 return channel.pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, withClientUpgrade: config).flatMap {
                     channel.pipeline.addHandler(request)
@@ -125,7 +143,9 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         bootstrap.connect(host: address.host, port: address.port).whenComplete { [self] result in
             switch result {
             case .success(let channel): channel.closeFuture.whenComplete { _ in self.finish() }
-            case .failure: finish()
+            case .failure(let error):
+                record(error)
+                finish()
             }
         }
     }
@@ -192,6 +212,25 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         handler?(decoded)
     }
 
+    /// Why the connection failed or ended, when it was an error (refused, TLS, upgrade).
+    public var failureDescription: String? {
+        lock.lock()
+        defer { lock.unlock() }
+        return failure
+    }
+
+    fileprivate func record(_ error: Error) {
+        lock.lock()
+        if failure == nil { failure = TransportFailure.describe(error) }
+        lock.unlock()
+    }
+
+    fileprivate func record(_ text: String) {
+        lock.lock()
+        if failure == nil { failure = text }
+        lock.unlock()
+    }
+
     private func finish() {
         lock.lock()
         guard !closed else { lock.unlock(); return }
@@ -210,10 +249,12 @@ private final class UpgradeRequest: ChannelInboundHandler, RemovableChannelHandl
     typealias OutboundOut = HTTPClientRequestPart
     let host: String
     let path: String
+    let onFailure: (String) -> Void
 
-    init(host: String, path: String) {
+    init(host: String, path: String, onFailure: @escaping (String) -> Void) {
         self.host = host
         self.path = path
+        self.onFailure = onFailure
     }
 
     func channelActive(context: ChannelHandlerContext) {
@@ -231,7 +272,42 @@ private final class UpgradeRequest: ChannelInboundHandler, RemovableChannelHandl
         // An answer other than 101 means the upgrade was refused; parts of the 101 itself
         // can pass here before this handler is removed, and must not end the connection.
         if case .head(let head) = unwrapInboundIn(data), head.status != .switchingProtocols {
+            onFailure("the server answered HTTP \(head.status.code) instead of opening a WebSocket")
             context.close(promise: nil)
         }
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: Error) {
+        onFailure(TransportFailure.describe(error))
+        context.close(promise: nil)
+    }
+}
+
+/// Connection errors in words a user can act on.
+enum TransportFailure {
+    static func describe(_ error: Error) -> String {
+        if let tls = error as? NIOSSLError {
+            switch tls {
+            case .handshakeFailed(let reason):
+                let text = "\(reason)"
+                if text.contains("CERTIFICATE_VERIFY_FAILED") {
+                    return "the server's TLS certificate is not trusted (give its certificate with --cacert FILE)"
+                }
+                return "the TLS handshake failed (\(text))"
+            default:
+                return "TLS error: \(tls)"
+            }
+        }
+        if let ssl = error as? NIOSSLExtraError { return "TLS error: \(ssl)" }
+        if let connect = error as? NIOConnectionError {
+            if connect.connectionErrors.isEmpty && (connect.dnsAError != nil || connect.dnsAAAAError != nil) {
+                return "the host name \(connect.host) could not be resolved"
+            }
+            if let first = connect.connectionErrors.first { return describe(first.error) }
+        }
+        if let io = error as? IOError {
+            return io.errnoCode == ECONNREFUSED ? "connection refused: is a server listening there?" : io.description
+        }
+        return "\(error)"
     }
 }

@@ -33,7 +33,7 @@ struct RTDBCommand: ParsableCommand {
     @Option(name: .customShort("c"), help: ArgumentHelp("Run COMMAND and exit (repeatable; run in order).", valueName: "COMMAND"))
     var commands: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("A server's database URL: ws://127.0.0.1:9000?ns=demo (also http://…).", valueName: "URL"))
+    @Option(name: .long, help: ArgumentHelp("A server's database URL: ws://127.0.0.1:9000?ns=demo (also http://…), or https://NAME.firebaseio.com.", valueName: "URL"))
     var url: String?
 
     @Option(name: .long, help: ArgumentHelp("A local server or the Firebase emulator (as FIREBASE_DATABASE_EMULATOR_HOST).", valueName: "HOST:PORT"))
@@ -41,6 +41,9 @@ struct RTDBCommand: ParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("The namespace (database name) with --emulator.", valueName: "NAME"))
     var ns: String?
+
+    @Option(name: .long, help: ArgumentHelp("With wss:// or https://, trust the certificates in this PEM file instead of the system's.", valueName: "FILE"))
+    var cacert: String?
 
     @Flag(name: .long, help: "In a script, run the remaining lines after an error (the exit status still says it failed).")
     var keepGoing = false
@@ -86,7 +89,7 @@ struct RTDBCommand: ParsableCommand {
         let connection: DatabaseConnection
         do {
             if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns) {
-                connection = try RemoteDatabase(address: address)
+                connection = try RemoteDatabase(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath })
             } else {
                 connection = try EmbeddedDatabase(folder: folder)
             }

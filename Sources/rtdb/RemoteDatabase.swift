@@ -1,33 +1,39 @@
 import Foundation
 import NIOPosix
+import NIOSSL
 import RTDBClient
 import RTDBProtocol
 import RTDBShell
 
-/// A database on a server (`rtdb serve`, the Firebase emulator): the client core over a
-/// WebSocket.
+/// A database on a server (`rtdb serve`, the Firebase emulator, hosted Firebase): the client
+/// core over a WebSocket, with TLS for `wss://` and `https://` addresses.
 final class RemoteDatabase: DatabaseConnection {
     let repo: Repo
     let location: String
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    private let lastTransport = LastTransport()
 
-    init(address: ServerAddress, timeout: TimeInterval = 10) throws {
-        if address.secure {
-            throw RemoteError("TLS connections (wss://, https://) are not available in this build yet; use ws:// or http:// to a local server")
-        }
+    /// `trustedCertificates`: a PEM file to trust instead of the system's authorities.
+    init(address: ServerAddress, trustedCertificates: String? = nil, timeout: TimeInterval = 10) throws {
+        let tls: NIOSSLContext? = address.secure ? try ClientTLS.context(trustedCertificates: trustedCertificates) : nil
         let group = self.group
+        let lastTransport = self.lastTransport
         // Reconnections go where the server last said it lives (its hello or a redirect).
         repo = Repo(connector: { host, lastSession in
-            WebSocketClientTransport(address: host.map { address.at(host: $0) } ?? address, lastSessionID: lastSession, group: group)
+            let transport = WebSocketClientTransport(address: host.map { address.at(host: $0) } ?? address,
+                                                     lastSessionID: lastSession, tls: tls, group: group)
+            lastTransport.set(transport)
+            return transport
         })
         location = address.description
         // The first connection must succeed; after that, losing it means reconnecting.
         let deadline = Date().addingTimeInterval(timeout)
         while !repo.isConnected {
             if repo.neverConnected || Date() >= deadline {
+                let reason = lastTransport.failure ?? (repo.neverConnected ? "the connection closed before the server's hello" + (address.secure ? "" : " (for a TLS server use wss:// or https://)") : "no answer within \(Int(timeout)) seconds")
                 repo.close()
                 try? group.syncShutdownGracefully()
-                throw RemoteError("cannot connect to \(address): is a server listening there?")
+                throw RemoteError("cannot connect to \(address): \(reason)")
             }
             usleep(5_000)
         }
@@ -45,6 +51,21 @@ final class RemoteDatabase: DatabaseConnection {
             return try ServerAddress.parse("ws://\(host)?ns=\(namespace ?? "default")")
         }
         return nil
+    }
+}
+
+/// The newest transport, to say why connecting failed.
+private final class LastTransport: @unchecked Sendable {
+    private let lock = NSLock()
+    private var transport: WebSocketClientTransport?
+
+    func set(_ transport: WebSocketClientTransport) {
+        lock.lock(); self.transport = transport; lock.unlock()
+    }
+
+    var failure: String? {
+        lock.lock(); defer { lock.unlock() }
+        return transport?.failureDescription
     }
 }
 

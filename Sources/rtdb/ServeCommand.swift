@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import NIOSSL
 import RTDBServer
 import RTDBShell
 
@@ -14,9 +15,18 @@ struct ServeOptions: ParsableArguments {
     @Option(help: ArgumentHelp("The folder holding one database per namespace.", valueName: "DIR"))
     var data: String?
 
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("Serve TLS (wss://, https://) with this PEM certificate chain.", valueName: "FILE"))
+    var tlsCertificate: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "FILE"))
+    var tlsKey: String?
+
     func validate() throws {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port must be between 0 and 65535 (0 picks a free port), not \(port)")
+        }
+        if (tlsCertificate == nil) != (tlsKey == nil) {
+            throw ValidationError("--tls-cert and --tls-key go together")
         }
     }
 }
@@ -43,16 +53,32 @@ enum Serve {
             let stamp = ISO8601DateFormatter().string(from: Date())
             FileHandle.standardError.write(Data("\(stamp) \(line)\n".utf8))
         }
+        var tls: NIOSSLContext?
+        if let certificate = options.tlsCertificate, let key = options.tlsKey {
+            do {
+                tls = try NetworkServer.tlsContext(certificateFile: certificate, keyFile: key)
+            } catch {
+                let reason: String
+                switch error as? NIOSSLError {
+                case .failedToLoadCertificate?: reason = "\(certificate) holds no PEM certificate"
+                case .failedToLoadPrivateKey?: reason = "\(key) holds no PEM private key"
+                default: reason = "\(error)"
+                }
+                FileHandle.standardError.write(Data("rtdb serve: cannot use --tls-cert \(certificate) with --tls-key \(key): \(reason)\n".utf8))
+                return .unavailable
+            }
+        }
         let server: NetworkServer
         let port: Int
         do {
             server = NetworkServer(namespaces: try Namespaces(folder: folder), log: log)
-            port = try server.start(host: options.host, port: options.port)
+            port = try server.start(host: options.host, port: options.port, tls: tls)
         } catch {
             FileHandle.standardError.write(Data("rtdb serve: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
             return .unavailable
         }
-        print("rtdb serve: listening on \(options.host):\(port) (ws://\(options.host):\(port)/.ws?ns=NAME, http://\(options.host):\(port)/PATH.json?ns=NAME); data in \(folder)")
+        let (ws, http) = tls == nil ? ("ws", "http") : ("wss", "https")
+        print("rtdb serve: listening on \(options.host):\(port) (\(ws)://\(options.host):\(port)/.ws?ns=NAME, \(http)://\(options.host):\(port)/PATH.json?ns=NAME); data in \(folder)")
         fflush(stdout)
         // Shut down cleanly on SIGINT and SIGTERM: stop accepting, then make writes durable.
         let done = DispatchSemaphore(value: 0)

@@ -38,10 +38,10 @@ struct Binary {
 
     /// Starts `rtdb serve` on `port` (0: a free one); returns the process and the port it
     /// says it uses.
-    static func startServer(folder: String, port: Int = 0) throws -> (Process, Int) {
+    static func startServer(folder: String, port: Int = 0, arguments: [String] = []) throws -> (Process, Int) {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: path)
-        server.arguments = ["serve", "--port", String(port), "--data", folder]
+        server.arguments = ["serve", "--port", String(port), "--data", folder] + arguments
         let out = Pipe()
         server.standardOutput = out
         server.standardError = Pipe()

@@ -32,7 +32,7 @@ final class RemoteShellTests: XCTestCase {
 
         let refused = try Binary.run(["--url", "ws://127.0.0.1:1?ns=demo", "get", "/"])
         XCTAssertEqual(refused.status, 3)
-        XCTAssertEqual(refused.stderr, "rtdb: cannot connect to ws://127.0.0.1:1/.ws?ns=demo: is a server listening there?\n")
+        XCTAssertEqual(refused.stderr, "rtdb: cannot connect to ws://127.0.0.1:1/.ws?ns=demo: connection refused: is a server listening there?\n")
     }
 
     func testAShellRidesOutAServerRestart() throws {

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import NIOSSL
 import NIOWebSocket
 import RTDBData
 import RTDBProtocol
@@ -20,8 +21,9 @@ public final class NetworkServer: @unchecked Sendable {
         self.log = log
     }
 
-    /// Binds and starts serving; returns the bound port.
-    public func start(host: String, port: Int) throws -> Int {
+    /// Binds and starts serving; returns the bound port. With `tls`, every connection is
+    /// TLS (`wss://`, `https://`).
+    public func start(host: String, port: Int, tls: NIOSSLContext? = nil) throws -> Int {
         let namespaces = self.namespaces
         let log = self.log
         let bootstrap = ServerBootstrap(group: group)
@@ -29,6 +31,13 @@ public final class NetworkServer: @unchecked Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
+                if let tls {
+                    do {
+                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
+                    } catch {
+                        return channel.eventLoop.makeFailedFuture(error)
+                    }
+                }
                 let http = HTTPHandler(namespaces: namespaces)
                 let upgrader = NIOWebSocketServerUpgrader(
                     maxFrameSize: 1 << 24,
@@ -71,6 +80,15 @@ public final class NetworkServer: @unchecked Sendable {
         let channel = try bootstrap.bind(host: host, port: port).wait()
         self.channel = channel
         return channel.localAddress?.port ?? port
+    }
+
+    /// A TLS context from a PEM certificate chain and its private key.
+    public static func tlsContext(certificateFile: String, keyFile: String) throws -> NIOSSLContext {
+        let chain = try NIOSSLCertificate.fromPEMFile(certificateFile).map { NIOSSLCertificateSource.certificate($0) }
+        let key = try NIOSSLPrivateKey(file: keyFile, format: .pem)
+        var configuration = TLSConfiguration.makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key))
+        configuration.minimumTLSVersion = .tlsv12
+        return try NIOSSLContext(configuration: configuration)
     }
 
     /// How long a realtime connection may stay silent before it is closed (and its
