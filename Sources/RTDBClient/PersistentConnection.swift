@@ -64,6 +64,9 @@ final class PersistentConnection {
     /// Requests tied to the current transport (listens and unlistens): dropped with it.
     private var inFlight: [Int: (Response) -> Void] = [:]
     private var listens: [ListenKey: ListenSpec] = [:]
+    /// Sent first on every connection; its answer goes to `onAuthAnswer`.
+    private var credential: (token: String, google: Bool)?
+    private var onAuthAnswer: ((Response) -> Void)?
 
     private(set) var state: State = .connecting
     private(set) var everConnected = false
@@ -130,6 +133,23 @@ final class PersistentConnection {
         }
         outstanding[id] = entry
         if connected { transmit(id) }
+    }
+
+    /// Authenticates this connection and every later one with `token` (`gauth`: an OAuth2
+    /// access token; `auth`: an ID token or database secret). `answer` hears each answer.
+    func authenticate(token: String, google: Bool, answer: @escaping (Response) -> Void) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        if closed { return answer(Self.closedResponse) }
+        credential = (token, google)
+        onAuthAnswer = answer
+        if connected { transmitCredential() }
+    }
+
+    private func transmitCredential() {
+        guard let transport, let credential else { return }
+        let id = takeRequestID()
+        inFlight[id] = { [weak self] response in self?.onAuthAnswer?(response) }
+        transport.send(.request(id: id, .auth(credential: credential.token, google: credential.google)))
     }
 
     func listen(_ path: Path, query: QueryParams?, tag: Int?, hash: @escaping () -> String, onComplete: @escaping (String) -> Void) {
@@ -244,9 +264,10 @@ final class PersistentConnection {
         onConnectedChange?(true)
     }
 
-    /// Sends what the server must know again: listens first, so that the writes after them
-    /// come back as events, then writes and reads in the order they were made.
+    /// Sends what the server must know again: the credential, then listens (so that the
+    /// writes after them come back as events), then writes and reads in the order made.
     private func restore() {
+        transmitCredential()
         for spec in listens.values { transmit(spec) }
         for id in outstanding.keys.sorted() { transmit(id) }
     }

@@ -92,6 +92,21 @@ public final class Repo: @unchecked Sendable {
 
     fileprivate func infoValue(at path: Path) -> Node { infoData.child(at: path.dropFirst()) }
 
+    // MARK: Credentials
+
+    /// Authenticates now and after every reconnection: an ID token or database secret, or
+    /// with `google` an OAuth2 access token. `completion` hears the first answer.
+    public func authenticate(token: String, google: Bool, completion: @escaping (Result<Void, DatabaseError>) -> Void) {
+        queue.async { [self] in
+            var answered = false
+            connection.authenticate(token: token, google: google) { response in
+                guard !answered else { return }
+                answered = true
+                completion(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
+            }
+        }
+    }
+
     // MARK: Reads
 
     /// Reads the value at `path` from the server; `.info` is answered locally, and so is a

@@ -89,7 +89,8 @@ struct RTDBCommand: ParsableCommand {
         let connection: DatabaseConnection
         do {
             if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns) {
-                connection = try RemoteDatabase(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath })
+                connection = try RemoteDatabase(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath },
+                                                credential: .fromEnvironment())
             } else {
                 connection = try EmbeddedDatabase(folder: folder)
             }

@@ -13,8 +13,24 @@ final class RemoteDatabase: DatabaseConnection {
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
     private let lastTransport = LastTransport()
 
+    /// A credential from the environment: never from the command line, where other users'
+    /// `ps` would see it, and never printed.
+    struct Credential {
+        let token: String
+        let google: Bool
+        let variable: String
+
+        /// RTDB_AUTH_TOKEN (an ID token, a database secret, or "owner" for the emulator) or
+        /// RTDB_ACCESS_TOKEN (an OAuth2 access token, e.g. `gcloud auth print-access-token`).
+        static func fromEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment) -> Credential? {
+            if let token = env["RTDB_ACCESS_TOKEN"], !token.isEmpty { return Credential(token: token, google: true, variable: "RTDB_ACCESS_TOKEN") }
+            if let token = env["RTDB_AUTH_TOKEN"], !token.isEmpty { return Credential(token: token, google: false, variable: "RTDB_AUTH_TOKEN") }
+            return nil
+        }
+    }
+
     /// `trustedCertificates`: a PEM file to trust instead of the system's authorities.
-    init(address: ServerAddress, trustedCertificates: String? = nil, timeout: TimeInterval = 10) throws {
+    init(address: ServerAddress, trustedCertificates: String? = nil, credential: Credential? = nil, timeout: TimeInterval = 10) throws {
         let tls: NIOSSLContext? = address.secure ? try ClientTLS.context(trustedCertificates: trustedCertificates) : nil
         let group = self.group
         let lastTransport = self.lastTransport
@@ -36,6 +52,28 @@ final class RemoteDatabase: DatabaseConnection {
                 throw RemoteError("cannot connect to \(address): \(reason)")
             }
             usleep(5_000)
+        }
+        if let credential { try authenticate(credential, timeout: timeout) }
+    }
+
+    private func authenticate(_ credential: Credential, timeout: TimeInterval) throws {
+        let answered = DispatchSemaphore(value: 0)
+        let lock = NSLock()
+        var outcome: Result<Void, DatabaseError>?
+        repo.authenticate(token: credential.token, google: credential.google) { result in
+            lock.lock(); outcome = result; lock.unlock()
+            answered.signal()
+        }
+        let failure: String?
+        if answered.wait(timeout: .now() + timeout) == .timedOut {
+            failure = "no answer within \(Int(timeout)) seconds"
+        } else {
+            lock.lock(); defer { lock.unlock() }
+            if case .failure(let error)? = outcome { failure = "\(error)" } else { failure = nil }
+        }
+        if let failure {
+            close()
+            throw RemoteError("the server refused the credential in \(credential.variable): \(failure)")
         }
     }
 

@@ -34,10 +34,43 @@ final class ReconnectTests: XCTestCase {
                 server.start(onMessage: { _ in }, onClose: {})
                 server.send(.reset(host: target))
             } else {
-                database.accept(server)
+                database.accept(Recording(server, into: self, connection: accepted))
+                accepted += 1
                 serverEnds.append(server)
             }
             return client
+        }
+
+        /// The actions of the requests servers received, in order, one list per connection.
+        var requests: [[String]] = []
+        var accepted = 0
+
+        func record(_ message: Message, connection: Int) {
+            guard case .request(_, let request) = message else { return }
+            lock.lock()
+            while requests.count <= connection { requests.append([]) }
+            requests[connection].append(request.action)
+            lock.unlock()
+        }
+
+        /// A server end that notes what the client sent.
+        final class Recording: Transport, @unchecked Sendable {
+            let inner: Transport
+            let connection: Int
+            weak var server: FlakyServer?
+            init(_ inner: Transport, into server: FlakyServer, connection: Int) {
+                self.inner = inner
+                self.server = server
+                self.connection = connection
+            }
+            func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {
+                inner.start(onMessage: { [weak self] message in
+                    if let self { server?.record(message, connection: connection) }
+                    onMessage(message)
+                }, onClose: onClose)
+            }
+            func send(_ message: Message) { inner.send(message) }
+            func close() { inner.close() }
         }
 
         /// Drops every open connection, as a network failure would.
@@ -115,6 +148,29 @@ final class ReconnectTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(asked.count, 3)
         XCTAssertNil(asked[0].lastSession)
         XCTAssertNotNil(asked.last?.lastSession)
+    }
+
+    func testACredentialIsSentFirstOnEveryConnection() throws {
+        let repo = connect()
+        let answered = expectation(description: "auth")
+        var outcome: Result<Void, DatabaseError>?
+        repo.authenticate(token: "owner", google: true) { outcome = $0; answered.fulfill() }
+        wait(for: [answered], timeout: 10)
+        XCTAssertNoThrow(try outcome?.get())
+        let recorder = LiveEventTests.Recorder()
+        repo.listen(QuerySpec(path: Path("a")), recorder.registration)
+        XCTAssertEqual(recorder.take(1), ["value - - null"])
+        server.setDown(true)
+        server.dropAll()
+        XCTAssertTrue(waitUntil { !repo.isConnected })
+        repo.set(Path("a"), Node(1))
+        server.setDown(false)
+        XCTAssertEqual(repo.waitForPendingWrites(timeout: 10), 0)
+        server.lock.lock()
+        let requests = server.requests
+        server.lock.unlock()
+        XCTAssertEqual(requests.first, ["gauth", "q"])
+        XCTAssertEqual(requests.last, ["gauth", "q", "p"])
     }
 
     func testARestoredListenRaisesNoEventsForUnchangedData() throws {
