@@ -14,23 +14,23 @@ _rtdb() {
     prev=${COMP_WORDS[COMP_CWORD-1]}
     cword=$COMP_CWORD
     local commands="get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit serve"
-    local options="--data --url --emulator --ns -c --keep-going --no-color --help"
+    local options="--data --url --emulator --ns --cacert -c --keep-going --no-color --help"
 
     local i data="" cmd="" cmdi=0
     for ((i = 1; i < cword; i++)); do
         case ${COMP_WORDS[i]} in
             --data) data=${COMP_WORDS[i+1]}; ((i++)) ;;
-            --url|--emulator|--ns) ((i++)) ;;
+            --url|--emulator|--ns|--cacert) ((i++)) ;;
             -c) ((i++)) ;;
             -*) ;;
             *) cmd=${COMP_WORDS[i]}; cmdi=$i; break ;;
         esac
     done
 
-    if [[ $prev == --data ]]; then
-        COMPREPLY=($(compgen -d -- "$cur"))
-        return
-    fi
+    case $prev in
+        --data) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+        --cacert|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+    esac
     if [[ -z $cmd ]]; then
         COMPREPLY=($(compgen -W "$commands $options" -- "$cur"))
         return
@@ -38,6 +38,7 @@ _rtdb() {
     if [[ $cur == -* ]]; then
         local flags="--json"
         case $cmd in
+            serve) flags="--host --port --data --tls-cert --tls-key --help" ;;
             get) flags+=" --shallow --export" ;;
             set) flags+=" --priority" ;;
             remove|rm) flags+=" --force -f" ;;
