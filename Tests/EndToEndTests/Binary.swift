@@ -39,13 +39,20 @@ struct Binary {
     /// Starts `rtdb serve` on `port` (0: a free one); returns the process and the port it
     /// says it uses.
     static func startServer(folder: String, port: Int = 0, arguments: [String] = []) throws -> (Process, Int) {
+        let (server, port, _) = try startLoggingServer(folder: folder, port: port, arguments: arguments)
+        return (server, port)
+    }
+
+    /// As `startServer`, with the server's log (standard error), read as it comes.
+    static func startLoggingServer(folder: String, port: Int = 0, arguments: [String] = []) throws -> (Process, Int, Drain) {
         let server = Process()
         server.executableURL = URL(fileURLWithPath: path)
         server.arguments = ["serve", "--port", String(port), "--data", folder] + arguments
-        let out = Pipe()
+        let out = Pipe(), err = Pipe()
         server.standardOutput = out
-        server.standardError = Pipe()
+        server.standardError = err
         try server.run()
+        let log = Drain(err.fileHandleForReading)
         var line = Data()
         while !line.contains(UInt8(ascii: "\n")) {
             let chunk = out.fileHandleForReading.availableData
@@ -56,7 +63,7 @@ struct Binary {
         guard let range = text.range(of: #"127\.0\.0\.1:(\d+) "#, options: .regularExpression) else {
             throw NSError(domain: "rtdb-tests", code: 1, userInfo: [NSLocalizedDescriptionKey: "no listening line: \(text)"])
         }
-        return (server, Int(text[range].dropFirst("127.0.0.1:".count).dropLast())!)
+        return (server, Int(text[range].dropFirst("127.0.0.1:".count).dropLast())!, log)
     }
 
     static func temporaryFolder() -> String {

@@ -9,10 +9,11 @@ final class ServeTests: XCTestCase {
     var server: Process!
     var port = 0
     var folder: String!
+    var log: Drain!
 
     override func setUpWithError() throws {
         folder = Binary.temporaryFolder()
-        (server, port) = try Binary.startServer(folder: folder)
+        (server, port, log) = try Binary.startLoggingServer(folder: folder)
     }
 
     override func tearDown() {
@@ -58,6 +59,14 @@ final class ServeTests: XCTestCase {
         XCTAssertEqual(try request("PUT", "/x.json?ns=demo", body: "{").0, 400)
         XCTAssertEqual(try request("GET", "/x.json?ns=demo&limitToFirst=2").1, #"{"error":"orderBy must be defined when other query parameters are defined"}"#)
         XCTAssertEqual(try request("GET", "/x.json?ns=bad%20name").0, 404)
+        // Refused requests are logged, credentials blanked.
+        XCTAssertEqual(try request("PUT", "/y.json?ns=demo&auth=s3cret", body: "[1,").0, 400)
+        XCTAssertTrue(log.waitFor("REST PUT /y.json?ns=demo&auth=REDACTED from "), "the refusal is logged")
+        XCTAssertTrue(log.waitFor(": 400 Invalid data; couldn't parse JSON object, array, or value"))
+        XCTAssertTrue(log.waitFor("REST GET /a$b.json?ns=demo from "))
+        kill(server.processIdentifier, SIGTERM)
+        server.waitUntilExit()
+        XCTAssertFalse(log.text().contains("s3cret"))
     }
 
     func testETags() throws {

@@ -13,12 +13,15 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     static let maxBody = 256 * 1024 * 1024
 
     let namespaces: Namespaces
+    /// Where refused requests are reported (credentials left out).
+    private let log: @Sendable (String) -> Void
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
     private var tooLarge = false
 
-    init(namespaces: Namespaces) {
+    init(namespaces: Namespaces, log: @escaping @Sendable (String) -> Void) {
         self.namespaces = namespaces
+        self.log = log
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -40,6 +43,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         var status: HTTPResponseStatus
         var body: [UInt8]
         var headers: [(String, String)] = []
+        /// What went wrong, for the server's log.
+        var problem: String?
     }
 
     private var channel: Channel?
@@ -62,7 +67,12 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let channel = context.channel
         let keepAlive = head.isKeepAlive
+        let log = self.log
         let respond: (Reply) -> Void = { reply in
+            if let problem = reply.problem {
+                let peer = channel.remoteAddress?.description ?? "?"
+                log("REST \(head.method.rawValue) \(HTTPHandler.redacted(head.uri)) from \(peer): \(reply.status.code) \(problem)")
+            }
             channel.eventLoop.execute {
                 var headers = HTTPHeaders()
                 headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
@@ -98,7 +108,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private static func error(_ status: HTTPResponseStatus, _ message: String) -> Reply {
-        Reply(status: status, body: Array(JSONValue.object([("error", .string(message))]).serialized().utf8))
+        Reply(status: status, body: Array(JSONValue.object([("error", .string(message))]).serialized().utf8), problem: message)
     }
 
     private static func etag(_ node: Node) -> String { node.isEmpty ? "null_etag" : node.hashString }
@@ -203,6 +213,16 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         default:
             throw RESTFailure(status: .methodNotAllowed, message: "method \(method) is not supported: use GET, PUT, POST, PATCH or DELETE")
         }
+    }
+
+    /// The request target with credential parameters (`auth`, `access_token`) blanked, for logs.
+    static func redacted(_ uri: String) -> String {
+        guard let question = uri.firstIndex(of: "?") else { return uri }
+        let items = uri[uri.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { item -> String in
+            let name = item.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return ["auth", "access_token"].contains(name) ? name + "=REDACTED" : String(item)
+        }
+        return String(uri[..<question]) + "?" + items.joined(separator: "&")
     }
 
     static func split(_ uri: String) -> (String, [String: String]) {

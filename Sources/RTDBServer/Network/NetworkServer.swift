@@ -38,7 +38,7 @@ public final class NetworkServer: @unchecked Sendable {
                         return channel.eventLoop.makeFailedFuture(error)
                     }
                 }
-                let http = HTTPHandler(namespaces: namespaces)
+                let http = HTTPHandler(namespaces: namespaces, log: log)
                 let upgrader = NIOWebSocketServerUpgrader(
                     maxFrameSize: 1 << 24,
                     shouldUpgrade: { channel, head in
@@ -48,7 +48,7 @@ public final class NetworkServer: @unchecked Sendable {
                     upgradePipelineHandler: { channel, head in
                         let (_, items) = HTTPHandler.split(head.uri)
                         let namespace = items["ns"] ?? HTTPHandler.namespace(fromHost: head.headers.first(name: "Host"))
-                        let transport = WebSocketTransport(channel: channel)
+                        let transport = WebSocketTransport(channel: channel, log: log)
                         let handler = transport.frameHandler
                         let peer = channel.remoteAddress?.description ?? "?"
                         return channel.pipeline.addHandlers([

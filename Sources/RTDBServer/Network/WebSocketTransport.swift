@@ -12,8 +12,14 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
     private var onClose: (@Sendable () -> Void)?
     private var assembler = WireFraming.Assembler()
     private var closed = false
+    /// Where malformed messages are reported (never with the message itself, which may
+    /// carry a credential).
+    private let log: @Sendable (String) -> Void
 
-    init(channel: Channel) { self.channel = channel }
+    init(channel: Channel, log: @escaping @Sendable (String) -> Void) {
+        self.channel = channel
+        self.log = log
+    }
 
     func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {
         self.onMessage = onMessage
@@ -35,6 +41,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
             let decoded = try WireCodec.decode(message)
             onMessage?(decoded)
         } catch let error as WireError {
+            log("malformed message from \(channel.remoteAddress?.description ?? "?"): \(error.message)")
             if let id = error.requestID {
                 send(.response(id: id, .error("invalid_request", error.message)))
             } else {
