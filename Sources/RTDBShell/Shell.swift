@@ -167,8 +167,13 @@ public final class Shell {
         })
         repo.listen(query, registration)
         defer { repo.unlisten(query, registration) }
-        if semaphore.wait(timeout: .now() + readTimeout) == .timedOut {
-            throw ShellError("the server did not answer within \(Int(readTimeout)) seconds")
+        // Offline, data this client does not hold cannot come: say so as a read does.
+        let offlineWait = min(readTimeout, 3)
+        if semaphore.wait(timeout: .now() + offlineWait) == .timedOut {
+            if !repo.isConnected { throw ShellError("DISCONNECTED: Client is offline.") }
+            if semaphore.wait(timeout: .now() + readTimeout - offlineWait) == .timedOut {
+                throw ShellError("the server did not answer within \(Int(readTimeout)) seconds")
+            }
         }
         lock.lock(); defer { lock.unlock() }
         if let failure { throw ShellError("\(failure)") }

@@ -113,4 +113,44 @@ final class ShellTests: XCTestCase {
         shell.run("help")
         XCTAssertTrue(output.stdout.contains("  remove PATH [--force] (rm)"), output.stdout)
     }
+
+    func testOfflineReadsAnswerFromWatchedDataOrSaySo() {
+        // A client whose server is reachable once: after the drop, every attempt is refused.
+        let database = self.database!
+        let attempts = Counter()
+        let repo = Repo(connector: { _, _ in
+            let (client, server) = InProcessTransport.pair()
+            if attempts.next() == 0 { database.accept(server) } else { server.close() }
+            return client
+        }, reconnect: ReconnectPolicy(minDelay: 0.01, maxDelay: 0.05))
+        defer { repo.close() }
+        repo.offlineReadTimeout = 0.2
+        let offline = Shell(repo: repo, output: output)
+        offline.readTimeout = 0.3
+        let watched = DispatchSemaphore(value: 0)
+        offline.options.backgroundOutput = { _ in watched.signal() }
+        XCTAssertEqual(offline.run(#"set /kept {"a": 1}"#), .ok)
+        XCTAssertEqual(offline.run("watch /kept --bg"), .ok)
+        XCTAssertEqual(watched.wait(timeout: .now() + 10), .success, "the watch has the data")
+        repo.interruptConnection()
+        while repo.isConnected { usleep(1_000) }
+        let before = output.stdout.count
+        XCTAssertEqual(offline.run("get /kept"), .ok)
+        XCTAssertEqual(offline.run("query /kept --orderByKey"), .ok)
+        XCTAssertEqual(String(output.stdout.dropFirst(before)), #"{"a":1}"# + "\n" + #"[{"key":"a","value":1}]"# + "\n")
+        XCTAssertEqual(offline.run("get /other"), .failed)
+        XCTAssertEqual(offline.run("query /other --orderByKey"), .failed)
+        XCTAssertEqual(output.stderr, "error: DISCONNECTED: Client is offline.\nerror: DISCONNECTED: Client is offline.\n")
+    }
+}
+
+/// Counts calls from any thread.
+final class Counter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var count = 0
+    func next() -> Int {
+        lock.lock(); defer { lock.unlock() }
+        defer { count += 1 }
+        return count
+    }
 }
