@@ -9,13 +9,24 @@ public struct ChildEntry: TreeElement {
 /// list of a million children copies O(log n) tree nodes and old versions stay valid.
 public struct ChildMap: Sendable, Sequence, Equatable {
     var tree: WeightBalancedTree<ChildEntry>
+    /// How many children have a priority. With none, priority order is key order, which
+    /// views then answer in O(log n) instead of scanning the children.
+    public private(set) var prioritizedCount: Int
 
-    public init() { tree = WeightBalancedTree() }
-    init(tree: WeightBalancedTree<ChildEntry>) { self.tree = tree }
+    public init() {
+        tree = WeightBalancedTree()
+        prioritizedCount = 0
+    }
+
+    init(tree: WeightBalancedTree<ChildEntry>, prioritizedCount: Int) {
+        self.tree = tree
+        self.prioritizedCount = prioritizedCount
+    }
 
     /// Builds in O(n) from entries already in strictly increasing key order.
     public init<C: Collection>(sorted entries: C) where C.Element == (ChildKey, Node), C.Index == Int {
         tree = WeightBalancedTree(sorted: entries.map { ChildEntry(key: $0.0, value: $0.1) })
+        prioritizedCount = entries.reduce(0) { $0 + ($1.1.priority == nil ? 0 : 1) }
     }
 
     /// Builds from entries in any order; later duplicates win.
@@ -42,11 +53,18 @@ public struct ChildMap: Sendable, Sequence, Equatable {
     public subscript(name: String) -> Node? { self[ChildKey(name)] }
 
     public func inserting(_ key: ChildKey, _ value: Node) -> ChildMap {
-        ChildMap(tree: tree.inserting(ChildEntry(key: key, value: value)))
+        var prioritized = prioritizedCount
+        // Most data has no priorities: then there is nothing to look up.
+        if prioritized > 0 || value.priority != nil {
+            if self[key]?.priority != nil { prioritized -= 1 }
+            if value.priority != nil { prioritized += 1 }
+        }
+        return ChildMap(tree: tree.inserting(ChildEntry(key: key, value: value)), prioritizedCount: prioritized)
     }
 
     public func removing(_ key: ChildKey) -> ChildMap {
-        ChildMap(tree: tree.removing(ChildEntry(key: key, value: .empty)))
+        let prioritized = prioritizedCount > 0 && self[key]?.priority != nil ? prioritizedCount - 1 : prioritizedCount
+        return ChildMap(tree: tree.removing(ChildEntry(key: key, value: .empty)), prioritizedCount: prioritized)
     }
 
     public var first: (key: ChildKey, value: Node)? { tree.first.map { ($0.key, $0.value) } }

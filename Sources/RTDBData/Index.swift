@@ -71,7 +71,7 @@ public enum Index: Hashable, Sendable, CustomStringConvertible {
     public func sortedChildren(of node: Node) -> [(key: ChildKey, node: Node)] {
         let entries = node.children.map { (key: $0.key, node: $0.value) }
         if self == .key { return entries }
-        if self == .priority && !entries.contains(where: { $0.node.priority != nil }) { return entries }
+        if self == .priority && node.children.prioritizedCount == 0 { return entries }
         return entries.sorted { compare($0, $1) < 0 }
     }
 }

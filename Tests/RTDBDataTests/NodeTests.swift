@@ -105,4 +105,23 @@ final class PushIDTests: XCTestCase {
         XCTAssertTrue(a.hasSuffix("zzzzzzzzzzzz"), a)
         XCTAssertTrue(b.hasSuffix("------------"), b)  // all 63s roll over
     }
+
+    func testChildMapCountsPrioritizedChildren() throws {
+        var map = ChildMap()
+        map = map.inserting(ChildKey("a"), Node(1))
+        XCTAssertEqual(map.prioritizedCount, 0)
+        map = map.inserting(ChildKey("b"), Node(2).withPriority(.number(1)))
+        map = map.inserting(ChildKey("c"), Node(3).withPriority(.string("x")))
+        XCTAssertEqual(map.prioritizedCount, 2)
+        map = map.inserting(ChildKey("b"), Node(2).withPriority(.number(5)))  // replaced, still prioritized
+        XCTAssertEqual(map.prioritizedCount, 2)
+        map = map.inserting(ChildKey("c"), Node(3))  // priority dropped
+        XCTAssertEqual(map.prioritizedCount, 1)
+        map = map.removing(ChildKey("a"))
+        XCTAssertEqual(map.prioritizedCount, 1)
+        map = map.removing(ChildKey("b"))
+        XCTAssertEqual(map.prioritizedCount, 0)
+        let parsed = try JSONReader.parse(#"{"x":{".value":1,".priority":2},"y":3}"#)
+        XCTAssertEqual(parsed.children.prioritizedCount, 1)
+    }
 }

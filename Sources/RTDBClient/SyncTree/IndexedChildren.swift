@@ -10,7 +10,7 @@ enum IndexedChildren {
     typealias Named = (key: ChildKey, node: Node)
 
     static func isNatural(_ node: Node, _ index: Index) -> Bool {
-        index == .key || (index == .priority && !node.children.contains { $0.value.priority != nil })
+        index == .key || (index == .priority && node.children.prioritizedCount == 0)
     }
 
     static func first(of node: Node, index: Index) -> Named? {
