@@ -254,6 +254,71 @@ func networkBenchmark() throws {
     try? FileManager.default.removeItem(atPath: folder)
 }
 
+/// Writes made while the server is down, then the time from its restart until every one is
+/// acknowledged (the restore itself: the client retries every 50 ms here).
+func reconnectBenchmark(_ n: Int) throws {
+    let folder = NSTemporaryDirectory() + "rtdb-bench-reconnect-" + UUID().uuidString
+    var server = NetworkServer(namespaces: try Namespaces(folder: folder), log: { _ in })
+    let port = try server.start(host: "127.0.0.1", port: 0)
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let address = ServerAddress(host: "127.0.0.1", port: port, namespace: "bench")
+    let repo = Repo(connector: { _, last in WebSocketClientTransport(address: address, lastSessionID: last, group: group) },
+                    reconnect: ReconnectPolicy(minDelay: 0.05, maxDelay: 0.05))
+    while !repo.isConnected { usleep(500) }
+    let events = DispatchSemaphore(value: 0)
+    repo.listen(QuerySpec(path: Path("offline")), EventRegistration(types: [.value]) { _ in events.signal() })
+    events.wait()
+    server.shutdown()
+    while repo.isConnected { usleep(500) }
+    let local = seconds {
+        for i in 0..<n { repo.set(Path("offline/k\(i)"), Node(.number(Double(i)))) }
+        repo.flushEvents()
+    }
+    server = NetworkServer(namespaces: try Namespaces(folder: folder), log: { _ in })
+    let restore = try seconds {
+        _ = try server.start(host: "127.0.0.1", port: port)
+        repo.waitForPendingWrites(timeout: 600)
+    }
+    print(String(format: "reconnect: %d writes made offline (applied locally in %.2f s, watched); after the server's restart all were acknowledged in %.2f s",
+                 n, local, restore))
+    repo.close()
+    try? group.syncShutdownGracefully()
+    server.shutdown()
+    try? FileManager.default.removeItem(atPath: folder)
+}
+
+/// Pipelined writes over `wss://` to a server with a certificate made here by openssl.
+func tlsBenchmark(_ n: Int) throws {
+    let folder = NSTemporaryDirectory() + "rtdb-bench-tls-" + UUID().uuidString
+    try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+    let openssl = Process()
+    openssl.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+    openssl.arguments = ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
+                         "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1",
+                         "-keyout", folder + "/key.pem", "-out", folder + "/cert.pem"]
+    openssl.standardError = FileHandle.nullDevice
+    try openssl.run()
+    openssl.waitUntilExit()
+    let server = NetworkServer(namespaces: try Namespaces(folder: folder + "/data"), log: { _ in })
+    let port = try server.start(host: "127.0.0.1", port: 0,
+                                tls: try NetworkServer.tlsContext(certificateFile: folder + "/cert.pem", keyFile: folder + "/key.pem"))
+    let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    let tls = try ClientTLS.context(trustedCertificates: folder + "/cert.pem")
+    let address = ServerAddress(host: "127.0.0.1", port: port, namespace: "bench", secure: true)
+    let repo = Repo(transport: WebSocketClientTransport(address: address, tls: tls, group: group))
+    let connect = seconds { while !repo.isConnected { usleep(200) } }
+    let time = seconds {
+        for i in 0..<n { repo.set(Path("w/k\(i)"), Node(.number(Double(i)))) }
+        repo.waitForPendingWrites(timeout: 600)
+    }
+    print(String(format: "tls: connected (TCP, TLS, WebSocket, hello) in %.1f ms; %d pipelined writes over wss://, acknowledged and durable: %.2f s (%.0f/s)",
+                 connect * 1000, n, time, Double(n) / time))
+    repo.close()
+    try? group.syncShutdownGracefully()
+    server.shutdown()
+    try? FileManager.default.removeItem(atPath: folder)
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "json": try jsonBenchmark()
@@ -261,6 +326,8 @@ case "load": try loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_0
 case "open": try openBenchmark(arguments[1])
 case "latency": try latencyBenchmark(2000)
 case "network": try networkBenchmark()
+case "reconnect": try reconnectBenchmark(Int(arguments.dropFirst().first ?? "") ?? 10_000)
+case "tls": try tlsBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 case "query":
     for n in [10_000, 100_000, 1_000_000] { try queryBenchmark(n, writes: 100_000) }
 case "writes": try writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
@@ -269,6 +336,8 @@ default:
     for n in [10_000, 100_000, 1_000_000] { try queryBenchmark(n, writes: 100_000) }
     try latencyBenchmark(2000)
     try networkBenchmark()
+    try tlsBenchmark(100_000)
+    try reconnectBenchmark(10_000)
     try writeBenchmark(100_000)
     try loadBenchmark(1_000_000)
 }
