@@ -255,8 +255,9 @@ func networkBenchmark() throws {
 }
 
 /// Writes made while the server is down, then the time from its restart until every one is
-/// acknowledged (the restore itself: the client retries every 50 ms here).
-func reconnectBenchmark(_ n: Int) throws {
+/// acknowledged (the restore itself: the client retries every 50 ms here). At most
+/// `maxPendingWrites` writes wait unacknowledged; more would block until the server is back.
+func reconnectBenchmark(_ requested: Int) throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-reconnect-" + UUID().uuidString
     var server = NetworkServer(namespaces: try Namespaces(folder: folder), log: { _ in })
     let port = try server.start(host: "127.0.0.1", port: 0)
@@ -264,6 +265,7 @@ func reconnectBenchmark(_ n: Int) throws {
     let address = ServerAddress(host: "127.0.0.1", port: port, namespace: "bench")
     let repo = Repo(connector: { _, last in WebSocketClientTransport(address: address, lastSessionID: last, group: group) },
                     reconnect: ReconnectPolicy(minDelay: 0.05, maxDelay: 0.05))
+    let n = min(requested, repo.maxPendingWrites)
     while !repo.isConnected { usleep(500) }
     let events = DispatchSemaphore(value: 0)
     repo.listen(QuerySpec(path: Path("offline")), EventRegistration(types: [.value]) { _ in events.signal() })
