@@ -16,6 +16,28 @@ struct Binary {
     }
 
     static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> Result {
+        let running = try start(arguments, environment: environment)
+        if let input { running.input.write(Data(input.utf8)) }
+        try running.input.close()
+        running.process.waitUntilExit()
+        return Result(status: running.process.terminationStatus, stdout: running.stdout.text(), stderr: running.stderr.text())
+    }
+
+    /// A running `rtdb`: its standard input to write to, its outputs read as they come (so a
+    /// large output cannot block it).
+    struct Running {
+        let process: Process
+        let input: FileHandle
+        let stdout: Drain
+        let stderr: Drain
+
+        func interrupt() {
+            kill(process.processIdentifier, SIGINT)
+            process.waitUntilExit()
+        }
+    }
+
+    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Running {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
@@ -28,12 +50,8 @@ struct Binary {
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
-        // Read both pipes while it runs so a large output cannot block it.
-        let out = Drain(stdout.fileHandleForReading), err = Drain(stderr.fileHandleForReading)
-        if let input { stdin.fileHandleForWriting.write(Data(input.utf8)) }
-        try stdin.fileHandleForWriting.close()
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: out.text(), stderr: err.text())
+        return Running(process: process, input: stdin.fileHandleForWriting,
+                       stdout: Drain(stdout.fileHandleForReading), stderr: Drain(stderr.fileHandleForReading))
     }
 
     /// Starts `rtdb serve` on `port` (0: a free one); returns the process and the port it
