@@ -54,7 +54,9 @@ let package = Package(
 
         .testTarget(name: "RTDBDataTests", dependencies: ["RTDBData"]),
         .testTarget(name: "RTDBProtocolTests", dependencies: ["RTDBProtocol"]),
-        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBClient", "rtdb-crash-writer"]),
+        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBClient", "rtdb-crash-writer",
+                                                         .product(name: "NIOEmbedded", package: "swift-nio"),
+                                                         .product(name: "NIOHTTP1", package: "swift-nio")]),
         .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBServer", "RTDBClient"], path: "Tests/CrashWriter"),
         .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBServer"]),
         .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBServer"]),

@@ -76,6 +76,8 @@ final class PersistentConnection {
     private(set) var sessionID: String?
     /// Why the server ended the connection for good, if it did.
     private(set) var shutdownReason: String?
+    /// Why the server stopped accepting the credential, if it did; the client goes on without it.
+    private(set) var credentialRevoked: String?
     var onConnectedChange: ((Bool) -> Void)?
     var onPush: ((Push) -> Void)?
 
@@ -141,6 +143,7 @@ final class PersistentConnection {
         dispatchPrecondition(condition: .onQueue(queue))
         if closed { return answer(Self.closedResponse) }
         credential = (token, google)
+        credentialRevoked = nil
         onAuthAnswer = answer
         if connected { transmitCredential() }
     }
@@ -230,6 +233,12 @@ final class PersistentConnection {
             } else if let entry = outstanding.removeValue(forKey: id) {
                 entry.completion(response)
             }
+        case .push(.authRevoked(let status, let reason)):
+            // As the official clients do: drop the credential and start a fresh connection
+            // (it would be refused again; a new one must come from the user).
+            credential = nil
+            credentialRevoked = reason.isEmpty ? status : "\(status): \(reason)"
+            transport?.close()
         case .push(let push):
             if case let .listenRevoked(path, query) = push {
                 listens.removeValue(forKey: ListenKey(path: path, identifier: query?.identifier ?? "default"))

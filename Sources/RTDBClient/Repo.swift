@@ -82,6 +82,8 @@ public final class Repo: @unchecked Sendable {
             let error = DatabaseError(status: "permission_denied", message: SyncTree.message(forStatus: "permission_denied"))
             let spec = QuerySpec(path: path, params: query ?? .default)
             for (registration, error) in syncTree.removeRegistration(nil, for: spec, error: error) { registration.cancel(error) }
+        case .authRevoked:
+            break  // the connection handles it
         }
     }
 
@@ -133,6 +135,8 @@ public final class Repo: @unchecked Sendable {
         get { queue.sync { connection.offlineReadTimeout } }
         set { queue.sync { connection.offlineReadTimeout = newValue } }
     }
+    /// Why the server stopped accepting this client's credential, if it did.
+    public var credentialRevoked: String? { queue.sync { connection.credentialRevoked } }
     /// Why the server ended the connection for good, if it did.
     public var shutdownReason: String? { queue.sync { connection.shutdownReason } }
     public var serverTimeOffset: Double { queue.sync { connection.serverTimeOffset } }

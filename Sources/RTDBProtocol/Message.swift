@@ -59,6 +59,8 @@ public enum Push: Sendable, Equatable {
     case merge(path: Path, data: [Update], tag: Int?)
     /// `c`: the listen was cancelled (for example, permission was revoked).
     case listenRevoked(path: Path, query: QueryParams?)
+    /// `ac`: the connection's credential is no longer valid (e.g. `expired_token`).
+    case authRevoked(status: String, reason: String)
 }
 
 /// A server's answer to one request.

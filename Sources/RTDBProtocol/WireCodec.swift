@@ -71,6 +71,11 @@ public enum WireCodec {
                 JSONWriter.writeString(path.wireString, to: &out)
                 // The JS client maps over q: a one-element array.
                 if let query { append(&out, #","q":["#); query.wireObject.write(to: &out); append(&out, "]") }
+            case let .authRevoked(status, reason):
+                append(&out, #""ac","b":{"s":"#)
+                JSONWriter.writeString(status, to: &out)
+                append(&out, #","d":"#)
+                JSONWriter.writeString(reason, to: &out)
             }
             append(&out, "}}}")
         }
@@ -284,6 +289,8 @@ public enum WireCodec {
         case "c":
             let q = body["q"]?.array?.first ?? body["q"]
             return .listenRevoked(path: p, query: q.flatMap { $0.members?.isEmpty == false ? QueryParams(wire: $0) : nil })
+        case "ac":
+            return .authRevoked(status: body["s"]?.string ?? "", reason: body["d"]?.string ?? "")
         default:
             throw WireError("unknown push \"\(action)\"")
         }

@@ -99,6 +99,8 @@ final class ConnectionNotices: @unchecked Sendable {
                     print("connected again; listens and queued writes restored")
                 } else if let reason = repo.shutdownReason {
                     print("the server ended the connection: \(reason)")
+                } else if let reason = repo.credentialRevoked {
+                    print("the server revoked the credential (\(reason)); reconnecting without it")
                 } else {
                     print("connection lost; reconnecting (writes are queued until it is back)")
                 }

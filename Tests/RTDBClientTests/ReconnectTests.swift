@@ -83,6 +83,14 @@ final class ReconnectTests: XCTestCase {
         }
 
         func setDown(_ value: Bool) { lock.lock(); down = value; lock.unlock() }
+
+        /// Sends `message` to every connected client, as the server would.
+        func sendToAll(_ message: Message) {
+            lock.lock()
+            let ends = serverEnds
+            lock.unlock()
+            ends.forEach { $0.send(message) }
+        }
     }
 
     override func setUpWithError() throws {
@@ -171,6 +179,23 @@ final class ReconnectTests: XCTestCase {
         server.lock.unlock()
         XCTAssertEqual(requests.first, ["gauth", "q"])
         XCTAssertEqual(requests.last, ["gauth", "q", "p"])
+    }
+
+    func testARevokedCredentialIsDroppedAndTheClientReconnectsWithoutIt() throws {
+        let repo = connect()
+        let answered = expectation(description: "auth")
+        repo.authenticate(token: "owner", google: false) { _ in answered.fulfill() }
+        wait(for: [answered], timeout: 10)
+        server.sendToAll(.push(.authRevoked(status: "expired_token", reason: "Auth token is expired.")))
+        XCTAssertTrue(waitUntil { repo.credentialRevoked != nil })
+        XCTAssertEqual(repo.credentialRevoked, "expired_token: Auth token is expired.")
+        repo.set(Path("after"), Node(1))
+        XCTAssertEqual(repo.waitForPendingWrites(timeout: 10), 0)
+        server.lock.lock()
+        let requests = server.requests
+        server.lock.unlock()
+        XCTAssertEqual(requests.first, ["auth"])
+        XCTAssertEqual(requests.last, ["p"], "the new connection goes on without the credential")
     }
 
     func testARestoredListenRaisesNoEventsForUnchangedData() throws {

@@ -37,6 +37,13 @@ final class WireCodecTests: XCTestCase {
                        #"{"t":"d","d":{"a":"d","b":{"p":"","d":{".value":"x",".priority":1}}}}"#)
     }
 
+    func testAuthRevocation() throws {
+        let revoked = Message.push(.authRevoked(status: "expired_token", reason: "Auth token is expired."))
+        let wire = #"{"t":"d","d":{"a":"ac","b":{"s":"expired_token","d":"Auth token is expired."}}}"#
+        XCTAssertEqual(WireCodec.encode(revoked), wire)
+        XCTAssertEqual(try WireCodec.decode(wire), revoked)
+    }
+
     func testRoundTrips() throws {
         let messages: [Message] = [
             .request(id: 4, .put(path: Path("a/b"), data: try JSONReader.parse(#"{"x": {".sv": "timestamp"}, ".priority": 2}"#), hash: "h=")),

@@ -5,7 +5,8 @@ import RTDBProtocol
 
 /// A REST stream (`Accept: text/event-stream`): each change at the listened location goes
 /// out as a Server-Sent Event — `put` (the data at a relative path is now …) or `patch`
-/// (merge these children) — with `keep-alive` every 30 seconds.
+/// (merge these children) — with `keep-alive` every 30 seconds; `cancel` and `auth_revoked`
+/// end it.
 final class EventStream: ListenSink, @unchecked Sendable {
     let channel: Channel
     let path: Path
@@ -47,7 +48,12 @@ final class EventStream: ListenSink, @unchecked Sendable {
             object.append(UInt8(ascii: "}"))
             write(event: "patch", data: body(at, String(decoding: object, as: UTF8.self)))
         case .listenRevoked:
-            write(event: "cancel", data: "\"permission denied\"")
+            // The stream ends after these two: the client must listen again (or re-authenticate).
+            write(event: "cancel", data: "\"Permission denied\"", thenEnd: true)
+        case .authRevoked(_, let reason):
+            var data: [UInt8] = []
+            JSONWriter.writeString(reason, to: &data)
+            write(event: "auth_revoked", data: String(decoding: data, as: UTF8.self), thenEnd: true)
         }
     }
 
@@ -60,13 +66,17 @@ final class EventStream: ListenSink, @unchecked Sendable {
         return String(decoding: out, as: UTF8.self) + data + "}"
     }
 
-    private func write(event: String, data: String) {
+    private func write(event: String, data: String, thenEnd: Bool = false) {
         let text = "event: \(event)\ndata: \(data)\n\n"
         let channel = self.channel
+        if thenEnd { stop() }
         channel.eventLoop.execute {
             var buffer = channel.allocator.buffer(capacity: text.utf8.count)
             buffer.writeString(text)
             channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+            if thenEnd {
+                channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
+            }
         }
     }
 }

@@ -1,0 +1,58 @@
+import NIOCore
+import NIOEmbedded
+import NIOHTTP1
+import XCTest
+import RTDBData
+import RTDBProtocol
+@testable import RTDBServer
+
+/// The Server-Sent Events a REST stream writes, byte for byte.
+final class EventStreamTests: XCTestCase {
+    func testEventsAndTheirEnd() throws {
+        let channel = EmbeddedChannel()
+        let stream = EventStream(channel: channel, path: Path("chat"))
+        stream.start(version: .http1_1)
+        stream.send(.data(path: Path("chat/a"), data: Node(1), tag: nil))
+        stream.send(.merge(path: Path("chat"), data: [Update(Path("b/c"), Node("x"))], tag: nil))
+        stream.send(.authRevoked(status: "expired_token", reason: "Auth token is expired."))
+        channel.embeddedEventLoop.run()
+
+        guard case .head(let head)? = try channel.readOutbound(as: HTTPServerResponsePart.self) else { return XCTFail("no head") }
+        XCTAssertEqual(head.headers["Content-Type"], ["text/event-stream"])
+        var events = ""
+        var ended = false
+        while let part = try channel.readOutbound(as: HTTPServerResponsePart.self) {
+            switch part {
+            case .body(.byteBuffer(let buffer)): events += String(buffer: buffer)
+            case .end: ended = true
+            default: XCTFail("unexpected \(part)")
+            }
+        }
+        XCTAssertEqual(events, """
+        event: put
+        data: {"path":"/a","data":1}
+
+        event: patch
+        data: {"path":"/","data":{"b/c":"x"}}
+
+        event: auth_revoked
+        data: "Auth token is expired."
+
+
+        """)
+        XCTAssertTrue(ended, "the stream ends after auth_revoked")
+        XCTAssertFalse(channel.isActive)
+    }
+
+    func testCancelEndsTheStream() throws {
+        let channel = EmbeddedChannel()
+        let stream = EventStream(channel: channel, path: Path("secret"))
+        stream.start(version: .http1_1)
+        stream.send(.listenRevoked(path: Path("secret"), query: nil))
+        channel.embeddedEventLoop.run()
+        _ = try channel.readOutbound(as: HTTPServerResponsePart.self)
+        guard case .body(.byteBuffer(let buffer))? = try channel.readOutbound(as: HTTPServerResponsePart.self) else { return XCTFail("no event") }
+        XCTAssertEqual(String(buffer: buffer), "event: cancel\ndata: \"Permission denied\"\n\n")
+        guard case .end? = try channel.readOutbound(as: HTTPServerResponsePart.self) else { return XCTFail("no end") }
+    }
+}
