@@ -13,5 +13,8 @@ public struct DatabaseError: Error, Equatable, Sendable, CustomStringConvertible
         self.init(code: status.uppercased(), message: message)
     }
 
+    /// A read made while offline that the client could not answer itself.
+    public static let offline = DatabaseError(status: "disconnected", message: "Client is offline.")
+
     public var description: String { message.isEmpty ? code : "\(code): \(message)" }
 }

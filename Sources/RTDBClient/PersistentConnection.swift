@@ -44,6 +44,10 @@ final class PersistentConnection {
     private struct ListenKey: Hashable {
         let path: Path
         let identifier: String
+        init(_ path: Path, _ query: QueryParams?) {
+            self.path = path
+            identifier = query?.identifier ?? "default"
+        }
     }
 
     /// How long a read made while offline waits for a connection.
@@ -128,7 +132,7 @@ final class PersistentConnection {
         if case .get = request, !connected {
             let deadline = DispatchWorkItem { [weak self] in
                 guard let self, let entry = outstanding.removeValue(forKey: id) else { return }
-                entry.completion(.error("disconnected", "Client is offline."))
+                entry.completion(.error("disconnected", DatabaseError.offline.message))
             }
             queue.asyncAfter(deadline: .now() + offlineReadTimeout, execute: deadline)
             entry.offlineDeadline = deadline
@@ -159,20 +163,18 @@ final class PersistentConnection {
         dispatchPrecondition(condition: .onQueue(queue))
         if closed { return onComplete("disconnected") }
         let spec = ListenSpec(path: path, query: query, tag: tag, hash: hash, onComplete: onComplete)
-        listens[ListenKey(path: path, identifier: query?.identifier ?? "default")] = spec
+        listens[ListenKey(path, query)] = spec
         if connected { transmit(spec) }
     }
 
     func unlisten(_ path: Path, query: QueryParams?, tag: Int?) {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard listens.removeValue(forKey: ListenKey(path: path, identifier: query?.identifier ?? "default")) != nil else { return }
+        guard listens.removeValue(forKey: ListenKey(path, query)) != nil else { return }
         guard connected, let transport else { return }
         let id = takeRequestID()
         inFlight[id] = { _ in }
         transport.send(.request(id: id, .unlisten(path: path, query: query, tag: tag)))
     }
-
-    var outstandingRequests: Int { outstanding.count + inFlight.count }
 
     /// Closes for good: what is still outstanding fails.
     func close() {
@@ -212,7 +214,7 @@ final class PersistentConnection {
     private func transmit(_ spec: ListenSpec) {
         guard let transport else { return }
         let id = takeRequestID()
-        let key = ListenKey(path: spec.path, identifier: spec.query?.identifier ?? "default")
+        let key = ListenKey(spec.path, spec.query)
         inFlight[id] = { [weak self] response in
             // A refused listen is forgotten, so it is not asked again on reconnection.
             if !response.isOK { self?.listens.removeValue(forKey: key) }
@@ -241,7 +243,7 @@ final class PersistentConnection {
             transport?.close()
         case .push(let push):
             if case let .listenRevoked(path, query) = push {
-                listens.removeValue(forKey: ListenKey(path: path, identifier: query?.identifier ?? "default"))
+                listens.removeValue(forKey: ListenKey(path, query))
             }
             onPush?(push)
         case .ping:

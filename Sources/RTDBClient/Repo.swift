@@ -240,7 +240,7 @@ public final class Repo: @unchecked Sendable {
     }
 
     /// Drops the current connection as a network failure would; the client reconnects as
-    /// its policy says. For tests and for `reconnect` in the shell.
+    /// its policy says.
     public func interruptConnection() {
         queue.sync { connection.interrupt() }
     }

@@ -168,9 +168,9 @@ public final class Shell {
         repo.listen(query, registration)
         defer { repo.unlisten(query, registration) }
         // Offline, data this client does not hold cannot come: say so as a read does.
-        let offlineWait = min(readTimeout, 3)
+        let offlineWait = min(readTimeout, repo.offlineReadTimeout)
         if semaphore.wait(timeout: .now() + offlineWait) == .timedOut {
-            if !repo.isConnected { throw ShellError("DISCONNECTED: Client is offline.") }
+            if !repo.isConnected { throw ShellError("\(DatabaseError.offline)") }
             if semaphore.wait(timeout: .now() + readTimeout - offlineWait) == .timedOut {
                 throw ShellError("the server did not answer within \(Int(readTimeout)) seconds")
             }
