@@ -37,7 +37,7 @@ public struct ServerAddress: Equatable, Sendable, CustomStringConvertible {
         var namespace = components.queryItems?.first { $0.name == "ns" }?.value
         // NAME.firebaseio.com, NAME.REGION.firebasedatabase.app: the first label names it.
         let labels = host.split(separator: ".")
-        if namespace == nil, labels.count >= 3, ClientTLS.serverName(for: host) != nil {
+        if namespace == nil, labels.count >= 3, !ClientTLS.isIPAddress(host) {
             namespace = String(labels[0]).lowercased()
         }
         return ServerAddress(host: host, port: components.port ?? (secure ? 443 : 80), namespace: namespace ?? "default", secure: secure)
@@ -107,7 +107,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         self.onClose = onClose
         lock.unlock()
         if address.secure && tls == nil {
-            failure = "a wss:// connection needs TLS settings"
+            record("a wss:// connection needs TLS settings")
             return finish()
         }
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
@@ -219,12 +219,9 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         return failure
     }
 
-    fileprivate func record(_ error: Error) {
-        lock.lock()
-        if failure == nil { failure = TransportFailure.describe(error) }
-        lock.unlock()
-    }
+    fileprivate func record(_ error: Error) { record(TransportFailure.describe(error)) }
 
+    /// Keeps the first reason: later ones are consequences of it.
     fileprivate func record(_ text: String) {
         lock.lock()
         if failure == nil { failure = text }
