@@ -141,9 +141,8 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Starts a listen; its current data goes out first (before a session's ok: the client
-    /// takes ok as "complete").
-    /// Starts a listen with the data it covers, unless the client already holds exactly
-    /// that (`clientHash`, as after a reconnection): then the answer alone completes it.
+    /// takes ok as "complete"), unless the client already holds exactly that (`clientHash`,
+    /// as after a reconnection): then the ok alone completes it.
     private func addListen(_ listen: Listen, clientHash: String = "") {
         if let old = listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier) { release(old) }
         listeners.add(listen)

@@ -52,9 +52,10 @@ public struct InteractiveSession {
         }
         let dim = shell.options.renderer.color ? "\u{1B}[2m" : ""
         let reset = shell.options.renderer.color ? "\u{1B}[0m" : ""
-        let place = location.hasPrefix("ws") ? "connected to \(location)" : "embedded database in \(location)"
+        let remote = location.hasPrefix("ws")
+        let place = remote ? "connected to \(location)" : "embedded database in \(location)"
         shell.output.write("\(dim)rtdb: \(place). Type 'help' for commands, Ctrl-D to leave.\(reset)\n")
-        let notices = location.hasPrefix("ws") ? ConnectionNotices(shell: shell) : nil
+        let notices = remote ? ConnectionNotices(shell: shell) : nil
         defer { notices?.stop() }
         while true {
             switch editor.readLine(prompt: "rtdb:\(shell.cwd)> ") {

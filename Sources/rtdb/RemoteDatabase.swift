@@ -45,8 +45,10 @@ final class RemoteDatabase: DatabaseConnection {
         // The first connection must succeed; after that, losing it means reconnecting.
         let deadline = Date().addingTimeInterval(timeout)
         while !repo.isConnected {
-            if repo.neverConnected || Date() >= deadline {
-                let reason = lastTransport.failure ?? (repo.neverConnected ? "the connection closed before the server's hello" + (address.secure ? "" : " (for a TLS server use wss:// or https://)") : "no answer within \(Int(timeout)) seconds")
+            let failed = repo.neverConnected
+            if failed || Date() >= deadline {
+                let closedEarly = "the connection closed before the server's hello" + (address.secure ? "" : " (for a TLS server use wss:// or https://)")
+                let reason = lastTransport.failure ?? (failed ? closedEarly : "no answer within \(Int(timeout)) seconds")
                 repo.close()
                 try? group.syncShutdownGracefully()
                 throw RemoteError("cannot connect to \(address): \(reason)")
