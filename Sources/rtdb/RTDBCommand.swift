@@ -17,10 +17,14 @@ struct RTDBCommand: ParsableCommand {
 
         The embedded database lives in a data folder: --data DIR, or by default \
         $XDG_DATA_HOME/rtdb/default (~/.local/share/rtdb/default). With --url \
-        ws://127.0.0.1:9000?ns=demo (or --emulator HOST:PORT) the shell talks to a server instead.
+        ws://127.0.0.1:9000?ns=demo (or --emulator HOST:PORT) the shell talks to a server instead; \
+        wss:// and https:// use TLS (hosted Firebase: https://NAME.firebaseio.com). A credential \
+        comes from RTDB_ACCESS_TOKEN (OAuth2 access token) or RTDB_AUTH_TOKEN (ID token, \
+        database secret); lost connections are re-established and queued writes sent.
 
-        rtdb serve [--host 127.0.0.1] [--port 9000] [--data DIR] runs the local server: the \
-        realtime protocol over WebSocket and the REST API, one database per namespace.
+        rtdb serve [--host 127.0.0.1] [--port 9000] [--data DIR] [--tls-cert FILE --tls-key FILE] \
+        runs the local server: the realtime protocol over WebSocket and the REST API, one \
+        database per namespace.
 
         Exit status: 0 success; 1 a command failed; 2 bad usage; 3 the database could not be \
         opened; 4 writes were not acknowledged before exit. Type 'help' in the shell for the \
