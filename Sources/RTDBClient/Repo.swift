@@ -119,8 +119,10 @@ public final class Repo: @unchecked Sendable {
             if !connection.connected, let cached = syncTree.completeEventCache(at: path, knownOnly: true) {
                 return completion(.success(cached))
             }
-            connection.send(.get(path: path)) { response in
-                completion(response.isOK ? .success(response.data) : .failure(DatabaseError(status: response.status, message: response.message)))
+            connection.send(.get(path: path, query: nil)) { response in
+                // An answer without a value (`""`) is the empty string; a missing value is `null`.
+                let value = response.carriesValue ? response.data : Node(.string(""))
+                completion(response.isOK ? .success(value) : .failure(DatabaseError(status: response.status, message: response.message)))
             }
         }
     }

@@ -45,14 +45,16 @@ public struct JSONReader {
     /// Returns the entries in document order, each validated against `base` + its path.
     public static func parseUpdate(_ text: String, base: Path = .root) throws -> [(Path, Node)] {
         var text = text
-        return try text.withUTF8 { bytes in
-            var reader = Cursor(bytes: bytes, options: Options(base: base))
-            reader.skipWhitespace()
-            let entries = try reader.readUpdateObject(base: base)
-            reader.skipWhitespace()
-            if reader.index < bytes.count { throw reader.error("unexpected \(reader.describeCurrent()) after the object") }
-            return entries
-        }
+        return try text.withUTF8 { try parseUpdate(bytes: $0, base: base) }
+    }
+
+    public static func parseUpdate(bytes: UnsafeBufferPointer<UInt8>, base: Path = .root) throws -> [(Path, Node)] {
+        var reader = Cursor(bytes: bytes, options: Options(base: base))
+        reader.skipWhitespace()
+        let entries = try reader.readUpdateObject(base: base)
+        reader.skipWhitespace()
+        if reader.index < bytes.count { throw reader.error("unexpected \(reader.describeCurrent()) after the object") }
+        return entries
     }
 
     struct Cursor {
@@ -250,7 +252,8 @@ public struct JSONReader {
                     } else if scalar >= 0xDC00 && scalar < 0xE000 {
                         throw error("unpaired surrogate in \\u escape")
                     }
-                    out.append(contentsOf: Array(String(Unicode.Scalar(scalar)!).utf8))
+                    guard let character = Unicode.Scalar(scalar) else { throw error("invalid \\u escape") }
+                    out.append(contentsOf: Array(String(character).utf8))
                 default:
                     throw error("invalid escape '\\\(Character(Unicode.Scalar(e)))'", at: index - 2)
                 }

@@ -30,20 +30,38 @@ public indirect enum JSONValue: Equatable, Sendable {
 
     public var string: String? { if case .string(let s) = self { return s }; return nil }
     public var number: Double? { if case .number(let n) = self { return n }; return nil }
+    /// The number as an `Int` when it is one exactly (integral and in range): wire fields such
+    /// as request ids and tags. Anything else is nil, never a trap.
+    public var int: Int? { if case .number(let n) = self { return Int(exactly: n) }; return nil }
     public var bool: Bool? { if case .bool(let b) = self { return b }; return nil }
     public var array: [JSONValue]? { if case .array(let a) = self { return a }; return nil }
     public var members: [(String, JSONValue)]? { if case .object(let m) = self { return m }; return nil }
 
     public static func parse(_ text: String) throws -> JSONValue {
         var text = text
-        return try text.withUTF8 { bytes in
-            var parser = Parser(bytes: bytes)
-            parser.skipWhitespace()
-            let value = try parser.value(depth: 0)
-            parser.skipWhitespace()
-            guard parser.index == bytes.count else { throw parser.error("unexpected data after the value") }
-            return value
-        }
+        return try text.withUTF8 { try parse(bytes: $0, capturing: nil).value }
+    }
+
+    /// Parses `bytes`; the value at the member path `capturing` (for example `["d", "b", "d"]`)
+    /// is only checked for its extent, not built: it stands as `null` in the result and its
+    /// byte range is returned, so a large payload can be read once, straight into its final form.
+    public static func parse(bytes: UnsafeBufferPointer<UInt8>, capturing: [String]?) throws -> (value: JSONValue, captured: Range<Int>?) {
+        var parser = Parser(bytes: bytes)
+        parser.capturePath = capturing
+        parser.skipWhitespace()
+        let value = try parser.value(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.error("unexpected data after the value") }
+        return (value, parser.captured)
+    }
+
+    /// The first JSON value in `bytes` and the offset just past it, for inputs such as a REST
+    /// bound `5,"key"` where a value is followed by more text.
+    public static func parsePrefix(bytes: UnsafeBufferPointer<UInt8>) throws -> (value: JSONValue, end: Int) {
+        var parser = Parser(bytes: bytes)
+        parser.skipWhitespace()
+        let value = try parser.value(depth: 0)
+        return (value, parser.index)
     }
 
     public func serialized() -> String {
@@ -80,11 +98,51 @@ public indirect enum JSONValue: Equatable, Sendable {
     struct Parser {
         let bytes: UnsafeBufferPointer<UInt8>
         var index = 0
+        /// The member path whose value is skipped and whose range is kept in `captured`.
+        var capturePath: [String]?
+        var captured: Range<Int>?
+        private var keyPath: [String] = []
+
+        init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
 
         func error(_ message: String) -> JSONParseError { JSONParseError(message: message, offset: index) }
 
         mutating func skipWhitespace() {
             while index < bytes.count, [0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+        }
+
+        /// Moves past one value, tracking only strings and nesting: whoever reads the skipped
+        /// bytes later checks them in full.
+        mutating func skipValue() throws {
+            guard index < bytes.count else { throw error("expected a value, found end of input") }
+            var depth = 0
+            repeat {
+                guard index < bytes.count else { throw error("unterminated value") }
+                switch bytes[index] {
+                case UInt8(ascii: "{"), UInt8(ascii: "["):
+                    depth += 1
+                    index += 1
+                case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                    guard depth > 0 else { throw error("expected a value") }
+                    depth -= 1
+                    index += 1
+                case UInt8(ascii: "\""):
+                    index += 1
+                    while index < bytes.count, bytes[index] != UInt8(ascii: "\"") {
+                        index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                    }
+                    guard index < bytes.count else { throw error("unterminated string") }
+                    index += 1
+                default:
+                    if depth == 0 {
+                        let start = index
+                        while index < bytes.count, ![0x2C, 0x7D, 0x5D, 0x20, 0x0A, 0x0D, 0x09].contains(bytes[index]) { index += 1 }
+                        if index == start { throw error("expected a value") }
+                        return
+                    }
+                    index += 1
+                }
+            } while depth > 0
         }
 
         mutating func value(depth: Int) throws -> JSONValue {
@@ -103,7 +161,17 @@ public indirect enum JSONValue: Equatable, Sendable {
                     skipWhitespace()
                     guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw error("expected ':' after the key") }
                     index += 1
-                    members.append((key, try value(depth: depth + 1)))
+                    keyPath.append(key)
+                    if let capturePath, keyPath == capturePath {
+                        skipWhitespace()
+                        let start = index
+                        try skipValue()
+                        captured = start..<index
+                        members.append((key, .null))
+                    } else {
+                        members.append((key, try value(depth: depth + 1)))
+                    }
+                    keyPath.removeLast()
                     skipWhitespace()
                     guard index < bytes.count else { throw error("unterminated object") }
                     if bytes[index] == UInt8(ascii: ",") { index += 1; continue }

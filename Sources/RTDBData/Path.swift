@@ -93,12 +93,14 @@ public struct Path: Hashable, Sendable, CustomStringConvertible, Comparable {
         return path
     }
 
-    public func validate(allowInfo: Bool = true) throws {
+    /// `allowPriorityLast`: a write may name `.priority` as its last key (setPriority).
+    public func validate(allowInfo: Bool = true, allowPriorityLast: Bool = false) throws {
         for (i, key) in keys.enumerated() {
             if i == 0 && key == ".info" {
                 if !allowInfo { throw DataError.readOnlyPath(description) }
                 continue
             }
+            if allowPriorityLast && key == ".priority" && i == keys.count - 1 { continue }
             try Path.validate(key: key, in: description)
         }
         try validateSize()

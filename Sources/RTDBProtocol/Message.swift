@@ -7,8 +7,8 @@ public enum Request: Sendable, Equatable {
     case listen(path: Path, query: QueryParams?, tag: Int?, hash: String)
     /// `n`: stop listening.
     case unlisten(path: Path, query: QueryParams?, tag: Int?)
-    /// `g`: read once.
-    case get(path: Path)
+    /// `g`: read once, the whole location or a query's window of it.
+    case get(path: Path, query: QueryParams?)
     /// `p`: overwrite; with `hash`, only if the current value still hashes to it.
     case put(path: Path, data: Node, hash: String?)
     /// `m`: apply each relative path → value atomically.
@@ -68,8 +68,22 @@ public struct Response: Sendable, Equatable {
     public var status: String
     /// The data for `g`; a human-readable explanation for an error status.
     public var data: Node
+    /// True for an answer that carries a value (`g`), sent as JSON even when empty (`null`);
+    /// a write's acknowledgement carries none and is sent as `""`.
+    public var carriesValue: Bool
 
-    public init(status: String, data: Node = .empty) { self.status = status; self.data = data }
+    public init(status: String, data: Node = .empty) {
+        self.status = status
+        self.data = data
+        self.carriesValue = status == "ok" && !data.isEmpty
+    }
+
+    /// The answer to a read: the value, `null` when there is none.
+    public static func value(_ node: Node) -> Response {
+        var response = Response(status: "ok", data: node)
+        response.carriesValue = true
+        return response
+    }
 
     public static let ok = Response(status: "ok")
     public static func error(_ status: String, _ message: String) -> Response {

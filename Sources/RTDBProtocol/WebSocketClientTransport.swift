@@ -117,7 +117,8 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
             .channelInitializer { [self] channel in
                 let upgrader = NIOWebSocketClientUpgrader(requestKey: key, maxFrameSize: 1 << 24, automaticErrorHandling: true) { channel, _ in
                     channel.pipeline.addHandlers([
-                        NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16, maxAccumulatedFrameSize: 1 << 28),
+                        NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
+                                                    maxAccumulatedFrameSize: WireFraming.maxMessageBytes),
                         RealtimeFrameHandler(masked: true, onText: { self.received($0) }, onClosed: { self.finish() }),
                     ]).map { self.opened(channel) }
                 }
@@ -205,7 +206,13 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
 
     private func received(_ text: String) {
         touch()
-        guard let message = assembler.receive(text), let decoded = try? WireCodec.decode(message) else { return }
+        let message: String?
+        do { message = try assembler.receive(text) } catch {
+            record("the server sent a message this client cannot take: \(error)")
+            close()
+            return
+        }
+        guard let message, let decoded = try? WireCodec.decode(message) else { return }
         lock.lock()
         let handler = onMessage
         lock.unlock()

@@ -5,12 +5,35 @@ import NIOWebSocket
 public enum WebSocketFrames {
     /// Encodes a message, splits it into frames if long, and writes them as text frames
     /// (masked from a client, as the WebSocket protocol requires).
+    ///
+    /// Every frame of one message is written in one turn of the channel's event loop, so the
+    /// parts of a long message are never interleaved with another message sent from another
+    /// thread meanwhile.
     public static func write(_ message: Message, on channel: Channel, masked: Bool) {
-        for frame in WireFraming.frames(for: WireCodec.encode(message)) {
-            var buffer = channel.allocator.buffer(capacity: frame.utf8.count)
-            buffer.writeString(frame)
-            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .text, maskKey: masked ? .random() : nil, data: buffer), promise: nil)
+        let frames = WireFraming.frames(for: WireCodec.encode(message))
+        let send = {
+            for frame in frames {
+                var buffer = channel.allocator.buffer(capacity: frame.utf8.count)
+                buffer.writeString(frame)
+                channel.write(WebSocketFrame(fin: true, opcode: .text, maskKey: masked ? .random() : nil, data: buffer), promise: nil)
+            }
+            channel.flush()
         }
+        if channel.eventLoop.inEventLoop { send() } else { channel.eventLoop.execute(send) }
+    }
+}
+
+extension WebSocketFrames {
+    /// Says why in a close frame, then closes (as soon as what was written before is out).
+    public static func close(_ channel: Channel, code: WebSocketErrorCode, reason: String, masked: Bool = false) {
+        let send = {
+            var buffer = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
+            buffer.write(webSocketErrorCode: code)
+            buffer.writeString(reason)
+            channel.writeAndFlush(WebSocketFrame(fin: true, opcode: .connectionClose, maskKey: masked ? .random() : nil, data: buffer))
+                .whenComplete { _ in channel.close(promise: nil) }
+        }
+        if channel.eventLoop.inEventLoop { send() } else { channel.eventLoop.execute(send) }
     }
 }
 
@@ -36,8 +59,13 @@ public final class RealtimeFrameHandler: ChannelInboundHandler {
         let frame = unwrapInboundIn(data)
         switch frame.opcode {
         case .text:
-            var data = frame.unmaskedData
-            onText(data.readString(length: data.readableBytes) ?? "")
+            let data = frame.unmaskedData
+            // A text frame must be UTF-8 (RFC 6455 §8.1): nothing is replaced or guessed.
+            guard let text = data.withUnsafeReadableBytes({ String(validating: $0.bindMemory(to: UInt8.self), as: UTF8.self) }) else {
+                WebSocketFrames.close(context.channel, code: .dataInconsistentWithMessage, reason: "text frames must be UTF-8", masked: masked)
+                return
+            }
+            onText(text)
         case .ping:
             var data = frame.unmaskedData
             var buffer = context.channel.allocator.buffer(capacity: data.readableBytes)

@@ -45,7 +45,7 @@ public enum WireCodec {
             append(&out, #"{"t":"d","d":{"r":\#(id),"b":{"s":"#)
             JSONWriter.writeString(response.status, to: &out)
             append(&out, #","d":"#)
-            if response.isOK, response.data.isEmpty {
+            if response.isOK, !response.carriesValue {
                 append(&out, #""""#)
             } else {
                 JSONWriter.write(response.data, to: &out, options: .init(export: true))
@@ -114,9 +114,10 @@ public enum WireCodec {
             path(p)
             if let query { append(&out, #","q":"#); query.wireObject.write(to: &out) }
             if let tag { append(&out, #","t":\#(tag)"#) }
-        case .get(let p):
+        case let .get(p, query):
             path(p)
-            append(&out, #","q":{}"#)
+            append(&out, #","q":"#)
+            if let query { query.wireObject.write(to: &out) } else { append(&out, "{}") }
         case let .put(p, data, hash):
             path(p)
             append(&out, #","d":"#)
@@ -151,17 +152,63 @@ public enum WireCodec {
 
     // MARK: Decoding
 
+    /// The members of the envelope whose value is data (`{"t":"d","d":{…,"b":{"d": DATA}}}`):
+    /// read once, straight into a `Node`, never as an intermediate JSON tree.
+    private static let dataPath = ["d", "b", "d"]
+
     public static func decode(_ text: String) throws -> Message {
+        var text = text
+        return try text.withUTF8 { try decode(bytes: $0) }
+    }
+
+    /// Reads one message. Nothing in it is trusted: numbers that must be integers are checked
+    /// to be exactly that, data is checked with the database's rules, and any failure is a
+    /// `WireError` (with the request number when one was read).
+    public static func decode(bytes: UnsafeBufferPointer<UInt8>) throws -> Message {
         let json: JSONValue
-        do { json = try JSONValue.parse(text) } catch { throw WireError("message is not JSON: \(error)") }
+        let raw: Range<Int>?
+        do { (json, raw) = try JSONValue.parse(bytes: bytes, capturing: dataPath) } catch { throw WireError("message is not JSON: \(error)") }
         guard let layer = json["t"]?.string, let payload = json["d"] else {
             throw WireError("message needs \"t\" and \"d\"")
         }
         switch layer {
         case "c": return try decodeControl(payload)
-        case "d": return try decodeData(payload)
+        case "d": return try decodeData(payload, RawData(bytes: bytes, range: raw))
         default: throw WireError("unknown message layer \"\(layer)\"")
         }
+    }
+
+    /// The bytes of a data message's `d` member, not yet read.
+    private struct RawData {
+        let bytes: UnsafeBufferPointer<UInt8>
+        let range: Range<Int>?
+
+        var slice: UnsafeBufferPointer<UInt8>? { range.map { UnsafeBufferPointer(rebasing: bytes[$0]) } }
+
+        /// The member is exactly `""` (a write's acknowledgement).
+        var isEmptyString: Bool { slice.map { $0.count == 2 && $0[0] == 0x22 && $0[1] == 0x22 } ?? false }
+
+        func node(at path: Path, serverValues: Bool) throws -> Node {
+            guard let slice else { return .empty }
+            return try JSONReader.parse(bytes: slice, options: .init(base: path, allowServerValues: serverValues))
+        }
+
+        func updates(at path: Path) throws -> [Update] {
+            guard let slice else { throw WireError("an update needs a JSON object \"d\"") }
+            return try JSONReader.parseUpdate(bytes: slice, base: path).map { Update($0.0, $0.1) }
+        }
+
+        func json() throws -> JSONValue {
+            guard let slice else { return .null }
+            return try JSONValue.parse(bytes: slice, capturing: nil).value
+        }
+    }
+
+    /// An integer field: absent is nil; present, it must be an exact integer.
+    private static func integer(_ value: JSONValue?, _ name: String, id: Int? = nil) throws -> Int? {
+        guard let value else { return nil }
+        guard let n = value.int else { throw WireError("\"\(name)\" must be an integer", requestID: id) }
+        return n
     }
 
     private static func decodeControl(_ payload: JSONValue) throws -> Message {
@@ -169,8 +216,10 @@ public enum WireCodec {
         let d = payload["d"] ?? .null
         switch type {
         case "h":
-            guard let ts = d["ts"]?.number else { throw WireError("handshake needs \"ts\"") }
-            return .handshake(Handshake(timestamp: Int64(ts), version: d["v"]?.string ?? "5", host: d["h"]?.string ?? "",
+            guard let ts = d["ts"]?.number, let timestamp = Int64(exactly: ts.rounded()) else {
+                throw WireError("handshake needs a timestamp \"ts\" in milliseconds")
+            }
+            return .handshake(Handshake(timestamp: timestamp, version: d["v"]?.string ?? "5", host: d["h"]?.string ?? "",
                                         sessionID: d["s"]?.string ?? ""))
         case "p": return .ping
         case "o": return .pong
@@ -181,42 +230,55 @@ public enum WireCodec {
         }
     }
 
-    private static func decodeData(_ payload: JSONValue) throws -> Message {
-        let id = payload["r"]?.number.map { Int($0) }
+    private static func decodeData(_ payload: JSONValue, _ data: RawData) throws -> Message {
+        let id = try integer(payload["r"], "r")
         let body = payload["b"] ?? .object([])
         if let action = payload["a"]?.string {
-            if let id { return .request(id: id, try decodeRequest(action, body, id: id)) }
-            return .push(try decodePush(action, body))
+            if let id { return .request(id: id, try decodeRequest(action, body, data, id: id)) }
+            return .push(try decodePush(action, body, data))
         }
         guard let id else { throw WireError("data message needs \"r\" or \"a\"") }
         guard let status = body["s"]?.string else { throw WireError("response needs a status", requestID: id) }
-        let data = body["d"] ?? .null
         if status == "ok" {
-            return .response(id: id, Response(status: "ok", data: data == .string("") ? .empty : Node(json: data)))
+            if data.isEmptyString || data.range == nil { return .response(id: id, .ok) }
+            do {
+                return .response(id: id, .value(try data.node(at: .root, serverValues: false)))
+            } catch {
+                throw WireError("invalid data in the answer: \(error)", requestID: id)
+            }
         }
-        return .response(id: id, .error(status, data.string ?? data.serialized()))
+        let message = (try? data.json()).map { $0.string ?? $0.serialized() } ?? ""
+        return .response(id: id, .error(status, message))
     }
 
-    private static func path(_ body: JSONValue, id: Int?) throws -> Path {
+    private static func path(_ body: JSONValue, id: Int?, writing: Bool = false) throws -> Path {
         guard let text = body["p"]?.string else { throw WireError("the request needs a path \"p\"", requestID: id) }
         let path = Path(text)
-        do { try path.validate() } catch { throw WireError("\(error)", requestID: id) }
+        do { try path.validate(allowPriorityLast: writing) } catch { throw WireError("\(error)", requestID: id) }
         return path
     }
 
     /// Client data, checked with the database's rules at the place it is written.
-    private static func data(_ json: JSONValue, at path: Path, id: Int?) throws -> Node {
+    private static func data(_ data: RawData, at path: Path, id: Int?) throws -> Node {
         do {
-            return try JSONReader.parse(json.serialized(), options: .init(base: path))
+            return try data.node(at: path, serverValues: true)
         } catch {
             throw WireError("invalid data for \(path): \(error)", requestID: id)
+        }
+    }
+
+    private static func updates(_ data: RawData, at path: Path, id: Int?) throws -> [Update] {
+        do {
+            return try data.updates(at: path)
+        } catch {
+            throw WireError("invalid update for \(path): \(error)", requestID: id)
         }
     }
 
     private static func query(_ body: JSONValue, id: Int?) throws -> QueryParams? {
         guard let q = body["q"], case .object(let members) = q, !members.isEmpty else { return nil }
         if let l = q["l"] {
-            guard let n = l.number, n >= 1, n == n.rounded(), n <= Double(Int32.max) else {
+            guard let n = l.int, n >= 1, n <= Int(Int32.max) else {
                 throw WireError("the query limit \"l\" must be a positive integer", requestID: id)
             }
         }
@@ -227,70 +289,77 @@ public enum WireCodec {
             if case .object? = q[bound] { throw WireError("a query bound must be a string, number, boolean or null", requestID: id) }
             if case .array? = q[bound] { throw WireError("a query bound must be a string, number, boolean or null", requestID: id) }
         }
-        if let i = q["i"], i.string == nil || i.string!.isEmpty {
-            throw WireError("the query index \"i\" must be .key, .value, .priority or a child path", requestID: id)
+        for key in ["sn", "en"] where q[key] != nil && q[key]?.string == nil {
+            throw WireError("a query bound's key \"\(key)\" must be a string", requestID: id)
+        }
+        if let i = q["i"] {
+            guard let index = i.string, !index.isEmpty else {
+                throw WireError("the query index \"i\" must be .key, .value, .priority or a child path", requestID: id)
+            }
+            if ![".key", ".value", ".priority"].contains(index) {
+                do { try Path(index).validate(allowInfo: false) } catch {
+                    throw WireError("the query index \"i\" is not a valid child path: \(error)", requestID: id)
+                }
+            }
         }
         return QueryParams(wire: q)
     }
 
-    private static func decodeRequest(_ action: String, _ body: JSONValue, id: Int) throws -> Request {
+    private static func decodeRequest(_ action: String, _ body: JSONValue, _ raw: RawData, id: Int) throws -> Request {
         switch action {
         case "q", "l":
-            return .listen(path: try path(body, id: id), query: try query(body, id: id), tag: body["t"]?.number.map { Int($0) },
+            return .listen(path: try path(body, id: id), query: try query(body, id: id), tag: try integer(body["t"], "t", id: id),
                            hash: body["h"]?.string ?? "")
         case "n", "u":
-            return .unlisten(path: try path(body, id: id), query: try query(body, id: id), tag: body["t"]?.number.map { Int($0) })
+            return .unlisten(path: try path(body, id: id), query: try query(body, id: id), tag: try integer(body["t"], "t", id: id))
         case "g":
-            return .get(path: try path(body, id: id))
+            return .get(path: try path(body, id: id), query: try query(body, id: id))
         case "p":
-            let p = try path(body, id: id)
-            return .put(path: p, data: try data(body["d"] ?? .null, at: p, id: id), hash: body["h"]?.string)
+            let p = try path(body, id: id, writing: true)
+            return .put(path: p, data: try data(raw, at: p, id: id), hash: body["h"]?.string)
         case "m":
-            let p = try path(body, id: id)
-            guard case .object(let members)? = body["d"] else { throw WireError("a merge needs an object \"d\"", requestID: id) }
-            let updates = try members.map { key, value -> Update in
-                let relative = Path(key)
-                return Update(relative, try data(value, at: p.appending(relative), id: id))
-            }
-            return .merge(path: p, data: updates)
+            let p = try path(body, id: id, writing: true)
+            return .merge(path: p, data: try updates(raw, at: p, id: id))
         case "o":
-            let p = try path(body, id: id)
-            return .onDisconnectPut(path: p, data: try data(body["d"] ?? .null, at: p, id: id))
+            let p = try path(body, id: id, writing: true)
+            return .onDisconnectPut(path: p, data: try data(raw, at: p, id: id))
         case "om":
-            let p = try path(body, id: id)
-            guard case .object(let members)? = body["d"] else { throw WireError("an onDisconnect update needs an object \"d\"", requestID: id) }
-            return .onDisconnectMerge(path: p, data: try members.map { key, value in
-                Update(Path(key), try data(value, at: p.appending(Path(key)), id: id))
-            })
+            let p = try path(body, id: id, writing: true)
+            return .onDisconnectMerge(path: p, data: try updates(raw, at: p, id: id))
         case "oc":
-            return .onDisconnectCancel(path: try path(body, id: id))
+            return .onDisconnectCancel(path: try path(body, id: id, writing: true))
         case "auth", "gauth":
             guard let credential = body["cred"]?.string else { throw WireError("auth needs a credential \"cred\"", requestID: id) }
             return .auth(credential: credential, google: action == "gauth")
         case "unauth":
             return .unauth
         case "s":
-            let counters = body["c"]?.members?.compactMap { key, value in value.number.map { (key, Int($0)) } } ?? []
+            let counters = body["c"]?.members?.compactMap { key, value in value.int.map { (key, $0) } } ?? []
             return .stats(Dictionary(counters, uniquingKeysWith: { $1 }))
         default:
             throw WireError("unknown action \"\(action)\"", requestID: id)
         }
     }
 
-    private static func decodePush(_ action: String, _ body: JSONValue) throws -> Push {
+    private static func decodePush(_ action: String, _ body: JSONValue, _ raw: RawData) throws -> Push {
         let p = Path(body["p"]?.string ?? "")
-        let tag = body["t"]?.number.map { Int($0) }
+        do { try p.validate() } catch { throw WireError("a push names an invalid path: \(error)") }
+        let tag = try integer(body["t"], "t")
         switch action {
         case "d":
-            return .data(path: p, data: Node(json: body["d"] ?? .null), tag: tag)
+            do { return .data(path: p, data: try raw.node(at: p, serverValues: false), tag: tag) } catch {
+                throw WireError("invalid data in a push for \(p): \(error)")
+            }
         case "m":
-            let updates = (body["d"]?.members ?? []).map { Update(Path($0.0), Node(json: $0.1)) }
-            return .merge(path: p, data: updates, tag: tag)
+            do { return .merge(path: p, data: try raw.updates(at: p), tag: tag) } catch {
+                throw WireError("invalid merge in a push for \(p): \(error)")
+            }
         case "c":
             let q = body["q"]?.array?.first ?? body["q"]
-            return .listenRevoked(path: p, query: q.flatMap { $0.members?.isEmpty == false ? QueryParams(wire: $0) : nil })
+            let query = try q.flatMap { $0.members?.isEmpty == false ? try Self.query(.object([("q", $0)]), id: nil) : nil }
+            return .listenRevoked(path: p, query: query)
         case "ac":
-            return .authRevoked(status: body["s"]?.string ?? "", reason: body["d"]?.string ?? "")
+            return .authRevoked(status: body["s"]?.string ?? "", reason: (try? raw.json())?.string ?? "")
         default:
             throw WireError("unknown push \"\(action)\"")
         }
@@ -317,26 +386,46 @@ public enum WireFraming {
         return [String(pieces.count)] + pieces
     }
 
+    /// The largest message either end accepts, in UTF-8 bytes: Firebase's limit for one write
+    /// through the realtime protocol (16 MB), plus room for the envelope.
+    public static let maxMessageBytes = 16 << 20 + 64 << 10
+    /// The most parts a count frame may announce: a largest message cut into 16,384-unit
+    /// frames needs about 1,030; a few times that leaves room for clients that cut smaller.
+    public static let maxParts = 4096
+
     /// Joins incoming frames: a frame of at most 6 digits announces how many follow; "0" is a
-    /// keepalive and is ignored.
+    /// keepalive and is ignored. A message larger than `maxMessageBytes`, or a count above
+    /// `maxParts`, is an error: the connection is to be closed, nothing is kept.
     public struct Assembler {
         private var expected = 0
         private var parts: [String] = []
+        private var bytes = 0
 
         public init() {}
 
-        public mutating func receive(_ frame: String) -> String? {
+        public mutating func receive(_ frame: String) throws -> String? {
             if expected > 0 {
+                bytes += frame.utf8.count
+                if bytes > WireFraming.maxMessageBytes {
+                    parts = []; expected = 0; bytes = 0
+                    throw WireError("the message is larger than \(WireFraming.maxMessageBytes >> 20) MiB, the limit for one message")
+                }
                 parts.append(frame)
                 if parts.count == expected {
-                    defer { parts = []; expected = 0 }
+                    defer { parts = []; expected = 0; bytes = 0 }
                     return parts.joined()
                 }
                 return nil
             }
-            if frame.count <= 6, let count = Int(frame) {
+            if frame.utf8.count <= 6, let count = Int(frame) {
+                guard count >= 0, count <= WireFraming.maxParts else {
+                    throw WireError("a message may be split into at most \(WireFraming.maxParts) frames, not \(count)")
+                }
                 if count > 0 { expected = count }
                 return nil
+            }
+            if frame.utf8.count > WireFraming.maxMessageBytes {
+                throw WireError("the message is larger than \(WireFraming.maxMessageBytes >> 20) MiB, the limit for one message")
             }
             return frame
         }

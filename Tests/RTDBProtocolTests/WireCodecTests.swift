@@ -50,7 +50,8 @@ final class WireCodecTests: XCTestCase {
             .request(id: 5, .merge(path: Path("a"), data: [Update(Path("x/y"), Node(true)), Update(Path("z"), .empty)])),
             .request(id: 6, .listen(path: Path("q"), query: QueryParams().ordered(by: .key).startAt(Node("b")).limitToFirst(2), tag: 1, hash: "")),
             .request(id: 7, .unlisten(path: Path("q"), query: nil, tag: nil)),
-            .request(id: 8, .get(path: Path("g"))),
+            .request(id: 8, .get(path: Path("g"), query: nil)),
+            .request(id: 9, .get(path: Path("g"), query: QueryParams().ordered(by: .child(Path("x"))).limitToFirst(2))),
             .response(id: 4, Response(status: "ok", data: try JSONReader.parse(#"{"a": 1}"#))),
             .response(id: 5, .error("permission_denied", "no")),
             .push(.merge(path: Path("m"), data: [Update(Path("a"), Node(1))], tag: nil)),
@@ -78,17 +79,87 @@ final class WireCodecTests: XCTestCase {
         }
     }
 
-    func testFraming() {
+    func testFraming() throws {
         XCTAssertEqual(WireFraming.frames(for: "short"), ["short"])
         let long = String(repeating: "é🐵", count: 6000)  // 18,000 UTF-16 units
         let frames = WireFraming.frames(for: long)
         XCTAssertEqual(frames.first, "2")
         XCTAssertTrue(frames.dropFirst().allSatisfy { $0.utf16.count <= 16384 })
         var assembler = WireFraming.Assembler()
-        XCTAssertNil(assembler.receive("0"), "keepalive")
+        XCTAssertNil(try assembler.receive("0"), "keepalive")
         var joined: String?
-        for frame in frames { joined = assembler.receive(frame) ?? joined }
+        for frame in frames { joined = try assembler.receive(frame) ?? joined }
         XCTAssertEqual(joined, long)
-        XCTAssertEqual(assembler.receive(#"{"t":"c","d":{"t":"p","d":{}}}"#), #"{"t":"c","d":{"t":"p","d":{}}}"#)
+        XCTAssertEqual(try assembler.receive(#"{"t":"c","d":{"t":"p","d":{}}}"#), #"{"t":"c","d":{"t":"p","d":{}}}"#)
+    }
+
+    /// Numbers that do not fit where the protocol wants an integer are errors, never traps,
+    /// in every message either end decodes.
+    func testNumbersThatAreNotIntegersAreErrors() {
+        for n in ["1e300", "-1e300", "9.3e18", "-9.3e18", "1.5", "1e19"] {
+            let texts = [
+                #"{"t":"d","d":{"r":N,"a":"p","b":{"p":"/a","d":1}}}"#,
+                #"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/a","t":N,"h":""}}}"#,
+                #"{"t":"d","d":{"r":1,"a":"n","b":{"p":"/a","t":N}}}"#,
+                #"{"t":"d","d":{"r":N,"b":{"s":"ok","d":""}}}"#,
+                #"{"t":"d","d":{"a":"d","b":{"p":"a","d":1,"t":N}}}"#,
+                #"{"t":"d","d":{"a":"m","b":{"p":"a","d":{"b":1},"t":N}}}"#,
+                #"{"t":"c","d":{"t":"h","d":{"ts":N,"v":"5","h":"x","s":"y"}}}"#,
+                #"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/a","q":{"l":N},"h":""}}}"#,
+            ]
+            // A timestamp may have a fraction (it is rounded); it must still fit.
+            for text in texts.map({ $0.replacingOccurrences(of: "N", with: n) }) where !(n == "1.5" && text.contains("ts")) {
+                XCTAssertThrowsError(try WireCodec.decode(text), text)
+            }
+            // Counters that are not integers are left out.
+            XCTAssertEqual(try WireCodec.decode(#"{"t":"d","d":{"r":1,"a":"s","b":{"c":{"x":N,"y":2}}}}"#.replacingOccurrences(of: "N", with: n)),
+                           .request(id: 1, .stats(["y": 2])))
+        }
+        XCTAssertEqual(try WireCodec.decode(#"{"t":"c","d":{"t":"h","d":{"ts":1.7e12,"v":"5","h":"x","s":"y"}}}"#),
+                       .handshake(Handshake(timestamp: 1_700_000_000_000, host: "x", sessionID: "y")))
+    }
+
+    /// `g` answers carry a value, `null` included; write acknowledgements carry `""`.
+    func testReadAnswersAndAcknowledgements() throws {
+        XCTAssertEqual(WireCodec.encode(.response(id: 1, .value(.empty))), #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":null}}}"#)
+        XCTAssertEqual(WireCodec.encode(.response(id: 1, .value(Node("")))), #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#)
+        XCTAssertEqual(try WireCodec.decode(#"{"t":"d","d":{"r":1,"b":{"s":"ok","d":null}}}"#), .response(id: 1, .value(.empty)))
+        XCTAssertEqual(try WireCodec.decode(#"{"t":"d","d":{"r":1,"b":{"s":"ok","d":""}}}"#), .response(id: 1, .ok))
+        XCTAssertEqual(WireCodec.encode(.request(id: 2, .get(path: Path("/a"), query: QueryParams().ordered(by: .child(Path("x"))).limitToFirst(2)))),
+                       #"{"t":"d","d":{"r":2,"a":"g","b":{"p":"/a","q":{"l":2,"vf":"l","i":"x"}}}}"#)
+    }
+
+    /// A put or an onDisconnect at `PATH/.priority` (setPriority) is legal; elsewhere `.priority` is not a key.
+    func testPriorityAsTheLastKeyOfAWrite() throws {
+        XCTAssertEqual(try WireCodec.decode(#"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/a/.priority","d":5}}}"#),
+                       .request(id: 1, .put(path: Path("/a/.priority"), data: Node(5), hash: nil)))
+        XCTAssertThrowsError(try WireCodec.decode(#"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/.priority/a","d":5}}}"#))
+        XCTAssertThrowsError(try WireCodec.decode(#"{"t":"d","d":{"r":1,"a":"q","b":{"p":"/a/.priority","h":""}}}"#))
+    }
+
+    /// Data is read once from the message's bytes, with the database's rules, wherever it is.
+    func testDataIsCheckedInEveryMessage() {
+        XCTAssertThrowsError(try WireCodec.decode(#"{"t":"d","d":{"r":1,"a":"m","b":{"p":"/a","d":{"b":{"c$":1}}}}}"#))
+        XCTAssertThrowsError(try WireCodec.decode(#"{"t":"d","d":{"r":1,"a":"m","b":{"p":"/a","d":5}}}"#))
+        XCTAssertThrowsError(try WireCodec.decode(#"{"t":"d","d":{"a":"d","b":{"p":"a","d":{"x":1e999}}}}"#))
+        XCTAssertThrowsError(try WireCodec.decode(#"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/a","d":"\ud800"}}}"#))
+        // Member order does not matter: the path may come after the data.
+        XCTAssertEqual(try WireCodec.decode(#"{"t":"d","d":{"b":{"d":{"x":"}]"},"p":"/a"},"a":"p","r":3}}"#),
+                       .request(id: 3, .put(path: Path("/a"), data: Node(children: ChildMap(unsorted: [(ChildKey("x"), Node("}]"))])), hash: nil)))
+    }
+
+    /// Long messages are bounded: a count frame above the limit, or parts adding up to more
+    /// than the largest message, are errors before anything large is kept.
+    func testAssemblerBounds() {
+        var assembler = WireFraming.Assembler()
+        XCTAssertThrowsError(try assembler.receive("999999"))
+        XCTAssertNoThrow(try assembler.receive("2000"))
+        let piece = String(repeating: "x", count: 16384)
+        var thrown = false
+        for _ in 0..<2000 {
+            do { _ = try assembler.receive(piece) } catch { thrown = true; break }
+        }
+        XCTAssertTrue(thrown)
+        XCTAssertEqual(try assembler.receive("{}"), "{}", "the assembler starts afresh after an error")
     }
 }
