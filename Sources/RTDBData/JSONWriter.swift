@@ -61,7 +61,10 @@ public struct JSONWriter {
     }
 
     /// A number as JavaScript's `String(n)` writes it (integers without a fraction).
+    /// NaN and ±Infinity, which JSON cannot hold, are written `null` as JavaScript's
+    /// `JSON.stringify` does; the engine never stores one.
     public static func formatNumber(_ v: Double) -> String {
+        guard v.isFinite else { return "null" }
         if v == v.rounded(), abs(v) < 1e21 {
             if abs(v) < 9.2e18 { return String(Int64(v)) }
             return String(format: "%.0f", v)

@@ -28,3 +28,17 @@ extension Node {
         }
     }
 }
+
+extension Node {
+    /// True if a number or priority below is NaN or infinite. JSON has no such numbers, so
+    /// they are never stored; only arithmetic on server values (an increment that overflows)
+    /// can make one.
+    public var containsNonFiniteNumber: Bool {
+        if case .number(let n)? = priority, !n.isFinite { return true }
+        switch content {
+        case .empty: return false
+        case .leaf(let v): if case .number(let n) = v { return !n.isFinite }; return false
+        case .children(let map): return map.contains { $0.value.containsNonFiniteNumber }
+        }
+    }
+}

@@ -56,13 +56,35 @@ public final class Database: @unchecked Sendable {
 
     /// Reads the value at `path`, filtered by a query when given (answered from an index).
     public func read(_ path: Path, query: QueryParams?, completion: @escaping (Node) -> Void) {
-        queue.async {
-            let node = self.root.child(at: path)
-            guard let query, !query.loadsAllData else { return completion(node) }
-            let key = self.indexKey(path, query.index)
-            let index = self.indexes[key] ?? QueryIndex(path: path, index: query.index, node: node)
-            completion(index.evaluate(query, on: node))
+        queue.async { completion(self.evaluate(path, query: query)) }
+    }
+
+    /// The value at `path`, or the query's window of it (answered from an index).
+    private func evaluate(_ path: Path, query: QueryParams?) -> Node {
+        let node = root.child(at: path)
+        guard let query, !query.loadsAllData else { return node }
+        let key = indexKey(path, query.index)
+        let index = indexes[key] ?? QueryIndex(path: path, index: query.index, node: node)
+        return index.evaluate(query, on: node)
+    }
+
+    /// What a write stores: server values resolved against the current data. A result that
+    /// is not a finite number (an increment that overflows) is refused, so no stored, sent or
+    /// logged value is ever outside JSON. A priority written on its own must be a string, a
+    /// number or null.
+    private func resolve(_ data: Node, at path: Path, now: Double) throws -> Node {
+        if path.last == ".priority" {
+            switch data.content {
+            case .empty, .leaf(.number), .leaf(.string), .leaf(.serverValue): break
+            default: throw DataError.invalidPriority(path: path.description, reason: "a priority must be a string, a number or null")
+            }
         }
+        guard data.containsServerValues else { return data }
+        let value = data.resolvingServerValues(now: now, existing: root.child(at: path))
+        if value.containsNonFiniteNumber {
+            throw DataError.invalidValue(path: path.description, reason: "the increment overflows: the result is beyond ±1.8e308, which no JSON number can hold")
+        }
+        return value
     }
 
     /// The current value at `path` (for tests and tools).
@@ -85,15 +107,16 @@ public final class Database: @unchecked Sendable {
                 release(removed)
             }
             reply(.ok)
-        case .get(let path):
+        case let .get(path, query):
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
-            reply(Response(status: "ok", data: root.child(at: path)))
+            reply(.value(evaluate(path, query: query)))
         case let .put(path, data, hash):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
             if let hash, hash != root.child(at: path).hashString {
                 return reply(.error("datastale", "the data at \(path) changed since it was read"))
             }
-            let value = data.containsServerValues ? data.resolvingServerValues(now: clock(), existing: root.child(at: path)) : data
+            let value: Node
+            do { value = try resolve(data, at: path, now: clock()) } catch { return reply(.error("invalid_data", "\(error)")) }
             commit(LogRecord(sets: [(path, value)]), reply: reply)
         case let .merge(path, updates):
             if let error = Database.checkPath(path, writing: true) { return reply(error) }
@@ -102,8 +125,9 @@ public final class Database: @unchecked Sendable {
             for update in updates {
                 let full = path.appending(update.path)
                 if let error = Database.checkPath(full, writing: true, priorityLast: true) { return reply(error) }
-                let value = update.value
-                sets.append((full, value.containsServerValues ? value.resolvingServerValues(now: now, existing: root.child(at: full)) : value))
+                do { sets.append((full, try resolve(update.value, at: full, now: now))) } catch {
+                    return reply(.error("invalid_data", "\(error)"))
+                }
             }
             do {
                 try validateUpdatePaths(updates.map { ($0.path, $0.value) }, base: path)

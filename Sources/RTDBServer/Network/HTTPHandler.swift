@@ -118,13 +118,21 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard rawPath.hasSuffix(".json") else {
             throw RESTFailure(status: .notFound, message: "not found: REST paths end in .json, as in /users/ada.json; WebSocket clients connect to /.ws")
         }
-        let segments = rawPath.dropLast(".json".count).split(separator: "/").map { String($0).removingPercentEncoding ?? String($0) }
+        var segments: [String] = []
+        for segment in rawPath.dropLast(".json".count).split(separator: "/") {
+            guard let key = String(segment).removingPercentEncoding else {
+                throw RESTFailure(status: .badRequest, message: "Invalid path: a percent-encoded segment is not valid UTF-8")
+            }
+            segments.append(key)
+        }
         let path = Path(keys: segments)
         do { try path.validate() } catch { throw RESTFailure(status: .badRequest, message: "Invalid path: \(error)") }
         let namespace = items["ns"] ?? Self.namespace(fromHost: head.headers.first(name: "Host"))
         let database: Database
         do { database = try namespaces.database(namespace) } catch {
-            throw RESTFailure(status: .notFound, message: "\(error)")
+            // The full reason (with the server's file names) is for the server's log only.
+            log("namespace \(namespace): \(error)")
+            throw RESTFailure(status: .notFound, message: Namespaces.clientMessage(for: error, namespace: namespace))
         }
         var method = head.method.rawValue
         if method == "POST", let override = head.headers.first(name: "X-HTTP-Method-Override") ?? items["x-http-method-override"] {
@@ -135,7 +143,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let silent = print == "silent"
         let export = items["format"] == "export"
         let render: (Node) -> [UInt8] = { JSONWriter.bytes($0, options: .init(export: export, pretty: pretty)) }
-        let bodyText = body.getString(at: body.readerIndex, length: body.readableBytes) ?? ""
+        let body = self.body
         if method != "GET" && method != "DELETE" && path.isInfo {
             throw RESTFailure(status: .badRequest, message: "Invalid path: /.info is read-only")
         }
@@ -165,7 +173,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case "PUT", "DELETE":
             var value = Node.empty
             if method == "PUT" {
-                do { value = try JSONReader.parse(bodyText, options: .init(base: path)) } catch {
+                do { value = try Self.parse(body) { try JSONReader.parse(bytes: $0, options: .init(base: path)) } } catch {
                     throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object, array, or value: \(error)")
                 }
             }
@@ -187,7 +195,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         case "POST":
             let value: Node
-            do { value = try JSONReader.parse(bodyText, options: .init(base: path.child("-AAAAAAAAAAAAAAAAAAA"))) } catch {
+            do { value = try Self.parse(body) { try JSONReader.parse(bytes: $0, options: .init(base: path.child("-AAAAAAAAAAAAAAAAAAA"))) } } catch {
                 throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object, array, or value: \(error)")
             }
             database.push(path, value) { key, response in
@@ -198,7 +206,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case "PATCH":
             let entries: [(Path, Node)]
             do {
-                entries = try JSONReader.parseUpdate(bodyText, base: path)
+                entries = try Self.parse(body) { try JSONReader.parseUpdate(bytes: $0, base: path) }
                 try validateUpdatePaths(entries, base: path)
             } catch {
                 throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object: \(error)")
@@ -215,6 +223,12 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
+    /// Reads a request body in place, without a copy. Bytes that are not UTF-8 are refused: the
+    /// reader checks every string, and outside strings JSON allows ASCII only.
+    private static func parse<T>(_ body: ByteBuffer, _ read: (UnsafeBufferPointer<UInt8>) throws -> T) throws -> T {
+        try body.withUnsafeReadableBytes { try read($0.bindMemory(to: UInt8.self)) }
+    }
+
     /// The request target with credential parameters (`auth`, `access_token`) blanked, for logs.
     static func redacted(_ uri: String) -> String {
         guard let question = uri.firstIndex(of: "?") else { return uri }
@@ -225,13 +239,19 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         return String(uri[..<question]) + "?" + items.joined(separator: "&")
     }
 
+    /// The path and the query parameters of a request target. Empty names (`?=x`) are kept as
+    /// they are (no known parameter is empty); a name or value whose percent-encoding is not
+    /// valid UTF-8 is kept undecoded, and is then simply not a known parameter.
     static func split(_ uri: String) -> (String, [String: String]) {
         guard let q = uri.firstIndex(of: "?") else { return (uri, [:]) }
         var items: [String: String] = [:]
         for pair in uri[uri.index(after: q)...].split(separator: "&") {
-            let parts = pair.split(separator: "=", maxSplits: 1).map { String($0).replacingOccurrences(of: "+", with: " ") }
-            let name = parts[0].removingPercentEncoding ?? parts[0]
-            items[name] = parts.count > 1 ? (parts[1].removingPercentEncoding ?? parts[1]) : ""
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .map { String($0).replacingOccurrences(of: "+", with: " ") }
+            guard let first = parts.first else { continue }
+            let name = first.removingPercentEncoding ?? first
+            let value = parts.count > 1 ? parts[1] : ""
+            items[name] = value.removingPercentEncoding ?? value
         }
         return (String(uri[..<q]), items)
     }

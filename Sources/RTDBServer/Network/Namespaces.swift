@@ -32,6 +32,16 @@ public final class Namespaces: @unchecked Sendable {
         return db
     }
 
+    /// What a client is told when a namespace cannot be opened: the reason without the
+    /// server's file names (those go to the server's log).
+    static func clientMessage(for error: Error, namespace: String) -> String {
+        switch error as? StoreError {
+        case .failed(let message)?: return message
+        case .corrupt?: return "the database \"\(namespace)\" is damaged and cannot be opened; the server's log says where (rtdb serve --recover salvages it)"
+        default: return "the database \"\(namespace)\" cannot be opened; the server's log says why"
+        }
+    }
+
     /// Makes every write durable and releases every folder.
     public func closeAll() {
         lock.lock()

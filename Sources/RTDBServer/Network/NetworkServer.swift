@@ -40,7 +40,7 @@ public final class NetworkServer: @unchecked Sendable {
                 }
                 let http = HTTPHandler(namespaces: namespaces, log: log)
                 let upgrader = NIOWebSocketServerUpgrader(
-                    maxFrameSize: 1 << 24,
+                    maxFrameSize: WireFraming.maxMessageBytes,
                     shouldUpgrade: { channel, head in
                         let (path, _) = HTTPHandler.split(head.uri)
                         return channel.eventLoop.makeSucceededFuture(path == "/.ws" ? HTTPHeaders() : nil)
@@ -56,7 +56,7 @@ public final class NetworkServer: @unchecked Sendable {
                             IdleStateHandler(readTimeout: NetworkServer.idleTimeout),
                             CloseWhenIdle(),
                             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
-                                                        maxAccumulatedFrameSize: 1 << 28),
+                                                        maxAccumulatedFrameSize: WireFraming.maxMessageBytes),
                             handler,
                         ]).map {
                             do {
@@ -65,7 +65,8 @@ public final class NetworkServer: @unchecked Sendable {
                                 log("connection from \(peer) to namespace \(namespace)")
                                 channel.closeFuture.whenComplete { _ in log("connection from \(peer) closed") }
                             } catch {
-                                transport.send(.serverError("\(error)"))
+                                log("namespace \(namespace): \(error)")
+                                transport.send(.serverError(Namespaces.clientMessage(for: error, namespace: namespace)))
                                 channel.close(promise: nil)
                             }
                         }

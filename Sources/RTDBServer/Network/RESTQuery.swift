@@ -33,7 +33,8 @@ enum RESTQuery {
         for name in ["startAt", "startAfter", "endAt", "endBefore", "equalTo"] {
             guard let text = items[name] else { continue }
             let (value, key) = try bound(text, name)
-            params = params.bound(named: name, value, key: key)!
+            guard let bounded = params.bound(named: name, value, key: key) else { throw Failure(message: "\(name) is not a query bound") }
+            params = bounded
         }
         for name in ["limitToFirst", "limitToLast"] {
             guard let text = items[name] else { continue }
@@ -44,19 +45,25 @@ enum RESTQuery {
         return params
     }
 
-    /// `5`, `"a"`, or `5,"key"` (the key part as the official clients write it).
+    /// `5`, `"a"`, or `5,"key"` (the key part as the official clients write it). Read in one
+    /// pass: the value, then optionally a comma and a JSON string.
     static func bound(_ text: String, _ name: String) throws -> (Node, String?) {
-        if let value = try? JSONValue.parse(text), let node = scalar(value) { return (node, nil) }
-        var index = text.endIndex
-        while let comma = text[..<index].lastIndex(of: ",") {
-            if let value = try? JSONValue.parse(String(text[..<comma])), let node = scalar(value),
-               case .string(let key)? = try? JSONValue.parse(String(text[text.index(after: comma)...])) {
-                let sentinel = key == ChildKey.min.name || key == ChildKey.max.name
-                return (node, sentinel ? nil : key)
-            }
-            index = comma
+        var text = text
+        let parsed: (Node, String?)? = text.withUTF8 { bytes in
+            guard let (value, end) = try? JSONValue.parsePrefix(bytes: bytes), let node = scalar(value) else { return nil }
+            var i = end
+            while i < bytes.count, bytes[i] == 0x20 { i += 1 }
+            if i == bytes.count { return (node, nil) }
+            guard bytes[i] == UInt8(ascii: ","),
+                  case .string(let key)? = try? JSONValue.parse(bytes: UnsafeBufferPointer(rebasing: bytes[(i + 1)...]), capturing: nil).value
+            else { return nil }
+            let sentinel = key == ChildKey.min.name || key == ChildKey.max.name
+            return (node, sentinel ? nil : key)
         }
-        throw Failure(message: "\(name) must be a JSON string, number, boolean or null, optionally followed by a JSON string key")
+        guard let parsed else {
+            throw Failure(message: "\(name) must be a JSON string, number, boolean or null, optionally followed by a JSON string key")
+        }
+        return parsed
     }
 
     private static func scalar(_ value: JSONValue) -> Node? {

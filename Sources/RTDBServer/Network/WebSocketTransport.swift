@@ -36,7 +36,14 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
 
     /// A text frame arrived (on the channel's event loop).
     func received(_ text: String) {
-        guard let message = assembler.receive(text) else { return }
+        let message: String?
+        do { message = try assembler.receive(text) } catch {
+            log("closing the connection from \(channel.remoteAddress?.description ?? "?"): \(error)")
+            send(.serverError("\(error)"))
+            WebSocketFrames.close(channel, code: .messageTooLarge, reason: "message too large")
+            return
+        }
+        guard let message else { return }
         do {
             let decoded = try WireCodec.decode(message)
             onMessage?(decoded)
