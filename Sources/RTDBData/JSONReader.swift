@@ -17,9 +17,13 @@ public struct JSONReader {
         public var base: Path = .root
         /// Accept `{".sv": …}` placeholders (writes from a client). Stored data has none.
         public var allowServerValues = true
-        public init(base: Path = .root, allowServerValues: Bool = true) {
+        /// Salvage only: read the tokens `inf`, `-inf` and `nan` (which no JSON has, but which
+        /// older versions could write) as null, so the value is left out.
+        public var dropNonFiniteNumbers = false
+        public init(base: Path = .root, allowServerValues: Bool = true, dropNonFiniteNumbers: Bool = false) {
             self.base = base
             self.allowServerValues = allowServerValues
+            self.dropNonFiniteNumbers = dropNonFiniteNumbers
         }
     }
 
@@ -123,6 +127,7 @@ public struct JSONReader {
         mutating func readValue() throws -> Node {
             skipWhitespace()
             guard index < bytes.count else { throw error("expected a value, found end of input") }
+            if options.dropNonFiniteNumbers && nonFiniteToken() { return .empty }
             switch bytes[index] {
             case UInt8(ascii: "{"): return try readObject()
             case UInt8(ascii: "["): return try readArray()
@@ -144,6 +149,18 @@ public struct JSONReader {
                 }
                 throw error("expected a value, found \(describeCurrent())")
             }
+        }
+
+        /// Moves past `inf`, `-inf` or `nan` when one starts here.
+        mutating func nonFiniteToken() -> Bool {
+            for word in ["-inf", "inf", "nan"] {
+                let n = word.utf8.count
+                if index + n <= bytes.count, word.utf8.elementsEqual(UnsafeBufferPointer(rebasing: bytes[index..<(index + n)])) {
+                    index += n
+                    return true
+                }
+            }
+            return false
         }
 
         mutating func literal(_ word: StaticString) throws {

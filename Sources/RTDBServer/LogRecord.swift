@@ -55,7 +55,7 @@ struct LogRecord: Equatable {
             defer { i += 4 }
             return Int(read32(payload, i))
         }
-        guard let count = take32() else { return .torn(reason: "empty record") }
+        guard let count = take32(), count > 0 else { return .torn(reason: "empty record") }
         var sets: [(Path, Node)] = []
         for _ in 0..<count {
             guard let pl = take32(), i + pl <= payload.count else { return .torn(reason: "bad path length") }
@@ -71,6 +71,22 @@ struct LogRecord: Equatable {
             sets.append((path, value))
         }
         return .record(LogRecord(sets: sets), next: start + length)
+    }
+
+    /// The offset of the first whole, readable record after `offset`, if any: how recovery
+    /// tells damage (good records follow) from a write cut short at the end.
+    static func nextRecord(_ bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
+        var candidate = offset + 1
+        while candidate + headerSize <= bytes.count {
+            let length = Int(read32(bytes, candidate))
+            // A record holds at least its count and one set (two lengths).
+            if length >= 12 && length <= bytes.count - candidate - headerSize,
+               case .record = decode(bytes, at: candidate) {
+                return candidate
+            }
+            candidate += 1
+        }
+        return nil
     }
 
     func apply(to root: Node) -> Node {

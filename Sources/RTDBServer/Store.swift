@@ -37,7 +37,10 @@ public final class Store: @unchecked Sendable {
     private var walBytes: Int
     private let committerDone = DispatchSemaphore(value: 0)
 
-    public init(folder: String) throws {
+    /// Opens (creating when needed) the store in `folder`. With `salvage`, damage does not stop
+    /// the open: what can be read is kept, the damaged files are moved to a `damaged-…` folder
+    /// beside the others, a new snapshot holds the result, and `salvage` says what was lost.
+    public init(folder: String, salvage: RecoveryReport? = nil) throws {
         self.folder = folder
         try FileIO.makeDirectories(folder)
         lock = try FolderLock(folder: folder)
@@ -58,14 +61,40 @@ public final class Store: @unchecked Sendable {
                 do {
                     root = try JSONReader.parse(data: bytes, options: .init(allowServerValues: false))
                 } catch let e as JSONParseError {
-                    throw StoreError.corrupt(file: path, offset: e.offset, reason: e.message)
+                    guard let salvage else { throw StoreError.corrupt(file: path, offset: e.offset, reason: e.message) }
+                    // Earlier versions could write NaN or Infinity; such values are dropped.
+                    do {
+                        root = try JSONReader.parse(data: bytes, options: .init(allowServerValues: false, dropNonFiniteNumbers: true))
+                        salvage.skipped.append("\(path): numbers that were not finite (NaN or Infinity) were left out")
+                    } catch let e as JSONParseError {
+                        throw StoreError.corrupt(file: path, offset: e.offset, reason: e.message + "; the snapshot cannot be salvaged")
+                    }
                 }
                 base = n
             }
             let replay = walSeqs.filter { $0 > base }
             for (i, seq) in replay.enumerated() {
                 let path = folder + "/" + Store.walName(seq)
-                root = try Store.replay(path, into: root, isLast: i == replay.count - 1)
+                root = try Store.replay(path, into: root, isLast: i == replay.count - 1, salvage: salvage)
+            }
+            if let salvage, !salvage.skipped.isEmpty {
+                // Keep the damaged files for inspection; a fresh snapshot replaces them.
+                let stamp = Int(Date().timeIntervalSince1970)
+                let aside = "damaged-\(stamp)"
+                try FileIO.makeDirectories(folder + "/" + aside)
+                let seq = max(walSeqs.last ?? 0, base) + 1
+                let snapshot = folder + "/" + Store.snapshotName(seq)
+                try Store.writeFile(snapshot, JSONWriter.bytes(root, options: .init(export: true)))
+                for name in names where name != Store.snapshotName(seq)
+                    && (Store.sequence(name, prefix: "wal-", suffix: ".log") != nil || Store.sequence(name, prefix: "snapshot-", suffix: ".json") != nil) {
+                    guard rename(folder + "/" + name, folder + "/" + aside + "/" + name) == 0 else {
+                        throw StoreError.io(operation: "move aside", path: folder + "/" + name, errno: errno)
+                    }
+                }
+                try FileIO.syncDirectory(folder)
+                salvage.movedTo = folder + "/" + aside
+                names = try FileIO.listDirectory(folder)
+                base = seq
             }
             // Files a finished snapshot made obsolete.
             for seq in walSeqs where seq <= base { unlink(folder + "/" + Store.walName(seq)) }
@@ -191,20 +220,7 @@ public final class Store: @unchecked Sendable {
 
     /// Writes `snapshot-seq.json` durably, then removes the files it replaces.
     private func writeSnapshot(_ root: Node, seq: Int) throws {
-        let final = folder + "/" + Store.snapshotName(seq)
-        let temporary = final + ".tmp"
-        let bytes = JSONWriter.bytes(root, options: .init(export: true))
-        let fd = try FileIO.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
-        do {
-            try bytes.withUnsafeBytes { try FileIO.writeAll(fd, $0, path: temporary) }
-            if fsync(fd) != 0 { throw StoreError.io(operation: "sync", path: temporary, errno: errno) }
-        } catch {
-            close(fd)
-            unlink(temporary)
-            throw error
-        }
-        close(fd)
-        guard rename(temporary, final) == 0 else { throw StoreError.io(operation: "rename", path: temporary, errno: errno) }
+        try Store.writeFile(folder + "/" + Store.snapshotName(seq), JSONWriter.bytes(root, options: .init(export: true)))
         try FileIO.syncDirectory(folder)
         for name in (try? FileIO.listDirectory(folder)) ?? [] {
             if let n = Store.sequence(name, prefix: "wal-", suffix: ".log"), n <= seq { unlink(folder + "/" + name) }
@@ -212,12 +228,34 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// Writes `path` whole or not at all: a temporary file, synced, then renamed over it.
+    static func writeFile(_ path: String, _ bytes: [UInt8]) throws {
+        let temporary = path + ".tmp"
+        let fd = try FileIO.open(temporary, O_WRONLY | O_CREAT | O_TRUNC)
+        do {
+            try bytes.withUnsafeBytes { try FileIO.writeAll(fd, $0, path: temporary) }
+            if fsync(fd) != 0 { throw StoreError.io(operation: "sync", path: temporary, errno: errno) }
+        } catch {
+            Glibc.close(fd)
+            unlink(temporary)
+            throw error
+        }
+        Glibc.close(fd)
+        guard rename(temporary, path) == 0 else { throw StoreError.io(operation: "rename", path: temporary, errno: errno) }
+    }
+
     // MARK: Recovery
 
-    static func replay(_ path: String, into root: Node, isLast: Bool) throws -> Node {
+    /// Reads a log into `root`. A bad record that nothing valid follows, at the end of the
+    /// newest log, is a write the process was making when it died (never acknowledged): it is
+    /// cut. A bad record followed by good ones is damage: the open stops with the file and the
+    /// offset and touches nothing, unless `salvage` is set, which skips each damaged stretch
+    /// and keeps every record that can still be read.
+    static func replay(_ path: String, into root: Node, isLast: Bool, salvage: RecoveryReport? = nil) throws -> Node {
         let bytes = try FileIO.readFile(path)
         var root = root
         var offset = 0
+        var damage: (offset: Int, reason: String, resumesAt: Int?)?
         var tornReason: String?
         bytes.withUnsafeBytes { raw in
             while true {
@@ -225,15 +263,32 @@ public final class Store: @unchecked Sendable {
                 case .end: return
                 case .record(let record, let next):
                     root = record.apply(to: root)
+                    salvage?.records += 1
                     offset = next
                 case .torn(let reason):
-                    tornReason = reason
+                    guard let resume = LogRecord.nextRecord(raw, after: offset) else {
+                        tornReason = reason
+                        return
+                    }
+                    if let salvage {
+                        salvage.skipped.append("\(path): \(resume - offset) bytes at byte \(offset) (\(reason))")
+                        offset = resume
+                        continue
+                    }
+                    damage = (offset, reason, resume)
                     return
                 }
             }
         }
+        if let damage {
+            throw StoreError.corrupt(file: path, offset: damage.offset,
+                                     reason: "\(damage.reason), and readable records follow at byte \(damage.resumesAt ?? 0), so this is damage, not an interrupted write")
+        }
         if let reason = tornReason {
-            guard isLast else { throw StoreError.corrupt(file: path, offset: offset, reason: reason) }
+            if !isLast && salvage == nil { throw StoreError.corrupt(file: path, offset: offset, reason: reason + " in a log that is not the newest") }
+            if let salvage, bytes.count > offset {
+                salvage.skipped.append("\(path): \(bytes.count - offset) bytes at the end (\(reason))")
+            }
             // The tail of the newest log was being written when the process died.
             guard truncate(path, off_t(offset)) == 0 else { throw StoreError.io(operation: "truncate", path: path, errno: errno) }
         }

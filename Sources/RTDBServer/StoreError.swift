@@ -13,7 +13,7 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
         case let .io(operation, path, code):
             return "cannot \(operation) \(path): \(String(cString: strerror(code)))"
         case let .corrupt(file, offset, reason):
-            return "\(file) is damaged at byte \(offset): \(reason)"
+            return "\(file) is damaged at byte \(offset): \(reason). Nothing was changed; 'rtdb --data DIR --recover' (or 'rtdb serve --recover') keeps every record that can still be read"
         case let .failed(message):
             return message
         }

@@ -55,6 +55,9 @@ struct RTDBCommand: ParsableCommand {
     @Flag(name: .customLong("no-color"), help: "No colour, even on a terminal (also: NO_COLOR set).")
     var noColor = false
 
+    @Flag(name: .long, help: "Salvage a damaged embedded database: keep every record that can be read, move the damaged files aside, say what was lost, and exit.")
+    var recover = false
+
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("A shell command to run once, e.g. get /users --json.", valueName: "COMMAND"))
     var words: [String] = []
 
@@ -90,6 +93,9 @@ struct RTDBCommand: ParsableCommand {
             throw ExitCode(ExitStatus.usage.rawValue)
         }
         let folder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultFolder
+        if recover {
+            throw ExitCode(Recover.run(folders: [folder]).rawValue)
+        }
         let connection: DatabaseConnection
         do {
             if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns) {

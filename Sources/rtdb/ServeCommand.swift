@@ -21,6 +21,9 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "FILE"))
     var tlsKey: String?
 
+    @Flag(help: "Salvage every damaged database in the data folder (keep what can be read, move the damaged files aside, say what was lost), then exit.")
+    var recover = false
+
     func validate() throws {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port must be between 0 and 65535 (0 picks a free port), not \(port)")
@@ -49,6 +52,11 @@ enum Serve {
             return .usage
         }
         let folder = options.data.map { ($0 as NSString).expandingTildeInPath } ?? defaultFolder
+        if options.recover {
+            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
+            let folders = names.filter { Namespaces.isValid($0) }.map { folder + "/" + $0 }
+            return Recover.run(folders: folders)
+        }
         let log: @Sendable (String) -> Void = { line in
             let stamp = ISO8601DateFormatter().string(from: Date())
             FileHandle.standardError.write(Data("\(stamp) \(line)\n".utf8))

@@ -112,4 +112,55 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(WireCodec.encode(messages[2]), #"{"t":"d","d":{"r":3,"a":"oc","b":{"p":"/p","d":null}}}"#)
         for message in messages { XCTAssertEqual(try WireCodec.decode(WireCodec.encode(message)), message) }
     }
+
+    /// `g` answers what the official clients expect: `null` for nothing (not `""`), the
+    /// query's window for a query, and a value for the empty string.
+    func testGetAnswersNullAndHonoursItsQuery() throws {
+        let client = Client(database)
+        client.request(1, .get(path: Path("missing"), query: nil))
+        let missing = try XCTUnwrap(client.waitFor(response: 1))
+        XCTAssertEqual(WireCodec.encode(.response(id: 1, missing)), #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":null}}}"#)
+        client.request(2, .put(path: Path("list"), data: try JSONReader.parse(#"{"a":{"x":3},"b":{"x":1},"c":{"x":2},"e":""}"#), hash: nil))
+        _ = client.waitFor(response: 2)
+        client.request(3, .get(path: Path("list"), query: QueryParams().ordered(by: .child(Path("x"))).limitToFirst(2)))
+        let window = try XCTUnwrap(client.waitFor(response: 3))
+        XCTAssertEqual(WireCodec.encode(.response(id: 3, window)), #"{"t":"d","d":{"r":3,"b":{"s":"ok","d":{"b":{"x":1},"e":""}}}}"#)
+        client.request(4, .get(path: Path("list/e"), query: nil))
+        XCTAssertEqual(WireCodec.encode(.response(id: 4, try XCTUnwrap(client.waitFor(response: 4)))), #"{"t":"d","d":{"r":4,"b":{"s":"ok","d":""}}}"#)
+    }
+
+    /// An increment past the largest double is refused: nothing is stored, logged or sent,
+    /// and the database opens again with every earlier write.
+    func testIncrementThatOverflowsIsRefused() throws {
+        let folder = database.folder
+        let client = Client(database)
+        client.request(1, .put(path: Path("n"), data: Node(1.7e308), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 1)?.status, "ok")
+        client.request(2, .put(path: Path("n"), data: Node(.serverValue(.increment(1.7e308))), hash: nil))
+        let refused = try XCTUnwrap(client.waitFor(response: 2))
+        XCTAssertEqual(refused.status, "invalid_data")
+        XCTAssertEqual(refused.message, #"invalid value at "/n": the increment overflows: the result is beyond ±1.8e308, which no JSON number can hold"#)
+        client.request(3, .merge(path: .root, data: [Update(Path("m"), Node(1)), Update(Path("n"), Node(.serverValue(.increment(-1e308))))]))
+        XCTAssertEqual(client.waitFor(response: 3)?.status, "ok")
+        client.request(4, .merge(path: .root, data: [Update(Path("m"), Node(2)), Update(Path("n"), Node(.serverValue(.increment(1.8e308))))]))
+        XCTAssertEqual(client.waitFor(response: 4)?.status, "invalid_data")
+        XCTAssertEqual(database.value(at: Path("m")), Node(1), "a refused update changes nothing")
+        client.request(5, .put(path: Path("after"), data: Node(true), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 5)?.status, "ok")
+        database.close()
+        database = try Database(folder: folder)
+        XCTAssertEqual(database.value(at: Path("n")), Node(1.7e308 - 1e308))
+        XCTAssertEqual(database.value(at: Path("after")), Node(true))
+    }
+
+    /// setPriority's wire form: a put at PATH/.priority, a string, a number or null.
+    func testPriorityWrites() throws {
+        let client = Client(database)
+        client.request(1, .put(path: Path("a"), data: Node(1), hash: nil))
+        client.request(2, .put(path: Path("a/.priority"), data: Node(5), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 2)?.status, "ok")
+        XCTAssertEqual(JSONWriter.string(database.value(at: Path("a")), options: .init(export: true)), #"{".value":1,".priority":5}"#)
+        client.request(3, .put(path: Path("a/.priority"), data: Node(true), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 3)?.status, "invalid_data")
+    }
 }

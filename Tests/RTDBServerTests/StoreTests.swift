@@ -121,4 +121,82 @@ final class StoreTests: XCTestCase {
             XCTAssertTrue("\(error)".hasPrefix("cannot create the folder /proc/rtdb-cannot-be-here"), "\(error)")
         }
     }
+
+    /// Writes `count` one-key records and closes: a log to damage.
+    func makeLog(_ count: Int) throws -> (String, Node) {
+        let folder = temporaryFolder()
+        let store = try Store(folder: folder)
+        var root = Node.empty
+        for i in 0..<count {
+            let record = LogRecord(sets: [(Path("k\(i)"), Node(Double(i)))])
+            root = record.apply(to: root)
+            append(store, record, root: root)
+        }
+        store.close()
+        return (folder, root)
+    }
+
+    /// One flipped byte early in a log, good records after it: that is damage, not a torn
+    /// tail. The open stops, names the file and the offset, and changes no file.
+    func testDamageBeforeGoodRecordsStopsTheOpenAndTouchesNothing() throws {
+        let (folder, _) = try makeLog(100)
+        let wal = folder + "/" + Store.walName(1)
+        var bytes = try FileIO.readFile(wal)
+        bytes[LogRecord.headerSize + 6] ^= 0x01  // inside the first record's payload
+        try Data(bytes).write(to: URL(fileURLWithPath: wal))
+        XCTAssertThrowsError(try Store(folder: folder)) { error in
+            guard case StoreError.corrupt(let file, let offset, let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(file, wal)
+            XCTAssertEqual(offset, 0)
+            XCTAssertTrue(reason.hasPrefix("checksum mismatch, and readable records follow at byte "), reason)
+            XCTAssertTrue("\(error)".contains("--recover"))
+        }
+        XCTAssertEqual(try FileIO.readFile(wal), bytes, "the log is untouched")
+        XCTAssertEqual(try FileIO.listDirectory(folder).sorted(), ["LOCK", Store.walName(1)].sorted())
+
+        // Salvage keeps the 99 records that can be read and sets the damaged file aside.
+        let report = RecoveryReport()
+        let salvaged = try Store(folder: folder, salvage: report)
+        XCTAssertEqual(salvaged.recoveredRoot.childCount, 99)
+        XCTAssertTrue(salvaged.recoveredRoot.child("k0").isEmpty)
+        XCTAssertEqual(salvaged.recoveredRoot.child("k99"), Node(99))
+        XCTAssertEqual(report.records, 99)
+        XCTAssertEqual(report.skipped.count, 1, "\(report.skipped)")
+        let aside = try XCTUnwrap(report.movedTo)
+        XCTAssertEqual(try FileIO.readFile(aside + "/" + Store.walName(1)), bytes)
+        salvaged.close()
+        let reopened = try Store(folder: folder)
+        XCTAssertEqual(reopened.recoveredRoot.childCount, 99)
+        reopened.close()
+    }
+
+    /// Zeros or garbage after the last whole record (a write cut short) are cut, as before.
+    func testGarbageAtTheEndIsATornTail() throws {
+        let (folder, root) = try makeLog(10)
+        let wal = folder + "/" + Store.walName(1)
+        let handle = try XCTUnwrap(FileHandle(forWritingAtPath: wal))
+        handle.seekToEndOfFile()
+        handle.write(Data(repeating: 0, count: 5000))
+        handle.write(Data((0..<3000).map { UInt8(truncatingIfNeeded: $0 &* 7919) }))
+        handle.closeFile()
+        let store = try Store(folder: folder)
+        XCTAssertEqual(store.recoveredRoot, root)
+        store.close()
+    }
+
+    /// A snapshot that an earlier version wrote with a non-finite number (`inf`) cannot be
+    /// opened; salvage leaves that number out and keeps the rest.
+    func testSnapshotWithInfinityIsSalvaged() throws {
+        let folder = temporaryFolder()
+        try FileIO.makeDirectories(folder)
+        try Data(#"{"a":1,"b":inf,"c":{"d":-inf,"e":nan,"f":"x"}}"#.utf8).write(to: URL(fileURLWithPath: folder + "/" + Store.snapshotName(1)))
+        XCTAssertThrowsError(try Store(folder: folder))
+        let report = RecoveryReport()
+        let store = try Store(folder: folder, salvage: report)
+        XCTAssertEqual(JSONWriter.string(store.recoveredRoot), #"{"a":1,"c":{"f":"x"}}"#)
+        store.close()
+        let reopened = try Store(folder: folder)
+        XCTAssertEqual(JSONWriter.string(reopened.recoveredRoot), #"{"a":1,"c":{"f":"x"}}"#)
+        reopened.close()
+    }
 }

@@ -1,0 +1,20 @@
+/// What a salvaging open (`--recover`) kept and what it had to leave out.
+public final class RecoveryReport: @unchecked Sendable {
+    // Written only by the one thread that opens the store, read after it returns.
+    /// Log records read and applied.
+    public var records = 0
+    /// One line per stretch that could not be read.
+    public var skipped: [String] = []
+    /// Where the damaged files were moved, when anything was left out.
+    public var movedTo: String?
+
+    public init() {}
+
+    public var summary: String {
+        if skipped.isEmpty { return "no damage found; \(records) log records read, nothing changed" }
+        var lines = ["\(records) log records kept; left out:"]
+        lines += skipped.map { "  " + $0 }
+        if let movedTo { lines.append("the damaged files were moved to \(movedTo); a new snapshot holds what was kept") }
+        return lines.joined(separator: "\n")
+    }
+}
