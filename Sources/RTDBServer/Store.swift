@@ -22,20 +22,23 @@ public final class Store: @unchecked Sendable {
     public var compactionThreshold = 64 << 20
 
     private let lock: FolderLock
-    private let condition = NSCondition()
+    private let condition = NSLock()
     // Guarded by `condition`.
     private var pending: [UInt8] = []
     private var pendingCompletions: [(StoreError?) -> Void] = []
     private var pendingRoot: Node
+    private var roundScheduled = false
     private var closing = false
     private var failure: StoreError?
     private var snapshots = DispatchGroup()
     private var snapshotRunning = false
-    // Owned by the committer thread.
+    /// Runs commit rounds while there are records to make durable; no thread is held by an
+    /// idle store, so a server with many namespaces does not keep one thread for each.
+    private let committer = DispatchQueue(label: "rtdb.store.commit")
+    // Owned by the committer queue.
     private var walFD: Int32 = -1
     private var walSeq: Int
     private var walBytes: Int
-    private let committerDone = DispatchSemaphore(value: 0)
 
     /// Opens (creating when needed) the store in `folder`. With `salvage`, damage does not stop
     /// the open: what can be read is kept, the damaged files are moved to a `damaged-…` folder
@@ -113,16 +116,13 @@ public final class Store: @unchecked Sendable {
             lock.release()
             throw error
         }
-        let thread = Thread { [unowned self] in self.commitLoop() }
-        thread.name = "rtdb-store-commit"
-        thread.start()
     }
 
-    /// Queues a record; `completion` runs on the committer thread once it is durable (nil) or
+    /// Queues a record; `completion` runs on the committer queue once it is durable (nil) or
     /// could not be made durable. `root` is the tree with this record applied.
     func append(_ record: LogRecord, root: Node, completion: @escaping (StoreError?) -> Void) {
         condition.lock()
-        if let failure {
+        if let failure = failure ?? (closing ? .failed("the database is closed") : nil) {
             condition.unlock()
             completion(failure)
             return
@@ -130,8 +130,10 @@ public final class Store: @unchecked Sendable {
         record.encode(into: &pending)
         pendingCompletions.append(completion)
         pendingRoot = root
-        condition.signal()
+        let start = !roundScheduled
+        roundScheduled = true
         condition.unlock()
+        if start { committer.async { self.commitRounds() } }
     }
 
     /// Makes everything queued durable, stops the committer, snapshots a large log, unlocks.
@@ -139,9 +141,8 @@ public final class Store: @unchecked Sendable {
         condition.lock()
         if closing { condition.unlock(); return }
         closing = true
-        condition.signal()
         condition.unlock()
-        committerDone.wait()
+        committer.sync {}  // the round in progress, and one scheduled, finish first
         snapshots.wait()
         if failure == nil && walBytes > 8 << 20 {
             let root = pendingRoot
@@ -156,15 +157,17 @@ public final class Store: @unchecked Sendable {
 
     // MARK: Committer
 
-    private func commitLoop() {
+    /// Group commit: everything queued since the last round goes out with one write and one
+    /// `fdatasync`; rounds follow each other until nothing is left.
+    private func commitRounds() {
         var buffer: [UInt8] = []
         var completions: [(StoreError?) -> Void] = []
         while true {
             condition.lock()
-            while pending.isEmpty && !closing { condition.wait() }
-            if pending.isEmpty && closing {
+            if pending.isEmpty {
+                roundScheduled = false
                 condition.unlock()
-                break
+                return
             }
             swap(&buffer, &pending)
             swap(&completions, &pendingCompletions)
@@ -179,21 +182,22 @@ public final class Store: @unchecked Sendable {
                 walBytes += buffer.count
             } catch let e as StoreError {
                 error = e
-            } catch {}
+            } catch let other {
+                error = .failed("\(other)")
+            }
             if let error {
                 condition.lock()
                 failure = error
                 condition.unlock()
             }
             for completion in completions { completion(error) }
-            buffer.removeAll(keepingCapacity: true)
+            buffer.removeAll(keepingCapacity: buffer.capacity < 1 << 20)
             completions.removeAll(keepingCapacity: true)
 
             if error == nil && walBytes > compactionThreshold && !snapshotRunning {
                 startSnapshot(of: root)
             }
         }
-        committerDone.signal()
     }
 
     private func rotateLog() throws {
@@ -209,7 +213,7 @@ public final class Store: @unchecked Sendable {
         let covered = walSeq - 1
         snapshotRunning = true
         snapshots.enter()
-        Thread.detachNewThread { [self] in
+        DispatchQueue.global(qos: .utility).async { [self] in
             try? writeSnapshot(root, seq: covered)
             condition.lock()
             snapshotRunning = false

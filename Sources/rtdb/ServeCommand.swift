@@ -21,6 +21,12 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "FILE"))
     var tlsKey: String?
 
+    @Option(name: .customLong("allow-origin"), help: ArgumentHelp("Also serve web pages from this origin (repeatable; '*' for any). Pages served from localhost or 127.0.0.1 are always allowed.", valueName: "ORIGIN"))
+    var allowedOrigins: [String] = []
+
+    @Option(name: .customLong("allow-host"), help: ArgumentHelp("Also answer requests whose Host header names this host (repeatable; '*' for any). IP addresses and localhost are always answered.", valueName: "NAME"))
+    var allowedHosts: [String] = []
+
     @Flag(help: "Salvage every damaged database in the data folder (keep what can be read, move the damaged files aside, say what was lost), then exit.")
     var recover = false
 
@@ -76,10 +82,12 @@ enum Serve {
                 return .unavailable
             }
         }
+        raiseDescriptorLimit()
+        let policy = AccessPolicy(listenHost: options.host, allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins)
         let server: NetworkServer
         let port: Int
         do {
-            server = NetworkServer(namespaces: try Namespaces(folder: folder), log: log)
+            server = NetworkServer(namespaces: try Namespaces(folder: folder), policy: policy, log: log)
             port = try server.start(host: options.host, port: options.port, tls: tls)
         } catch {
             FileHandle.standardError.write(Data("rtdb serve: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
@@ -88,6 +96,9 @@ enum Serve {
         let (ws, http) = tls == nil ? ("ws", "http") : ("wss", "https")
         print("rtdb serve: listening on \(options.host):\(port) (\(ws)://\(options.host):\(port)/.ws?ns=NAME, \(http)://\(options.host):\(port)/PATH.json?ns=NAME); data in \(folder)")
         fflush(stdout)
+        if !AccessPolicy.isLoopback(listenHost: options.host) {
+            FileHandle.standardError.write(Data("rtdb serve: warning: listening on \(options.host), beyond this machine: anyone who can reach it can read and write every database (there are no security rules yet)\n".utf8))
+        }
         // Shut down cleanly on SIGINT and SIGTERM: stop accepting, then make writes durable.
         let done = DispatchSemaphore(value: 0)
         var sources: [DispatchSourceSignal] = []
@@ -104,4 +115,12 @@ enum Serve {
         log("stopped; every acknowledged write is on disk")
         return .success
     }
+}
+
+/// Many clients need many descriptors: take the most the system allows this process.
+private func raiseDescriptorLimit() {
+    var limit = rlimit()
+    guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+    limit.rlim_cur = limit.rlim_max
+    _ = setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
 }

@@ -17,11 +17,12 @@ final class EventStream: ListenSink, @unchecked Sendable {
         self.path = path
     }
 
-    func start(version: HTTPVersion) {
+    /// `extraHeaders`: CORS headers for a page the server allows.
+    func start(version: HTTPVersion, headers extraHeaders: [(String, String)] = []) {
         var headers = HTTPHeaders()
         headers.add(name: "Content-Type", value: "text/event-stream")
         headers.add(name: "Cache-Control", value: "no-cache")
-        headers.add(name: "Access-Control-Allow-Origin", value: "*")
+        for (name, value) in extraHeaders { headers.add(name: name, value: value) }
         let channel = self.channel
         channel.eventLoop.execute {
             channel.writeAndFlush(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: .ok, headers: headers)), promise: nil)

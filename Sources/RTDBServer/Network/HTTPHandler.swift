@@ -10,18 +10,27 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
-    static let maxBody = 256 * 1024 * 1024
+    /// The largest REST body: Firebase's REST limit is 256 MB; this server keeps it lower so
+    /// that reading a body (about 20 times its size in the worst case, an array of tiny
+    /// numbers) stays far below this machine's memory.
+    static let maxBody = 64 << 20
 
     let namespaces: Namespaces
+    let policy: AccessPolicy
     /// Where refused requests are reported (credentials left out).
     private let log: @Sendable (String) -> Void
+    /// Makes the handler that lets a later request on this connection become a WebSocket.
+    private let makeUpgradeHandler: () -> (ChannelHandler & RemovableChannelHandler)?
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
     private var tooLarge = false
 
-    init(namespaces: Namespaces, log: @escaping @Sendable (String) -> Void) {
+    init(namespaces: Namespaces, policy: AccessPolicy, log: @escaping @Sendable (String) -> Void,
+         makeUpgradeHandler: @escaping () -> (ChannelHandler & RemovableChannelHandler)? = { nil }) {
         self.namespaces = namespaces
+        self.policy = policy
         self.log = log
+        self.makeUpgradeHandler = makeUpgradeHandler
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -30,11 +39,19 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             head = h
             body = context.channel.allocator.buffer(capacity: 0)
             tooLarge = false
+            context.triggerUserOutboundEvent(HTTPPhase.headReceived, promise: nil)
         case .body(var chunk):
-            if body.readableBytes + chunk.readableBytes > HTTPHandler.maxBody { tooLarge = true } else { body.writeBuffer(&chunk) }
+            if tooLarge { return }
+            if body.readableBytes + chunk.readableBytes > HTTPHandler.maxBody {
+                tooLarge = true
+                body = context.channel.allocator.buffer(capacity: 0)  // nothing more is kept
+            } else {
+                body.writeBuffer(&chunk)
+            }
         case .end:
             guard let head else { return }
             self.head = nil
+            context.triggerUserOutboundEvent(HTTPPhase.requestComplete, promise: nil)
             handle(head, context: context)
         }
     }
@@ -52,23 +69,38 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     func handlerAdded(context: ChannelHandlerContext) { channel = context.channel }
 
-    private func startStream(_ database: Database, _ path: Path, _ query: QueryParams?, _ head: HTTPRequestHead) {
+    private func startStream(_ database: Database, namespace: String, _ path: Path, _ query: QueryParams?,
+                             _ head: HTTPRequestHead, cors: [(String, String)]) {
         guard let channel else { return }
+        channel.triggerUserOutboundEvent(HTTPPhase.longLived, promise: nil)
         let stream = EventStream(channel: channel, path: path)
         self.stream = stream
-        stream.start(version: head.version)
+        stream.start(version: head.version, headers: cors)
         database.stream(stream, path: path, query: query)
+        let namespaces = self.namespaces
         channel.closeFuture.whenComplete { _ in
             stream.stop()
-            database.queue.async { database.sessionClosed(stream) }
+            database.queue.async {
+                database.sessionClosed(stream)
+                namespaces.release(namespace)
+            }
         }
+    }
+
+    /// CORS headers for a request from an allowed page: its own origin, never `*`.
+    private static func cors(_ origin: String?) -> [(String, String)] {
+        guard let origin else { return [] }
+        return [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
     }
 
     private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let channel = context.channel
         let keepAlive = head.isKeepAlive
         let log = self.log
-        let respond: (Reply) -> Void = { reply in
+        let origin = head.headers.first(name: "Origin")
+        let cors = Self.cors(origin)
+        let upgradeAgain = keepAlive ? makeUpgradeHandler : { nil }
+        let respond: (Reply) -> Void = { [weak self] reply in
             if let problem = reply.problem {
                 let peer = channel.remoteAddress?.description ?? "?"
                 log("REST \(head.method.rawValue) \(HTTPHandler.redacted(head.uri)) from \(peer): \(reply.status.code) \(problem)")
@@ -77,10 +109,15 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 var headers = HTTPHeaders()
                 headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
                 headers.add(name: "Content-Length", value: String(reply.body.count))
-                headers.add(name: "Access-Control-Allow-Origin", value: "*")
                 headers.add(name: "Cache-Control", value: "no-cache")
-                for (name, value) in reply.headers { headers.add(name: name, value: value) }
+                for (name, value) in cors + reply.headers { headers.add(name: name, value: value) }
                 if !keepAlive { headers.add(name: "Connection", value: "close") }
+                // The next request on this connection may be a WebSocket upgrade (browsers
+                // and Node reuse connections): be ready for it before this answer ends.
+                if let self, let upgrader = upgradeAgain(),
+                   (try? channel.pipeline.syncOperations.context(handlerType: HTTPServerUpgradeHandler.self)) == nil {
+                    try? channel.pipeline.syncOperations.addHandler(upgrader, position: .before(self))
+                }
                 channel.write(HTTPServerResponsePart.head(HTTPResponseHead(version: head.version, status: reply.status, headers: headers)), promise: nil)
                 if !reply.body.isEmpty {
                     var buffer = channel.allocator.buffer(capacity: reply.body.count)
@@ -89,10 +126,23 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 }
                 channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in
                     if !keepAlive { channel.close(promise: nil) }
+                    channel.triggerUserOutboundEvent(HTTPPhase.responseSent, promise: nil)
                 }
             }
         }
-        if tooLarge { return respond(Self.error(.payloadTooLarge, "the request body is larger than 256 MB")) }
+        if let refusal = policy.refusal(host: head.headers.first(name: "Host")) ?? policy.refusal(origin: origin) {
+            return respond(Reply(status: .forbidden, body: Self.errorBody(refusal), problem: refusal))
+        }
+        if head.method == .OPTIONS {
+            // A browser's preflight for a page this server allows.
+            let requested = head.headers.first(name: "Access-Control-Request-Headers")
+            return respond(Reply(status: .noContent, body: [], headers: [
+                ("Access-Control-Allow-Methods", "GET, PUT, POST, PATCH, DELETE, OPTIONS"),
+                ("Access-Control-Allow-Headers", requested ?? "Content-Type, Authorization, X-Firebase-ETag, If-Match, If-None-Match, X-HTTP-Method-Override"),
+                ("Access-Control-Max-Age", "600"),
+            ]))
+        }
+        if tooLarge { return respond(Self.error(.payloadTooLarge, "the request body is larger than \(HTTPHandler.maxBody >> 20) MiB, this server's limit; split the write")) }
         do {
             try route(head, respond)
         } catch let failure as RESTFailure {
@@ -108,13 +158,26 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private static func error(_ status: HTTPResponseStatus, _ message: String) -> Reply {
-        Reply(status: status, body: Array(JSONValue.object([("error", .string(message))]).serialized().utf8), problem: message)
+        Reply(status: status, body: errorBody(message), problem: message)
+    }
+
+    private static func errorBody(_ message: String) -> [UInt8] {
+        Array(JSONValue.object([("error", .string(message))]).serialized().utf8)
+    }
+
+    /// Writes always open (and create) their namespace.
+    private static func opened(_ database: Database?) throws -> Database {
+        guard let database else { throw RESTFailure(status: .internalServerError, message: "the namespace is not open") }
+        return database
     }
 
     private static func etag(_ node: Node) -> String { node.isEmpty ? "null_etag" : node.hashString }
 
     private func route(_ head: HTTPRequestHead, _ respond: @escaping (Reply) -> Void) throws {
         let (rawPath, items) = Self.split(head.uri)
+        if rawPath == "/.ws" {
+            throw RESTFailure(status: .badRequest, message: "/.ws is the realtime protocol: connect with a WebSocket upgrade")
+        }
         guard rawPath.hasSuffix(".json") else {
             throw RESTFailure(status: .notFound, message: "not found: REST paths end in .json, as in /users/ada.json; WebSocket clients connect to /.ws")
         }
@@ -128,16 +191,38 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let path = Path(keys: segments)
         do { try path.validate() } catch { throw RESTFailure(status: .badRequest, message: "Invalid path: \(error)") }
         let namespace = items["ns"] ?? Self.namespace(fromHost: head.headers.first(name: "Host"))
-        let database: Database
-        do { database = try namespaces.database(namespace) } catch {
-            // The full reason (with the server's file names) is for the server's log only.
-            log("namespace \(namespace): \(error)")
-            throw RESTFailure(status: .notFound, message: Namespaces.clientMessage(for: error, namespace: namespace))
-        }
         var method = head.method.rawValue
         if method == "POST", let override = head.headers.first(name: "X-HTTP-Method-Override") ?? items["x-http-method-override"] {
             method = override.uppercased()
         }
+        let streaming = method == "GET" && head.headers.first(name: "Accept")?.contains("text/event-stream") == true
+        let acquired: Database?
+        do {
+            // A plain read of a namespace that does not exist opens and creates nothing.
+            acquired = try namespaces.acquire(namespace, create: method != "GET" || streaming)
+        } catch {
+            // The full reason (with the server's file names) is for the server's log only.
+            log("namespace \(namespace): \(error)")
+            throw RESTFailure(status: .notFound, message: Namespaces.clientMessage(for: error, namespace: namespace))
+        }
+        let namespaces = self.namespaces
+        var released = false
+        let release = {
+            if !released, acquired != nil { released = true; namespaces.release(namespace) }
+        }
+        do {
+            try route(method, head, items, path, namespace: namespace, acquired, streaming: streaming) { reply in
+                release()
+                respond(reply)
+            }
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    private func route(_ method: String, _ head: HTTPRequestHead, _ items: [String: String], _ path: Path, namespace: String,
+                       _ database: Database?, streaming: Bool, _ respond: @escaping (Reply) -> Void) throws {
         let print = items["print"]
         let pretty = print == "pretty"
         let silent = print == "silent"
@@ -156,12 +241,16 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
             let query: QueryParams?
             do { query = try RESTQuery.params(items) } catch let f as RESTQuery.Failure { throw RESTFailure(status: .badRequest, message: f.message) }
-            if head.headers.first(name: "Accept")?.contains("text/event-stream") == true {
-                return startStream(database, path, query, head)
+            if streaming, let database {
+                return startStream(database, namespace: namespace, path, query, head, cors: Self.cors(head.headers.first(name: "Origin")))
             }
             let wantsETag = head.headers.first(name: "X-Firebase-ETag") == "true"
             let ifNoneMatch = head.headers.first(name: "if-none-match")
-            database.read(path, query: query) { node in
+            // A namespace with no folder holds nothing.
+            let read: (@escaping (Node) -> Void) -> Void = { done in
+                if let database { database.read(path, query: query, completion: done) } else { done(.empty) }
+            }
+            read { node in
                 let value = items["shallow"] == "true" ? node.shallow : node
                 var headers: [(String, String)] = []
                 if wantsETag || ifNoneMatch != nil { headers.append(("ETag", Self.etag(node))) }
@@ -171,6 +260,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 respond(Reply(status: .ok, body: silent ? [] : render(value), headers: headers))
             }
         case "PUT", "DELETE":
+            let database = try Self.opened(database)
             var value = Node.empty
             if method == "PUT" {
                 do { value = try Self.parse(body) { try JSONReader.parse(bytes: $0, options: .init(base: path)) } } catch {
@@ -194,6 +284,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 }
             }
         case "POST":
+            let database = try Self.opened(database)
             let value: Node
             do { value = try Self.parse(body) { try JSONReader.parse(bytes: $0, options: .init(base: path.child("-AAAAAAAAAAAAAAAAAAA"))) } } catch {
                 throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object, array, or value: \(error)")
@@ -204,6 +295,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 respond(Reply(status: .ok, body: Array(JSONValue.object([("name", .string(key))]).serialized().utf8)))
             }
         case "PATCH":
+            let database = try Self.opened(database)
             let entries: [(Path, Node)]
             do {
                 entries = try Self.parse(body) { try JSONReader.parseUpdate(bytes: $0, base: path) }

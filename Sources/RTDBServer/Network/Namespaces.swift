@@ -2,11 +2,25 @@ import Foundation
 import RTDBData
 
 /// The databases of one server, one per namespace, each in its own folder under the data
-/// folder, opened on first use.
+/// folder. A database is opened on first use and closed again once nobody has used it for
+/// `idleClose`; a read of a namespace that has no folder opens nothing and creates nothing.
 public final class Namespaces: @unchecked Sendable {
     public let folder: String
+    /// How long a database stays open with no connection, stream or request using it.
+    public var idleClose: TimeInterval = 60
     private let lock = NSLock()
-    private var open: [String: Database] = [:]
+    // Guarded by `lock`.
+    private var open: [String: Entry] = [:]
+    /// Namespaces being closed: a new user waits for the folder to be released.
+    private var closing: [String: DispatchGroup] = [:]
+    private var sweeper: DispatchSourceTimer?
+
+    private final class Entry {
+        let database: Database
+        var users = 0
+        var lastUsed = Date()
+        init(_ database: Database) { self.database = database }
+    }
 
     public init(folder: String) throws {
         self.folder = folder
@@ -20,16 +34,82 @@ public final class Namespaces: @unchecked Sendable {
         }
     }
 
-    public func database(_ name: String) throws -> Database {
+    /// The database of `name`, counted as in use until `release(name)`. Without `create`, a
+    /// namespace that has no folder yet gives nil (it holds nothing) and nothing is made.
+    public func acquire(_ name: String, create: Bool = true) throws -> Database? {
         guard Namespaces.isValid(name) else {
             throw StoreError.failed("invalid namespace \"\(name)\": use letters, digits, \"-\" and \"_\"")
         }
         lock.lock()
         defer { lock.unlock() }
-        if let db = open[name] { return db }
-        let db = try Database(folder: folder + "/" + name)
-        open[name] = db
-        return db
+        while let group = closing[name] {
+            lock.unlock()
+            group.wait()
+            lock.lock()
+        }
+        let entry: Entry
+        if let existing = open[name] {
+            entry = existing
+        } else {
+            let path = folder + "/" + name
+            if !create && !FileManager.default.fileExists(atPath: path) { return nil }
+            entry = Entry(try Database(folder: path))
+            open[name] = entry
+            startSweeping()
+        }
+        entry.users += 1
+        entry.lastUsed = Date()
+        return entry.database
+    }
+
+    /// One user of `name` is done with it.
+    public func release(_ name: String) {
+        lock.lock()
+        if let entry = open[name] {
+            entry.users -= 1
+            entry.lastUsed = Date()
+        }
+        lock.unlock()
+    }
+
+    /// How many databases are open (for tests and the server's log).
+    public var openCount: Int {
+        lock.lock()
+        defer { lock.unlock() }
+        return open.count
+    }
+
+    /// Closes databases nobody has used for `idleClose`: their writes are durable, their
+    /// folders unlocked, their memory freed.
+    public func closeIdle(now: Date = Date()) {
+        lock.lock()
+        let idle = open.filter { $0.value.users <= 0 && now.timeIntervalSince($0.value.lastUsed) >= idleClose }
+        var groups: [String: DispatchGroup] = [:]
+        for name in idle.keys {
+            open[name] = nil
+            let group = DispatchGroup()
+            group.enter()
+            closing[name] = group
+            groups[name] = group
+        }
+        lock.unlock()
+        for (name, entry) in idle {
+            entry.database.close()
+            lock.lock()
+            closing[name] = nil
+            lock.unlock()
+            groups[name]?.leave()
+        }
+    }
+
+    private func startSweeping() {
+        guard sweeper == nil else { return }
+        let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        let interval = max(1, idleClose / 4)
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+        timer.setEventHandler { [weak self] in self?.closeIdle() }
+        timer.resume()
+        sweeper = timer
     }
 
     /// What a client is told when a namespace cannot be opened: the reason without the
@@ -45,7 +125,9 @@ public final class Namespaces: @unchecked Sendable {
     /// Makes every write durable and releases every folder.
     public func closeAll() {
         lock.lock()
-        let all = Array(open.values)
+        sweeper?.cancel()
+        sweeper = nil
+        let all = open.values.map(\.database)
         open = [:]
         lock.unlock()
         for db in all { db.close() }

@@ -11,12 +11,15 @@ import RTDBProtocol
 /// `/.ws?ns=NAME`, and the REST API at `/path.json` — one database per namespace.
 public final class NetworkServer: @unchecked Sendable {
     public let namespaces: Namespaces
+    public let policy: AccessPolicy
     private let group: MultiThreadedEventLoopGroup
     private var channel: Channel?
     private let log: @Sendable (String) -> Void
 
-    public init(namespaces: Namespaces, threads: Int = System.coreCount, log: @escaping @Sendable (String) -> Void) {
+    public init(namespaces: Namespaces, policy: AccessPolicy = AccessPolicy(), threads: Int = System.coreCount,
+                log: @escaping @Sendable (String) -> Void) {
         self.namespaces = namespaces
+        self.policy = policy
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         self.log = log
     }
@@ -24,63 +27,92 @@ public final class NetworkServer: @unchecked Sendable {
     /// Binds and starts serving; returns the bound port. With `tls`, every connection is
     /// TLS (`wss://`, `https://`).
     public func start(host: String, port: Int, tls: NIOSSLContext? = nil) throws -> Int {
-        let namespaces = self.namespaces
         let log = self.log
+        let upgrader = webSocketUpgrader()
+        let namespaces = self.namespaces
+        let policy = self.policy
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            // Out of descriptors, accepting pauses a moment instead of spinning on the error.
+            .serverChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptBackoffHandler()) }
+            }
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
-                if let tls {
-                    do {
-                        try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: tls))
-                    } catch {
-                        return channel.eventLoop.makeFailedFuture(error)
-                    }
-                }
-                let http = HTTPHandler(namespaces: namespaces, log: log)
-                let upgrader = NIOWebSocketServerUpgrader(
-                    maxFrameSize: WireFraming.maxMessageBytes,
-                    shouldUpgrade: { channel, head in
-                        let (path, _) = HTTPHandler.split(head.uri)
-                        return channel.eventLoop.makeSucceededFuture(path == "/.ws" ? HTTPHeaders() : nil)
-                    },
-                    upgradePipelineHandler: { channel, head in
-                        let (_, items) = HTTPHandler.split(head.uri)
-                        let namespace = items["ns"] ?? HTTPHandler.namespace(fromHost: head.headers.first(name: "Host"))
-                        let transport = WebSocketTransport(channel: channel, log: log)
-                        let handler = transport.frameHandler
-                        let peer = channel.remoteAddress?.description ?? "?"
-                        return channel.pipeline.addHandlers([
-                            // Clients send "0" after 45 s of silence: two minutes of nothing is a dead peer.
-                            IdleStateHandler(readTimeout: NetworkServer.idleTimeout),
-                            CloseWhenIdle(),
-                            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
-                                                        maxAccumulatedFrameSize: WireFraming.maxMessageBytes),
-                            handler,
-                        ]).map {
-                            do {
-                                let database = try namespaces.database(namespace)
-                                database.accept(transport, host: head.headers.first(name: "Host") ?? "127.0.0.1")
-                                log("connection from \(peer) to namespace \(namespace)")
-                                channel.closeFuture.whenComplete { _ in log("connection from \(peer) closed") }
-                            } catch {
-                                log("namespace \(namespace): \(error)")
-                                transport.send(.serverError(Namespaces.clientMessage(for: error, namespace: namespace)))
-                                channel.close(promise: nil)
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
+                    try pipeline.addHandler(OutboundBudget(log: log))
+                    try pipeline.addHandler(RequestDeadline())
+                    let encoder = HTTPResponseEncoder()
+                    let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
+                    let pipelining = HTTPServerPipelineHandler()
+                    let errors = HTTPServerProtocolErrorHandler()
+                    try pipeline.addHandlers([encoder, decoder, pipelining, errors])
+                    // A WebSocket upgrade may come as any request of a keep-alive connection,
+                    // so the HTTP handler adds a fresh upgrade handler after each answer.
+                    let makeUpgradeHandler = { () -> (ChannelHandler & RemovableChannelHandler)? in
+                        HTTPServerUpgradeHandler(upgraders: [upgrader], httpEncoder: encoder, extraHTTPHandlers: [decoder, pipelining, errors],
+                                                 upgradeCompletionHandler: { context in
+                            let pipeline = context.pipeline.syncOperations
+                            for handler in [try? pipeline.context(handlerType: HTTPHandler.self), try? pipeline.context(handlerType: RequestDeadline.self)] {
+                                if let handler { pipeline.removeHandler(context: handler, promise: nil) }
                             }
-                        }
-                    })
-                let upgrade: NIOHTTPServerUpgradeConfiguration = (upgraders: [upgrader], completionHandler: { context in
-                    context.pipeline.removeHandler(http, promise: nil)
-                })
-                return channel.pipeline.configureHTTPServerPipeline(withServerUpgrade: upgrade).flatMap {
-                    channel.pipeline.addHandler(http)
+                        })
+                    }
+                    if let upgrade = makeUpgradeHandler() { try pipeline.addHandler(upgrade) }
+                    try pipeline.addHandler(HTTPHandler(namespaces: namespaces, policy: policy, log: log, makeUpgradeHandler: makeUpgradeHandler))
                 }
             }
         let channel = try bootstrap.bind(host: host, port: port).wait()
         self.channel = channel
         return channel.localAddress?.port ?? port
+    }
+
+    /// Upgrades `GET /.ws` from an allowed host and page to the realtime protocol.
+    private func webSocketUpgrader() -> NIOWebSocketServerUpgrader {
+        let namespaces = self.namespaces
+        let policy = self.policy
+        let log = self.log
+        return NIOWebSocketServerUpgrader(
+            maxFrameSize: WireFraming.maxMessageBytes,
+            shouldUpgrade: { channel, head in
+                let (path, _) = HTTPHandler.split(head.uri)
+                // A refused upgrade goes on as an HTTP request, which says why (403).
+                let allowed = path == "/.ws" && policy.refusal(host: head.headers.first(name: "Host")) == nil
+                    && policy.refusal(origin: head.headers.first(name: "Origin")) == nil
+                return channel.eventLoop.makeSucceededFuture(allowed ? HTTPHeaders() : nil)
+            },
+            upgradePipelineHandler: { channel, head in
+                let (_, items) = HTTPHandler.split(head.uri)
+                let namespace = items["ns"] ?? HTTPHandler.namespace(fromHost: head.headers.first(name: "Host"))
+                let transport = WebSocketTransport(channel: channel, log: log)
+                let peer = channel.remoteAddress?.description ?? "?"
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandlers([
+                        // Clients send "0" after 45 s of silence: two minutes of nothing is a dead peer.
+                        IdleStateHandler(readTimeout: NetworkServer.idleTimeout),
+                        CloseWhenIdle(),
+                        NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
+                                                    maxAccumulatedFrameSize: WireFraming.maxMessageBytes),
+                        transport.frameHandler,
+                    ])
+                    do {
+                        guard let database = try namespaces.acquire(namespace) else { return }
+                        database.accept(transport, host: head.headers.first(name: "Host") ?? "127.0.0.1")
+                        log("connection from \(peer) to namespace \(namespace)")
+                        channel.closeFuture.whenComplete { _ in
+                            namespaces.release(namespace)
+                            log("connection from \(peer) closed")
+                        }
+                    } catch {
+                        log("namespace \(namespace): \(error)")
+                        transport.send(.serverError(Namespaces.clientMessage(for: error, namespace: namespace)))
+                        channel.close(promise: nil)
+                    }
+                }
+            })
     }
 
     /// A TLS context from a PEM certificate chain and its private key.

@@ -26,8 +26,46 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         self.onClose = onClose
     }
 
+    /// Requests read but not yet answered, by id (count and bytes), kept on the event loop:
+    /// past `maxUnanswered` of either, reading stops until answers catch up, so a client that
+    /// sends faster than the database can take it waits instead of filling the server.
+    private var unanswered: [Int: (count: Int, bytes: Int)] = [:]
+    private var unansweredCount = 0
+    private var unansweredBytes = 0
+    private var paused = false
+    static let maxUnansweredCount = 20_000
+    static let maxUnansweredBytes = 32 << 20
+
     func send(_ message: Message) {
+        if case .response(let id, _) = message {
+            let channel = self.channel
+            channel.eventLoop.execute { self.answered(id) }
+        }
         WebSocketFrames.write(message, on: channel, masked: false)
+    }
+
+    private func received(request id: Int, bytes: Int) {
+        let entry = unanswered[id] ?? (0, 0)
+        unanswered[id] = (entry.count + 1, entry.bytes + bytes)
+        unansweredCount += 1
+        unansweredBytes += bytes
+        if !paused && (unansweredCount > Self.maxUnansweredCount || unansweredBytes > Self.maxUnansweredBytes) {
+            paused = true
+            channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+        }
+    }
+
+    private func answered(_ id: Int) {
+        guard let entry = unanswered[id] else { return }
+        let bytes = entry.bytes / entry.count
+        unanswered[id] = entry.count > 1 ? (entry.count - 1, entry.bytes - bytes) : nil
+        unansweredCount -= 1
+        unansweredBytes -= bytes
+        if paused && unansweredCount <= Self.maxUnansweredCount / 2 && unansweredBytes <= Self.maxUnansweredBytes / 2 {
+            paused = false
+            channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
+            channel.read()
+        }
     }
 
     func close() {
@@ -46,6 +84,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         guard let message else { return }
         do {
             let decoded = try WireCodec.decode(message)
+            if case .request(let id, _) = decoded { received(request: id, bytes: message.utf8.count) }
             onMessage?(decoded)
         } catch let error as WireError {
             log("malformed message from \(channel.remoteAddress?.description ?? "?"): \(error.message)")
@@ -62,6 +101,11 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
     func closedByPeer() {
         guard !closed else { return }
         closed = true
+        let onClose = self.onClose
+        // The session holds this transport and these closures hold the session: let go.
+        self.onMessage = nil
+        self.onClose = nil
+        unanswered = [:]
         onClose?()
     }
 }

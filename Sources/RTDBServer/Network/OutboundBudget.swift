@@ -1,0 +1,71 @@
+import NIOCore
+
+/// Bounds what the server holds for one connection that does not read: a WebSocket listener
+/// or an event stream whose peer stopped reading, or reads slower than its data changes.
+///
+/// Bytes written but not yet taken by the socket are counted. Any one write may be large (a
+/// large read's answer); a further write while more than `limit` bytes already wait, or bytes
+/// waiting with no progress for `stallTimeout`, close the connection, rather than let one
+/// slow peer exhaust the server's memory. (A peer that reads nothing cannot be sent a
+/// goodbye; the server's log says why.)
+final class OutboundBudget: ChannelOutboundHandler, RemovableChannelHandler {
+    typealias OutboundIn = IOData
+    typealias OutboundOut = IOData
+
+    static let defaultLimit = 32 << 20
+    static let defaultStallTimeout = TimeAmount.seconds(60)
+
+    private let limit: Int
+    private let stallTimeout: TimeAmount
+    private let log: @Sendable (String) -> Void
+    private var waiting = 0
+    private var lastProgress = NIODeadline.now()
+    private var timer: RepeatedTask?
+    private var closed = false
+
+    init(limit: Int = OutboundBudget.defaultLimit, stallTimeout: TimeAmount = OutboundBudget.defaultStallTimeout,
+         log: @escaping @Sendable (String) -> Void) {
+        self.limit = limit
+        self.stallTimeout = stallTimeout
+        self.log = log
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        timer = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { [weak self] _ in
+            guard let self, self.waiting > 0, NIODeadline.now() - self.lastProgress > self.stallTimeout else { return }
+            self.overflow(context, "its peer has read nothing for \(self.stallTimeout.nanoseconds / 1_000_000_000) s")
+        }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if closed {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        let size = unwrapOutboundIn(data).readableBytes
+        if waiting == 0 { lastProgress = .now() }
+        waiting += size
+        let done = promise ?? context.eventLoop.makePromise()
+        done.futureResult.whenComplete { [weak self] _ in
+            guard let self else { return }
+            self.waiting -= size
+            self.lastProgress = .now()
+        }
+        context.write(data, promise: done)
+        if size > 0 && waiting - size > limit {
+            overflow(context, "more than \(limit >> 20) MiB is waiting for its peer to read")
+        }
+    }
+
+    private func overflow(_ context: ChannelHandlerContext, _ reason: String) {
+        guard !closed else { return }
+        closed = true
+        log("closing the connection from \(context.channel.remoteAddress?.description ?? "?"): \(reason)")
+        context.close(promise: nil)
+    }
+}
