@@ -27,12 +27,18 @@ struct ServeOptions: ParsableArguments {
     @Option(name: .customLong("allow-host"), help: ArgumentHelp("Also answer requests whose Host header names this host (repeatable; '*' for any). IP addresses and localhost are always answered.", valueName: "NAME"))
     var allowedHosts: [String] = []
 
+    @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Seconds a client may take to send a request's head, or pause within its body; an idle keep-alive connection is closed after twice this.", valueName: "SECONDS"))
+    var requestTimeout = 30
+
     @Flag(help: "Salvage every damaged database in the data folder (keep what can be read, move the damaged files aside, say what was lost), then exit.")
     var recover = false
 
     func validate() throws {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port must be between 0 and 65535 (0 picks a free port), not \(port)")
+        }
+        guard (1...3600).contains(requestTimeout) else {
+            throw ValidationError("--request-timeout must be between 1 and 3600 seconds, not \(requestTimeout)")
         }
         if (tlsCertificate == nil) != (tlsKey == nil) {
             throw ValidationError("--tls-cert and --tls-key go together")
@@ -88,6 +94,7 @@ enum Serve {
         let port: Int
         do {
             server = NetworkServer(namespaces: try Namespaces(folder: folder), policy: policy, log: log)
+            server.requestTimeout = .seconds(Int64(options.requestTimeout))
             port = try server.start(host: options.host, port: options.port, tls: tls)
         } catch {
             FileHandle.standardError.write(Data("rtdb serve: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))

@@ -98,7 +98,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let keepAlive = head.isKeepAlive
         let log = self.log
         let origin = head.headers.first(name: "Origin")
-        let cors = Self.cors(origin)
+        let cors = policy.refusal(origin: origin) == nil ? Self.cors(origin) : []
         let upgradeAgain = keepAlive ? makeUpgradeHandler : { nil }
         let respond: (Reply) -> Void = { [weak self] reply in
             if let problem = reply.problem {

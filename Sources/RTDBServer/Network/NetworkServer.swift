@@ -15,6 +15,9 @@ public final class NetworkServer: @unchecked Sendable {
     private let group: MultiThreadedEventLoopGroup
     private var channel: Channel?
     private let log: @Sendable (String) -> Void
+    /// How long a request may take to arrive (its head in all, its body between reads); a
+    /// keep-alive connection may sit idle twice as long.
+    public var requestTimeout = TimeAmount.seconds(30)
 
     public init(namespaces: Namespaces, policy: AccessPolicy = AccessPolicy(), threads: Int = System.coreCount,
                 log: @escaping @Sendable (String) -> Void) {
@@ -31,6 +34,8 @@ public final class NetworkServer: @unchecked Sendable {
         let upgrader = webSocketUpgrader()
         let namespaces = self.namespaces
         let policy = self.policy
+        let limits = RequestDeadline.Limits(headTimeout: requestTimeout, bodyIdleTimeout: requestTimeout,
+                                            bodyTimeout: .minutes(10), idleTimeout: requestTimeout * 2)
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
@@ -44,7 +49,7 @@ public final class NetworkServer: @unchecked Sendable {
                     let pipeline = channel.pipeline.syncOperations
                     if let tls { try pipeline.addHandler(NIOSSLServerHandler(context: tls)) }
                     try pipeline.addHandler(OutboundBudget(log: log))
-                    try pipeline.addHandler(RequestDeadline())
+                    try pipeline.addHandler(RequestDeadline(limits: limits))
                     let encoder = HTTPResponseEncoder()
                     let decoder = ByteToMessageHandler(HTTPRequestDecoder(leftOverBytesStrategy: .forwardBytes))
                     let pipelining = HTTPServerPipelineHandler()

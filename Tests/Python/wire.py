@@ -1,0 +1,203 @@
+"""A minimal client for driving `rtdb serve` byte by byte: raw HTTP, and WebSocket frames
+built by hand, so tests can send exactly what a hostile or broken peer would."""
+import base64
+import json
+import os
+import re
+import socket
+import struct
+import subprocess
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BINARY = os.environ.get("RTDB_BIN", os.path.join(ROOT, ".build", "debug", "rtdb"))
+
+
+class Server:
+    """`rtdb serve` on a free port, with its log collected."""
+
+    def __init__(self, *arguments, data=None):
+        self.data = data or tempfile.mkdtemp(prefix="rtdb-hostile-")
+        self.log_file = tempfile.NamedTemporaryFile(prefix="rtdb-serve-log-", delete=False)
+        self.process = subprocess.Popen([BINARY, "serve", "--port", "0", "--data", self.data, *arguments],
+                                        stdout=subprocess.PIPE, stderr=self.log_file, text=True)
+        line = self.process.stdout.readline()
+        match = re.search(r"127\.0\.0\.1:(\d+) ", line)
+        assert match, f"rtdb serve did not say where it listens: {line!r}"
+        self.port = int(match.group(1))
+
+    def log(self):
+        with open(self.log_file.name, encoding="utf-8", errors="replace") as f:
+            return f.read()
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def rss_kb(self):
+        with open(f"/proc/{self.process.pid}/status") as f:
+            for line in f:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+        return 0
+
+    def threads(self):
+        return len(os.listdir(f"/proc/{self.process.pid}/task"))
+
+    def descriptors(self):
+        return len(os.listdir(f"/proc/{self.process.pid}/fd"))
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=60)
+
+
+def http(port, raw, timeout=10):
+    """Sends raw request bytes; returns (status, headers, body) of the answer."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as s:
+        s.sendall(raw)
+        return read_response(s)
+
+
+def read_response(s):
+    data = b""
+    while b"\r\n\r\n" not in data:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        data += chunk
+    if b"\r\n\r\n" not in data:
+        return 0, {}, data
+    head, body = data.split(b"\r\n\r\n", 1)
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split()[1])
+    headers = {}
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    length = int(headers.get("content-length", "0"))
+    while len(body) < length:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        body += chunk
+    return status, headers, body
+
+
+def request(port, method, target, body=b"", headers=None, host=None):
+    headers = dict(headers or {})
+    lines = [f"{method} {target} HTTP/1.1", f"Host: {host or f'127.0.0.1:{port}'}", "Connection: close",
+             f"Content-Length: {len(body)}"]
+    lines += [f"{k}: {v}" for k, v in headers.items()]
+    return http(port, ("\r\n".join(lines) + "\r\n\r\n").encode() + body)
+
+
+class WebSocket:
+    """A realtime connection with frames made by hand."""
+
+    def __init__(self, port, namespace="hostile", headers=None, sock=None, timeout=10):
+        self.sock = sock or socket.create_connection(("127.0.0.1", port), timeout=timeout)
+        key = base64.b64encode(os.urandom(16)).decode()
+        lines = [f"GET /.ws?ns={namespace}&v=5 HTTP/1.1", f"Host: 127.0.0.1:{port}", "Upgrade: websocket",
+                 "Connection: Upgrade", f"Sec-WebSocket-Key: {key}", "Sec-WebSocket-Version: 13"]
+        lines += [f"{k}: {v}" for k, v in (headers or {}).items()]
+        self.sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+        data = b""
+        while b"\r\n\r\n" not in data:
+            chunk = self.sock.recv(1)
+            if not chunk:
+                break
+            data += chunk
+        self.status = int(data.split(b" ", 2)[1]) if data else 0
+        self.buffer = b""
+
+    def send_frame(self, payload, opcode=1):
+        if isinstance(payload, str):
+            payload = payload.encode()
+        mask = os.urandom(4)
+        header = bytes([0x80 | opcode])
+        n = len(payload)
+        if n < 126:
+            header += bytes([0x80 | n])
+        elif n < 65536:
+            header += bytes([0x80 | 126]) + struct.pack(">H", n)
+        else:
+            header += bytes([0x80 | 127]) + struct.pack(">Q", n)
+        self.sock.sendall(header + mask + _mask(payload, mask))
+
+    def send(self, message):
+        self.send_frame(json.dumps(message, separators=(",", ":")) if not isinstance(message, (str, bytes)) else message)
+
+    def _read(self, n):
+        while len(self.buffer) < n:
+            chunk = self.sock.recv(1 << 16)
+            if not chunk:
+                raise ConnectionError("closed")
+            self.buffer += chunk
+        out, self.buffer = self.buffer[:n], self.buffer[n:]
+        return out
+
+    def frame(self):
+        """(opcode, payload) of the next frame."""
+        b0, b1 = self._read(2)
+        n = b1 & 0x7F
+        if n == 126:
+            n = struct.unpack(">H", self._read(2))[0]
+        elif n == 127:
+            n = struct.unpack(">Q", self._read(8))[0]
+        return b0 & 0x0F, self._read(n)
+
+    def message(self):
+        """The next whole realtime message (count frames joined), as JSON."""
+        while True:
+            opcode, payload = self.frame()
+            if opcode == 8:
+                raise ConnectionError(f"closed by the server: {close_reason(payload)}")
+            if opcode != 1:
+                continue
+            text = payload.decode()
+            if text.isdigit() and len(text) <= 6:
+                parts = [self.frame()[1].decode() for _ in range(int(text))]
+                text = "".join(parts)
+            return json.loads(text)
+
+    def response(self, request_id):
+        """Skips pushes until the answer to `request_id`."""
+        while True:
+            m = self.message()
+            if m.get("t") == "d" and m["d"].get("r") == request_id:
+                return m["d"]["b"]
+
+    def hello(self):
+        m = self.message()
+        assert m["t"] == "c" and m["d"]["t"] == "h", m
+        return m
+
+    def close(self):
+        try:
+            self.sock.close()
+        except OSError:
+            pass
+
+
+def close_reason(payload):
+    if len(payload) < 2:
+        return (None, "")
+    return (struct.unpack(">H", payload[:2])[0], payload[2:].decode(errors="replace"))
+
+
+def _mask(payload, mask):
+    """XOR with the repeated mask, done on whole integers (fast for large frames)."""
+    if not payload:
+        return b""
+    key = (mask * (len(payload) // 4 + 1))[:len(payload)]
+    return (int.from_bytes(payload, "big") ^ int.from_bytes(key, "big")).to_bytes(len(payload), "big")
+
+
+def wait_until(predicate, timeout=10):
+    end = time.time() + timeout
+    while time.time() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
