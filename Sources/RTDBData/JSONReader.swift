@@ -298,7 +298,7 @@ public struct JSONReader {
 
         mutating func readArray() throws -> Node {
             index += 1
-            var entries: [(ChildKey, Node)] = []
+            var entries: [ChildEntry] = []
             skipWhitespace()
             if index < bytes.count && bytes[index] == UInt8(ascii: "]") { index += 1; return .empty }
             var position = 0
@@ -307,7 +307,7 @@ public struct JSONReader {
                 try enter(name, at: index)
                 let child = try readValue()
                 leave()
-                if !child.isEmpty { entries.append((ChildKey(name), child)) }
+                if !child.isEmpty { entries.append(ChildEntry(key: ChildKey(name), value: child)) }
                 position += 1
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unterminated array: expected ',' or ']'") }
@@ -316,13 +316,13 @@ public struct JSONReader {
                 throw error("expected ',' or ']' in array, found \(describeCurrent())")
             }
             // "0", "1", … "10" are integer keys and already in order.
-            return Node(children: ChildMap(sorted: entries))
+            return Node(children: ChildMap(sortedEntries: entries))
         }
 
         mutating func readObject() throws -> Node {
             let open = index
             index += 1
-            var entries: [(ChildKey, Node)] = []
+            var entries: [ChildEntry] = []
             var priority: LeafValue?
             var value: Node?
             var serverValue: ServerValue?
@@ -366,7 +366,7 @@ public struct JSONReader {
                     try enter(key, at: keyStart)
                     let child = try readValue()
                     leave()
-                    entries.append((ChildKey(key), child))
+                    entries.append(ChildEntry(key: ChildKey(key), value: child))
                 }
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unterminated object: expected ',' or '}'", at: open) }
@@ -381,13 +381,13 @@ public struct JSONReader {
                 return Node(.serverValue(serverValue), priority: priority)
             }
             if let value {
-                if entries.contains(where: { !$0.1.isEmpty }) {
+                if entries.contains(where: { !$0.value.isEmpty }) {
                     throw error(DataError.invalidValue(path: currentPath, reason: "\".value\" cannot be combined with other children").description, at: open)
                 }
                 return value.withPriority(value.isEmpty ? nil : priority)
             }
-            entries.removeAll { $0.1.isEmpty }
-            return Node(children: ChildMap(unsorted: entries), priority: priority)
+            entries.removeAll { $0.value.isEmpty }
+            return Node(children: ChildMap(unsortedEntries: entries), priority: priority)
         }
 
         mutating func readServerValue(at offset: Int) throws -> ServerValue {
