@@ -58,6 +58,9 @@ let package = Package(
                                                          .product(name: "NIOEmbedded", package: "swift-nio"),
                                                          .product(name: "NIOHTTP1", package: "swift-nio")]),
         .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBServer", "RTDBClient"], path: "Tests/CrashWriter"),
+        // Seeded mutation fuzzing of everything that reads untrusted bytes (scripts/fuzz).
+        .executableTarget(name: "rtdb-fuzz", dependencies: ["RTDBData", "RTDBProtocol", "RTDBServer", "RTDBShell"],
+                          path: "Tests/Fuzz", exclude: ["corpus"]),
         .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBServer"]),
         .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBServer"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RTDBData", "rtdb"]),

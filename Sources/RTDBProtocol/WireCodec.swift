@@ -302,7 +302,9 @@ public enum WireCodec {
                 }
             }
         }
-        return QueryParams(wire: q)
+        // A query object with nothing the protocol knows is the plain listen.
+        let params = QueryParams(wire: q)
+        return params.identifier == "default" ? nil : params
     }
 
     private static func decodeRequest(_ action: String, _ body: JSONValue, _ raw: RawData, id: Int) throws -> Request {

@@ -153,4 +153,17 @@ final class Counter: @unchecked Sendable {
         defer { count += 1 }
         return count
     }
+
+    /// A line that contains the credential in use never reaches the history, whatever the
+    /// command; lines without it do.
+    func testHistoryNeverKeepsTheCurrentCredential() {
+        let saved = HistoryFilter.credentials
+        defer { HistoryFilter.credentials = saved }
+        HistoryFilter.credentials = ["ya29.a0AfH6SMBx-secret"]
+        XCTAssertTrue(HistoryFilter.isSensitive("set /debug/token ya29.a0AfH6SMBx-secret"))
+        XCTAssertTrue(HistoryFilter.isSensitive(#"push /log {"t": "ya29.a0AfH6SMBx-secret"}"#))
+        XCTAssertTrue(HistoryFilter.isSensitive("auth something"))
+        XCTAssertFalse(HistoryFilter.isSensitive("set /debug/token ya29"))
+        XCTAssertFalse(HistoryFilter.isSensitive("get /users"))
+    }
 }

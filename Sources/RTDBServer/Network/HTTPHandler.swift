@@ -165,6 +165,21 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         Array(JSONValue.object([("error", .string(message))]).serialized().utf8)
     }
 
+    /// The database path of a REST target's path part (`/users/ada.json`), percent-decoded
+    /// and checked with the database's rules.
+    static func path(fromTarget rawPath: String) throws -> Path {
+        var segments: [String] = []
+        for segment in rawPath.dropLast(".json".count).split(separator: "/") {
+            guard let key = String(segment).removingPercentEncoding else {
+                throw RESTFailure(status: .badRequest, message: "Invalid path: a percent-encoded segment is not valid UTF-8")
+            }
+            segments.append(key)
+        }
+        let path = Path(keys: segments)
+        do { try path.validate() } catch { throw RESTFailure(status: .badRequest, message: "Invalid path: \(error)") }
+        return path
+    }
+
     /// Writes always open (and create) their namespace.
     private static func opened(_ database: Database?) throws -> Database {
         guard let database else { throw RESTFailure(status: .internalServerError, message: "the namespace is not open") }
@@ -181,15 +196,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard rawPath.hasSuffix(".json") else {
             throw RESTFailure(status: .notFound, message: "not found: REST paths end in .json, as in /users/ada.json; WebSocket clients connect to /.ws")
         }
-        var segments: [String] = []
-        for segment in rawPath.dropLast(".json".count).split(separator: "/") {
-            guard let key = String(segment).removingPercentEncoding else {
-                throw RESTFailure(status: .badRequest, message: "Invalid path: a percent-encoded segment is not valid UTF-8")
-            }
-            segments.append(key)
-        }
-        let path = Path(keys: segments)
-        do { try path.validate() } catch { throw RESTFailure(status: .badRequest, message: "Invalid path: \(error)") }
+        let path = try Self.path(fromTarget: rawPath)
         let namespace = items["ns"] ?? Self.namespace(fromHost: head.headers.first(name: "Host"))
         var method = head.method.rawValue
         if method == "POST", let override = head.headers.first(name: "X-HTTP-Method-Override") ?? items["x-http-method-override"] {

@@ -1,0 +1,87 @@
+import Foundation
+import NIOHTTP1
+import RTDBData
+import RTDBProtocol
+@testable import RTDBServer
+import RTDBShell
+
+/// A property that does not hold for an input (a crash is caught by the signal handler).
+struct PropertyFailure: Error, CustomStringConvertible {
+    let description: String
+}
+
+/// One reader of untrusted bytes and what must hold for any input: no trap, and where the
+/// reader accepts an input, what it makes survives a round trip.
+struct FuzzTarget {
+    let name: String
+    let run: ([UInt8]) throws -> Void
+
+    static let all: [FuzzTarget] = [json, wire, frames, rest, shell]
+
+    /// JSON to a Node: anything accepted is written back as JSON that reads as the same node.
+    static let json = FuzzTarget(name: "json") { input in
+        try input.withUnsafeBufferPointer { bytes in
+            _ = try? JSONValue.parse(bytes: bytes, capturing: ["d"])
+            _ = try? JSONReader.parse(bytes: bytes, options: .init(dropNonFiniteNumbers: true))
+            _ = try? JSONReader.parseUpdate(bytes: bytes, base: Path("a/b"))
+            guard let node = try? JSONReader.parse(bytes: bytes) else { return }
+            for options in [JSONWriter.Options(export: true), JSONWriter.Options(export: false, pretty: true)] {
+                let written = JSONWriter.bytes(node, options: options)
+                guard let again = try? JSONReader.parse(data: written) else {
+                    throw PropertyFailure(description: "the writer made JSON the reader refuses: \(String(decoding: written, as: UTF8.self).prefix(200))")
+                }
+                if options.export && again != node { throw PropertyFailure(description: "export JSON does not read back as the same node") }
+            }
+        }
+    }
+
+    /// Realtime messages: anything decoded encodes to bytes that decode and encode the same.
+    static let wire = FuzzTarget(name: "wire") { input in
+        let message = try input.withUnsafeBufferPointer { bytes -> Message? in try? WireCodec.decode(bytes: bytes) }
+        guard let message else { return }
+        let encoded = WireCodec.encode(message)
+        guard let again = try? WireCodec.decode(encoded) else {
+            throw PropertyFailure(description: "an encoded message does not decode: \(encoded.prefix(200))")
+        }
+        if WireCodec.encode(again) != encoded { throw PropertyFailure(description: "encoding is not stable: \(encoded.prefix(200))") }
+        for frame in WireFraming.frames(for: encoded) where frame.utf16.count > WireFraming.maxFrame {
+            throw PropertyFailure(description: "a frame of \(frame.utf16.count) units")
+        }
+    }
+
+    /// Count frames and parts, one frame per line.
+    static let frames = FuzzTarget(name: "frames") { input in
+        var assembler = WireFraming.Assembler()
+        for line in input.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
+            _ = try? assembler.receive(String(decoding: line, as: UTF8.self))
+        }
+    }
+
+    /// A REST request's target, Host, Origin and body (one per line, the body last), read as
+    /// the server reads them.
+    static let rest = FuzzTarget(name: "rest") { input in
+        let lines = input.split(separator: UInt8(ascii: "\n"), maxSplits: 3, omittingEmptySubsequences: false).map { Array($0) }
+        let target = String(decoding: lines.first ?? [], as: UTF8.self)
+        let host = lines.count > 1 ? String(decoding: lines[1], as: UTF8.self) : nil
+        let origin = lines.count > 2 ? String(decoding: lines[2], as: UTF8.self) : nil
+        let body = lines.count > 3 ? lines[3] : []
+        let (rawPath, items) = HTTPHandler.split(target)
+        _ = HTTPHandler.redacted(target)
+        _ = try? HTTPHandler.path(fromTarget: rawPath)
+        _ = try? RESTQuery.params(items)
+        _ = HTTPHandler.namespace(fromHost: host)
+        let policy = AccessPolicy()
+        _ = policy.refusal(host: host)
+        _ = policy.refusal(origin: origin)
+        body.withUnsafeBufferPointer { bytes in
+            _ = try? JSONReader.parse(bytes: bytes, options: .init(base: Path("x")))
+            _ = try? JSONReader.parseUpdate(bytes: bytes, base: Path("x"))
+        }
+    }
+
+    /// A line typed in the shell. `@` is taken out: it names a file to read.
+    static let shell = FuzzTarget(name: "shell") { input in
+        let line = String(decoding: input.map { $0 == UInt8(ascii: "@") ? UInt8(ascii: "a") : $0 }, as: UTF8.self)
+        _ = try? CommandParser.parse(line, cwd: Path("a/b"))
+    }
+}
