@@ -269,3 +269,44 @@ def test_connect_close_soak_memory_is_bounded(srv):
     # 4 KB leaked per connection would be 4 MB here.
     assert after - before < 3000, (before, after)
     assert srv.descriptors() < 64
+
+
+def test_damaged_namespace_is_refused_without_paths_and_recovered(tmp_path):
+    import subprocess
+    from wire import BINARY
+    data = str(tmp_path / "data")
+    server = Server(data=data)
+    for i in range(50):
+        assert request(server.port, "PUT", f"/k{i}.json?ns=hurt", str(i).encode())[0] == 200
+    server.stop()
+    wal = os.path.join(data, "hurt", "wal-0000000001.log")
+    damaged = bytearray(open(wal, "rb").read())
+    damaged[20] ^= 0x01
+    open(wal, "wb").write(damaged)
+
+    server = Server(data=data)
+    try:
+        status, _, body = request(server.port, "GET", "/k1.json?ns=hurt")
+        assert status == 404
+        assert b"damaged" in body and data.encode() not in body and b"wal-" not in body
+        assert wal in server.log()
+        ws = WebSocket(server.port, namespace="hurt")
+        with pytest.raises(ConnectionError):
+            while True:
+                m = ws.message()
+                if m["t"] == "c" and m["d"]["t"] == "e":
+                    assert data not in m["d"]["d"] and "damaged" in m["d"]["d"]
+    finally:
+        server.stop()
+    assert open(wal, "rb").read() == bytes(damaged), "nothing was changed"
+
+    result = subprocess.run([BINARY, "serve", "--data", data, "--recover"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert "49 log records kept; left out:" in result.stdout
+    assert "were moved to" in result.stdout
+    server = Server(data=data)
+    try:
+        assert request(server.port, "GET", "/k0.json?ns=hurt")[2] == b"null"
+        assert request(server.port, "GET", "/k49.json?ns=hurt")[2] == b"49"
+    finally:
+        server.stop()
