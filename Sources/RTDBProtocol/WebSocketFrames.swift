@@ -10,13 +10,16 @@ public enum WebSocketFrames {
     /// parts of a long message are never interleaved with another message sent from another
     /// thread meanwhile.
     public static func write(_ message: Message, on channel: Channel, masked: Bool) {
-        let frames = WireFraming.frames(for: WireCodec.encode(message))
+        let bytes = WireCodec.encodeBytes(message)
+        let (count, ranges) = WireFraming.frameRanges(for: bytes)
         let send = {
-            for frame in frames {
-                var buffer = channel.allocator.buffer(capacity: frame.utf8.count)
-                buffer.writeString(frame)
+            func frame(_ piece: ArraySlice<UInt8>) {
+                var buffer = channel.allocator.buffer(capacity: piece.count)
+                buffer.writeBytes(piece)
                 channel.write(WebSocketFrame(fin: true, opcode: .text, maskKey: masked ? .random() : nil, data: buffer), promise: nil)
             }
+            if let count { frame(ArraySlice(String(count).utf8)) }
+            for range in ranges { frame(bytes[range]) }
             channel.flush()
         }
         if channel.eventLoop.inEventLoop { send() } else { channel.eventLoop.execute(send) }

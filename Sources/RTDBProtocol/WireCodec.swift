@@ -21,6 +21,11 @@ public enum WireCodec {
     // MARK: Encoding
 
     public static func encode(_ message: Message) -> String {
+        String(decoding: encodeBytes(message), as: UTF8.self)
+    }
+
+    /// The message's JSON as UTF-8 bytes.
+    public static func encodeBytes(_ message: Message) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(64)
         switch message {
@@ -79,7 +84,7 @@ public enum WireCodec {
             }
             append(&out, "}}}")
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     private static func append(_ out: inout [UInt8], _ text: String) { out.append(contentsOf: text.utf8) }
@@ -372,20 +377,12 @@ public enum WireCodec {
 public enum WireFraming {
     public static let maxFrame = 16384
 
-    /// The frames for one message: itself, or a count frame and 16384-unit pieces (never
-    /// splitting a surrogate pair, so each frame is valid UTF-8).
+    /// The frames for one message: itself, or a count frame and pieces of at most 16384
+    /// UTF-16 units (never splitting a character, so each frame is valid UTF-8).
     public static func frames(for text: String) -> [String] {
-        let units = Array(text.utf16)
-        guard units.count > maxFrame else { return [text] }
-        var pieces: [String] = []
-        var start = 0
-        while start < units.count {
-            var end = min(start + maxFrame, units.count)
-            if end < units.count, UTF16.isLeadSurrogate(units[end - 1]) { end -= 1 }
-            pieces.append(String(decoding: units[start..<end], as: UTF16.self))
-            start = end
-        }
-        return [String(pieces.count)] + pieces
+        let bytes = Array(text.utf8)
+        let (count, ranges) = frameRanges(for: bytes)
+        return (count.map { [String($0)] } ?? []) + ranges.map { String(decoding: bytes[$0], as: UTF8.self) }
     }
 
     /// The largest message either end accepts, in UTF-8 bytes: Firebase's limit for one write
@@ -394,6 +391,32 @@ public enum WireFraming {
     /// The most parts a count frame may announce: a largest message cut into 16,384-unit
     /// frames needs about 1,030; a few times that leaves room for clients that cut smaller.
     public static let maxParts = 4096
+
+    /// The frames for one message's UTF-8 bytes, as byte ranges: the whole, or (count frame
+    /// first) pieces of at most 16384 UTF-16 units, cut between characters. Counting units
+    /// on the UTF-8 bytes avoids converting a long message to UTF-16 and back.
+    public static func frameRanges(for bytes: [UInt8]) -> (count: Int?, ranges: [Range<Int>]) {
+        // Fewer bytes than the limit in units is always one frame (a unit takes at least a byte).
+        if bytes.count <= maxFrame { return (nil, [0..<bytes.count]) }
+        var ranges: [Range<Int>] = []
+        var start = 0
+        var units = 0
+        var i = 0
+        while i < bytes.count {
+            let lead = bytes[i]
+            let (length, width) = lead < 0x80 ? (1, 1) : lead < 0xE0 ? (2, 1) : lead < 0xF0 ? (3, 1) : (4, 2)
+            if units + width > maxFrame {
+                ranges.append(start..<i)
+                start = i
+                units = 0
+            }
+            units += width
+            i += length
+        }
+        ranges.append(start..<min(i, bytes.count))
+        if ranges.count == 1 { return (nil, ranges) }
+        return (ranges.count, ranges)
+    }
 
     /// Joins incoming frames: a frame of at most 6 digits announces how many follow; "0" is a
     /// keepalive and is ignored. A message larger than `maxMessageBytes`, or a count above

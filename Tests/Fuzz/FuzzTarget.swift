@@ -44,8 +44,12 @@ struct FuzzTarget {
             throw PropertyFailure(description: "an encoded message does not decode: \(encoded.prefix(200))")
         }
         if WireCodec.encode(again) != encoded { throw PropertyFailure(description: "encoding is not stable: \(encoded.prefix(200))") }
-        for frame in WireFraming.frames(for: encoded) where frame.utf16.count > WireFraming.maxFrame {
+        let frames = WireFraming.frames(for: encoded)
+        for frame in frames where frame.utf16.count > WireFraming.maxFrame {
             throw PropertyFailure(description: "a frame of \(frame.utf16.count) units")
+        }
+        if (frames.count == 1 ? frames : Array(frames.dropFirst())).joined() != encoded {
+            throw PropertyFailure(description: "frames do not join to the message")
         }
     }
 

@@ -85,6 +85,10 @@ final class WireCodecTests: XCTestCase {
         let frames = WireFraming.frames(for: long)
         XCTAssertEqual(frames.first, "2")
         XCTAssertTrue(frames.dropFirst().allSatisfy { $0.utf16.count <= 16384 })
+        let pairs = WireFraming.frames(for: "a" + String(repeating: "🐵", count: 8192))
+        XCTAssertEqual(pairs.map(\.utf16.count), [1, 16383, 2], "a surrogate pair is never split")
+        XCTAssertEqual(WireFraming.frames(for: String(repeating: "a", count: 16384)).count, 1)
+        XCTAssertEqual(WireFraming.frames(for: String(repeating: "a", count: 16385)), ["2", String(repeating: "a", count: 16384), "a"])
         var assembler = WireFraming.Assembler()
         XCTAssertNil(try assembler.receive("0"), "keepalive")
         var joined: String?
