@@ -106,6 +106,16 @@ enum Serve {
         if !AccessPolicy.isLoopback(listenHost: options.host) {
             FileHandle.standardError.write(Data("rtdb serve: warning: listening on \(options.host), beyond this machine: anyone who can reach it can read and write every database (there are no security rules yet)\n".utf8))
         }
+        // Memory freed by closed connections goes back to the system, not only to the
+        // allocator's free lists (a disconnected slow reader may have held 32 MiB).
+        let trim = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        trim.schedule(deadline: .now() + 10, repeating: 10)
+        let mallocTrim = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "malloc_trim")  // RTLD_DEFAULT; glibc's, not in Swift's Glibc module
+        trim.setEventHandler {
+            guard let mallocTrim else { return }
+            _ = unsafeBitCast(mallocTrim, to: (@convention(c) (Int) -> Int32).self)(0)
+        }
+        trim.resume()
         // Shut down cleanly on SIGINT and SIGTERM: stop accepting, then make writes durable.
         let done = DispatchSemaphore(value: 0)
         var sources: [DispatchSourceSignal] = []
@@ -116,7 +126,7 @@ enum Serve {
             source.resume()
             sources.append(source)
         }
-        done.wait()
+        withExtendedLifetime((sources, trim)) { done.wait() }
         log("shutting down")
         server.shutdown()
         log("stopped; every acknowledged write is on disk")
