@@ -89,23 +89,8 @@ enum Serve {
             }
         }
         raiseDescriptorLimit()
-        let policy = AccessPolicy(listenHost: options.host, allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins)
-        let server: NetworkServer
-        let port: Int
-        do {
-            server = NetworkServer(namespaces: try Namespaces(folder: folder), policy: policy, log: log)
-            server.requestTimeout = .seconds(Int64(options.requestTimeout))
-            port = try server.start(host: options.host, port: options.port, tls: tls)
-        } catch {
-            FileHandle.standardError.write(Data("rtdb serve: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
-            return .unavailable
-        }
-        let (ws, http) = tls == nil ? ("ws", "http") : ("wss", "https")
-        print("rtdb serve: listening on \(options.host):\(port) (\(ws)://\(options.host):\(port)/.ws?ns=NAME, \(http)://\(options.host):\(port)/PATH.json?ns=NAME); data in \(folder)")
-        fflush(stdout)
-        if !AccessPolicy.isLoopback(listenHost: options.host) {
-            FileHandle.standardError.write(Data("rtdb serve: warning: listening on \(options.host), beyond this machine: anyone who can reach it can read and write every database (there are no security rules yet)\n".utf8))
-        }
+        // Timers and signal sources first: Dispatch opens its event descriptor on first use,
+        // and must not find the descriptors used up by clients.
         // Memory freed by closed connections goes back to the system, not only to the
         // allocator's free lists (a disconnected slow reader may have held 32 MiB).
         let trim = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
@@ -125,6 +110,23 @@ enum Serve {
             source.setEventHandler { done.signal() }
             source.resume()
             sources.append(source)
+        }
+        let policy = AccessPolicy(listenHost: options.host, allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins)
+        let server: NetworkServer
+        let port: Int
+        do {
+            server = NetworkServer(namespaces: try Namespaces(folder: folder), policy: policy, log: log)
+            server.requestTimeout = .seconds(Int64(options.requestTimeout))
+            port = try server.start(host: options.host, port: options.port, tls: tls)
+        } catch {
+            FileHandle.standardError.write(Data("rtdb serve: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
+            return .unavailable
+        }
+        let (ws, http) = tls == nil ? ("ws", "http") : ("wss", "https")
+        print("rtdb serve: listening on \(options.host):\(port) (\(ws)://\(options.host):\(port)/.ws?ns=NAME, \(http)://\(options.host):\(port)/PATH.json?ns=NAME); data in \(folder)")
+        fflush(stdout)
+        if !AccessPolicy.isLoopback(listenHost: options.host) {
+            FileHandle.standardError.write(Data("rtdb serve: warning: listening on \(options.host), beyond this machine: anyone who can reach it can read and write every database (there are no security rules yet)\n".utf8))
         }
         withExtendedLifetime((sources, trim)) { done.wait() }
         log("shutting down")

@@ -313,3 +313,29 @@ def test_damaged_namespace_is_refused_without_paths_and_recovered(tmp_path):
         assert request(server.port, "GET", "/k49.json?ns=hurt")[2] == b"49"
     finally:
         server.stop()
+
+
+def test_out_of_descriptors_the_server_neither_spins_nor_dies():
+    server = Server("--request-timeout", "2", descriptors=64)
+    try:
+        held = []
+        for _ in range(120):  # more than it can accept: the rest wait in the backlog
+            s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+            s.sendall(b"GET /a.json HTTP/1.1\r\nHost: 127.0.0.1\r\nX: ")
+            held.append(s)
+        time.sleep(0.5)
+        before = server.cpu_ticks()
+        time.sleep(1)
+        assert server.cpu_ticks() - before < 30, "the server spins on accept"
+        assert wait_until(lambda: "cannot accept connections" in server.log(), 5)
+        for s in held:
+            s.close()
+        def served():
+            try:
+                return request(server.port, "GET", "/a.json?ns=x")[0] == 200
+            except OSError:
+                return False
+        assert wait_until(served, 15)
+        assert server.alive()
+    finally:
+        server.stop()

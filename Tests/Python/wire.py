@@ -17,11 +17,15 @@ BINARY = os.environ.get("RTDB_BIN", os.path.join(ROOT, ".build", "debug", "rtdb"
 class Server:
     """`rtdb serve` on a free port, with its log collected."""
 
-    def __init__(self, *arguments, data=None):
+    def __init__(self, *arguments, data=None, descriptors=None):
         self.data = data or tempfile.mkdtemp(prefix="rtdb-hostile-")
         self.log_file = tempfile.NamedTemporaryFile(prefix="rtdb-serve-log-", delete=False)
+        def limit():
+            if descriptors:
+                import resource
+                resource.setrlimit(resource.RLIMIT_NOFILE, (descriptors, descriptors))
         self.process = subprocess.Popen([BINARY, "serve", "--port", "0", "--data", self.data, *arguments],
-                                        stdout=subprocess.PIPE, stderr=self.log_file, text=True)
+                                        stdout=subprocess.PIPE, stderr=self.log_file, text=True, preexec_fn=limit)
         line = self.process.stdout.readline()
         match = re.search(r"127\.0\.0\.1:(\d+) ", line)
         assert match, f"rtdb serve did not say where it listens: {line!r}"
@@ -40,6 +44,10 @@ class Server:
                 if line.startswith("VmRSS:"):
                     return int(line.split()[1])
         return 0
+
+    def cpu_ticks(self):
+        fields = open(f"/proc/{self.process.pid}/stat").read().rsplit(")", 1)[1].split()
+        return int(fields[11]) + int(fields[12])
 
     def threads(self):
         return len(os.listdir(f"/proc/{self.process.pid}/task"))
