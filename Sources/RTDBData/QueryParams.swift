@@ -165,8 +165,9 @@ public struct QueryParams: Equatable, Sendable, CustomStringConvertible {
         if let ep = wire["ep"] {
             end = Bound(value: Node(json: ep), key: wire["en"]?.string, inclusive: wire["ein"]?.bool ?? true)
         }
-        if let l = wire["l"]?.number {
-            limit = Int(l)
+        // A limit that is not a positive integer (unchecked input) is no limit, never a trap.
+        if let l = wire["l"]?.int, l > 0 {
+            limit = l
             viewFrom = wire["vf"]?.string.flatMap(Side.init(rawValue:))
         }
     }
