@@ -15,13 +15,6 @@ os.environ["RTDB_BIN"] = os.path.abspath(sys.argv[1])
 import wire  # noqa: E402
 
 
-def hwm(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
-
 
 def compact(value):
     return json.dumps(value, separators=(",", ":"))
@@ -36,7 +29,7 @@ payloads = {
 for name, (kind, text) in payloads.items():
     server = wire.Server()
     try:
-        idle = hwm(server.process.pid)
+        idle = server.rss_kb("VmHWM")
         start = time.time()
         if kind == "rest":
             status = wire.request(server.port, "PUT", "/big.json?ns=m&print=silent", text.encode())[0]
@@ -52,7 +45,7 @@ for name, (kind, text) in payloads.items():
             status = ws.response(1)["s"]
             size = len(message)
         elapsed = time.time() - start
-        peak = hwm(server.process.pid) - idle
+        peak = server.rss_kb("VmHWM") - idle
         print(f"memory: {name}: {size / 1e6:.1f} MB written ({status}) in {elapsed:.2f} s, "
               f"server peak +{peak // 1024} MB = {peak * 1024 / size:.1f}x the payload")
     finally:

@@ -19,13 +19,6 @@ cycles = int(sys.argv[2]) if len(sys.argv) > 2 else 2000
 listeners = int(sys.argv[3]) if len(sys.argv) > 3 else 20
 
 
-def hwm(pid):
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1])
-    return 0
-
 
 server = wire.Server()
 try:
@@ -68,7 +61,7 @@ try:
             writer.response(writes + 2)
             writes += 1
         disconnected = server.log().count("waiting for its peer to read") - seen
-        peak = hwm(server.process.pid)
+        peak = server.rss_kb("VmHWM")
         for ws in stalled:
             ws.close()
         writer.close()

@@ -68,6 +68,11 @@ public struct JSONReader {
         /// The keys from the root to the value being read, and their UTF-8 length with separators.
         var keys: [String]
         var pathBytes: Int
+        /// Objects and arrays open around the current value. Keys count against the depth
+        /// limit as they are entered, but `.priority`, `.value` and `.sv` are not keys, so
+        /// this bounds the recursion for them (a hostile document must not exhaust the stack).
+        var nesting = 0
+        static let maxNesting = Path.maxDepth + 8
 
         init(bytes: UnsafeBufferPointer<UInt8>, options: Options) {
             self.bytes = bytes
@@ -129,8 +134,13 @@ public struct JSONReader {
             guard index < bytes.count else { throw error("expected a value, found end of input") }
             if options.dropNonFiniteNumbers && nonFiniteToken() { return .empty }
             switch bytes[index] {
-            case UInt8(ascii: "{"): return try readObject()
-            case UInt8(ascii: "["): return try readArray()
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                nesting += 1
+                defer { nesting -= 1 }
+                if nesting > Cursor.maxNesting {
+                    throw error(DataError.pathTooDeep(path: currentPath, depth: keys.count + nesting).description)
+                }
+                return bytes[index] == UInt8(ascii: "{") ? try readObject() : try readArray()
             case UInt8(ascii: "\""):
                 let start = index
                 let s = try readString()

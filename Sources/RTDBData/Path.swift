@@ -11,8 +11,15 @@ public struct Path: Hashable, Sendable, CustomStringConvertible, Comparable {
     public init(keys: [String] = []) { self.keys = keys }
 
     /// Splits on "/" and drops empty segments, without validating ("" and "/" are the root).
+    /// Splits on the byte, not on characters: a "/" followed by a combining mark is one
+    /// character to Swift but still a separator to the database.
     public init(_ string: String) {
-        keys = string.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        keys = Path.segments(string)
+    }
+
+    /// The "/"-separated, non-empty segments of `string`.
+    public static func segments(_ string: String) -> [String] {
+        string.utf8.split(separator: UInt8(ascii: "/"), omittingEmptySubsequences: true).map { String(decoding: $0, as: UTF8.self) }
     }
 
     public static let root = Path()

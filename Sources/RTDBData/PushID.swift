@@ -19,7 +19,7 @@ public struct PushIDGenerator: Sendable {
         let sameMillisecond = now == lastTime
         lastTime = now
         var chars = [Character](repeating: "-", count: 20)
-        var t = now
+        var t = max(0, now)  // a clock before 1970 (a broken server's offset) counts as 1970
         for i in stride(from: 7, through: 0, by: -1) {
             chars[i] = Self.alphabet[Int(t % 64)]
             t /= 64

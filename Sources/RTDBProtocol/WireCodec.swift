@@ -221,8 +221,9 @@ public enum WireCodec {
         let d = payload["d"] ?? .null
         switch type {
         case "h":
-            guard let ts = d["ts"]?.number, let timestamp = Int64(exactly: ts.rounded()) else {
-                throw WireError("handshake needs a timestamp \"ts\" in milliseconds")
+            // Milliseconds since 1970: anything before then or after the year 33658 is not a clock.
+            guard let ts = d["ts"]?.number, ts >= 0, ts <= 1e15, let timestamp = Int64(exactly: ts.rounded()) else {
+                throw WireError("handshake needs a timestamp \"ts\" in milliseconds since 1970")
             }
             return .handshake(Handshake(timestamp: timestamp, version: d["v"]?.string ?? "5", host: d["h"]?.string ?? "",
                                         sessionID: d["s"]?.string ?? ""))

@@ -13,6 +13,7 @@ struct LogRecord: Equatable {
     }
 
     static let headerSize = 8
+    static let minimumPayload = 12
 
     func encode(into out: inout [UInt8]) {
         let start = out.count
@@ -36,7 +37,11 @@ struct LogRecord: Equatable {
     enum DecodeResult {
         case record(LogRecord, next: Int)
         case end
+        /// Not a whole record: a write cut short, or damage to its header or bytes.
         case torn(reason: String)
+        /// A whole record (its checksum matches) that cannot be read: it was written so,
+        /// never cut short. `next` is where the record after it starts.
+        case unreadable(reason: String, next: Int)
     }
 
     /// Reads the record at `offset`, or says why the bytes there are not a whole record.
@@ -47,6 +52,9 @@ struct LogRecord: Equatable {
         let crc = read32(bytes, offset + 4)
         let start = offset + headerSize
         guard length <= bytes.count - start else { return .torn(reason: "record runs past the end of the file") }
+        // The smallest record holds a count and one set's two lengths; less (zeros written
+        // ahead of the data, as a crash can leave) is no record at all.
+        guard length >= minimumPayload else { return .torn(reason: "no record here") }
         let payload = UnsafeRawBufferPointer(rebasing: bytes[start..<(start + length)])
         guard CRC32.checksum(payload) == crc else { return .torn(reason: "checksum mismatch") }
         var i = 0
@@ -55,18 +63,21 @@ struct LogRecord: Equatable {
             defer { i += 4 }
             return Int(read32(payload, i))
         }
-        guard let count = take32(), count > 0 else { return .torn(reason: "empty record") }
+        let next = start + length
+        guard let count = take32(), count > 0 else { return .unreadable(reason: "a record with no write", next: next) }
         var sets: [(Path, Node)] = []
         for _ in 0..<count {
-            guard let pl = take32(), i + pl <= payload.count else { return .torn(reason: "bad path length") }
+            guard let pl = take32(), i + pl <= payload.count else { return .unreadable(reason: "bad path length", next: next) }
             let path = Path(String(decoding: UnsafeRawBufferPointer(rebasing: payload[i..<(i + pl)]), as: UTF8.self))
             i += pl
-            guard let vl = take32(), i + vl <= payload.count else { return .torn(reason: "bad value length") }
+            guard let vl = take32(), i + vl <= payload.count else { return .unreadable(reason: "bad value length", next: next) }
             let slice = UnsafeRawBufferPointer(rebasing: payload[i..<(i + vl)])
             i += vl
-            guard let value = try? JSONReader.parse(bytes: slice.bindMemory(to: UInt8.self),
-                                                    options: .init(base: path, allowServerValues: false)) else {
-                return .torn(reason: "unreadable value")
+            let value: Node
+            do {
+                value = try JSONReader.parse(bytes: slice.bindMemory(to: UInt8.self), options: .init(base: path, allowServerValues: false))
+            } catch {
+                return .unreadable(reason: "a value that is not valid JSON (\(error))", next: next)
             }
             sets.append((path, value))
         }
@@ -80,7 +91,7 @@ struct LogRecord: Equatable {
         while candidate + headerSize <= bytes.count {
             let length = Int(read32(bytes, candidate))
             // A record holds at least its count and one set (two lengths).
-            if length >= 12 && length <= bytes.count - candidate - headerSize,
+            if length >= minimumPayload && length <= bytes.count - candidate - headerSize,
                case .record = decode(bytes, at: candidate) {
                 return candidate
             }

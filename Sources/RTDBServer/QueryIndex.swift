@@ -50,8 +50,10 @@ final class QueryIndex {
         guard lo < hi else { return .empty }
         var range = lo..<min(hi, total)
         if let limit = params.limit {
-            range = params.isViewFromLeft ? range.lowerBound..<min(range.upperBound, range.lowerBound + limit)
-                                          : max(range.lowerBound, range.upperBound - limit)..<range.upperBound
+            // Saturating: a limit larger than the list takes all of it.
+            let count = min(limit, range.count)
+            range = params.isViewFromLeft ? range.lowerBound..<(range.lowerBound + count)
+                                          : (range.upperBound - count)..<range.upperBound
         }
         var result: [(ChildKey, Node)] = []
         result.reserveCapacity(range.count)

@@ -130,10 +130,12 @@ public final class Store: @unchecked Sendable {
         record.encode(into: &pending)
         pendingCompletions.append(completion)
         pendingRoot = root
-        let start = !roundScheduled
-        roundScheduled = true
+        if !roundScheduled {
+            roundScheduled = true
+            // Enqueued under the lock, so a `close` that follows finds the round queued.
+            committer.async { self.commitRounds() }
+        }
         condition.unlock()
-        if start { committer.async { self.commitRounds() } }
     }
 
     /// Makes everything queued durable, stops the committer, snapshots a large log, unlocks.
@@ -269,6 +271,16 @@ public final class Store: @unchecked Sendable {
                     root = record.apply(to: root)
                     salvage?.records += 1
                     offset = next
+                case .unreadable(let reason, let next):
+                    // Whole but unreadable (for example a number older versions wrote as
+                    // `inf`): never a write cut short, so never cut silently.
+                    if let salvage {
+                        salvage.skipped.append("\(path): the record at byte \(offset) (\(reason))")
+                        offset = next
+                        continue
+                    }
+                    damage = (offset, reason, nil)
+                    return
                 case .torn(let reason):
                     guard let resume = LogRecord.nextRecord(raw, after: offset) else {
                         tornReason = reason
@@ -285,13 +297,18 @@ public final class Store: @unchecked Sendable {
             }
         }
         if let damage {
+            guard let resume = damage.resumesAt else {
+                throw StoreError.corrupt(file: path, offset: damage.offset, reason: "a whole record that cannot be read: \(damage.reason)")
+            }
             throw StoreError.corrupt(file: path, offset: damage.offset,
-                                     reason: "\(damage.reason), and readable records follow at byte \(damage.resumesAt ?? 0), so this is damage, not an interrupted write")
+                                     reason: "\(damage.reason), and readable records follow at byte \(resume), so this is not the end of an interrupted write (unless the machine lost power during it)")
         }
         if let reason = tornReason {
             if !isLast && salvage == nil { throw StoreError.corrupt(file: path, offset: offset, reason: reason + " in a log that is not the newest") }
-            if let salvage, bytes.count > offset {
+            if let salvage {
+                // The files are set aside whole; the new snapshot holds what was read.
                 salvage.skipped.append("\(path): \(bytes.count - offset) bytes at the end (\(reason))")
+                return root
             }
             // The tail of the newest log was being written when the process died.
             guard truncate(path, off_t(offset)) == 0 else { throw StoreError.io(operation: "truncate", path: path, errno: errno) }

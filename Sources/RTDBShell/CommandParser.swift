@@ -124,7 +124,7 @@ public enum CommandParser {
     /// Resolves a path word against `cwd`: absolute, or relative with `.` and `..`.
     public static func resolve(_ text: String, cwd: Path) -> Path {
         var keys = text.hasPrefix("/") ? [] : cwd.keys
-        for part in text.split(separator: "/", omittingEmptySubsequences: true) {
+        for part in Path.segments(text) {
             switch part {
             case ".": continue
             case "..": if !keys.isEmpty { keys.removeLast() }

@@ -66,9 +66,11 @@ struct Mutator {
         case 6, 7:
             input.insert(contentsOf: dictionary[int(dictionary.count)], at: at)
         default:
-            // Deep nesting.
-            let depth = 1 + int(600)
-            input.insert(contentsOf: Array(repeating: UInt8(ascii: int(2) == 0 ? "[" : "{"), count: depth), at: at)
+            // Deep nesting, of containers or of the keys that are not keys.
+            let depth = 1 + (int(16) == 0 ? int(3000) : int(150))
+            let opener: [UInt8] = [Array("[".utf8), Array("{\"a\":".utf8), Array("{\".priority\":".utf8),
+                                   Array("{\".value\":".utf8), Array("{\".sv\":".utf8)][int(5)]
+            input.insert(contentsOf: Array(repeating: opener, count: depth).joined(), at: at)
         }
     }
 }

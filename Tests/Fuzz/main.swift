@@ -17,8 +17,16 @@ nonisolated(unsafe) var currentLength = 0
 nonisolated(unsafe) var crashPath: UnsafeMutablePointer<CChar>? = nil
 
 func installCrashHandler() {
+    // A stack overflow must still find a stack to report on.
+    let size = 1 << 16
+    var alternate = stack_t()
+    alternate.ss_sp = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+    alternate.ss_size = size
+    sigaltstack(&alternate, nil)
     for sig in [SIGILL, SIGTRAP, SIGSEGV, SIGBUS, SIGABRT, SIGFPE] {
-        signal(sig) { sig in
+        var action = sigaction()
+        action.sa_flags = SA_ONSTACK
+        action.__sigaction_handler.sa_handler = { _ in
             if let crashPath {
                 let fd = open(crashPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
                 if fd >= 0 {
@@ -30,6 +38,7 @@ func installCrashHandler() {
             }
             _exit(70)
         }
+        sigaction(sig, &action, nil)
     }
 }
 

@@ -93,6 +93,27 @@ def test_invalid_utf8_is_refused(srv):
     still_serving(srv)
 
 
+def test_deep_nesting_under_priority_is_an_error(srv):
+    deep = '{".priority":' * 60_000 + "1" + "}" * 60_000
+    status, _, body = request(srv.port, "PUT", "/deep.json?ns=hostile", deep.encode())
+    assert status == 400 and b"levels deep" in body
+    ws = WebSocket(srv.port)
+    ws.hello()
+    ws.send('{"t":"d","d":{"r":1,"a":"p","b":{"p":"/deep","d":' + deep + "}}}")
+    assert ws.response(1)["s"] == "invalid_request"
+    ws.close()
+    still_serving(srv)
+
+
+def test_huge_limits_are_refused_or_saturate(srv):
+    request(srv.port, "PUT", "/l.json?ns=hostile", b'{"a":1,"b":2,"c":3}')
+    status, _, body = request(srv.port, "GET", '/l.json?ns=hostile&orderBy="$key"&startAfter="a"&limitToFirst=9223372036854775807')
+    assert status == 400 and b"at most 2147483647" in body
+    status, _, body = request(srv.port, "GET", '/l.json?ns=hostile&orderBy="$key"&startAfter="a"&limitToFirst=2147483647')
+    assert (status, json.loads(body)) == (200, {"b": 2, "c": 3})
+    still_serving(srv)
+
+
 def test_long_unterminated_bound_is_an_error(srv):
     bound = "%22" + "a" * 78_000
     status, _, body = request(srv.port, "GET", f"/x.json?ns=hostile&orderBy=%22$key%22&startAt={bound}")

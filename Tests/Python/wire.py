@@ -38,10 +38,11 @@ class Server:
     def alive(self):
         return self.process.poll() is None
 
-    def rss_kb(self):
+    def rss_kb(self, field="VmRSS"):
+        """Resident memory now (or, with field="VmHWM", its peak so far), in KB."""
         with open(f"/proc/{self.process.pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1])
         return 0
 

@@ -134,4 +134,23 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(JSONWriter.string(try JSONReader.parse(#"{"a": [1, "x", null, false]}"#), options: .init(style: style)),
                        #"{<k>"a"</>:[<n>1</>,<s>"x"</>,<l>null</>,<l>false</>]}"#)
     }
+
+    /// `.priority`, `.value` and `.sv` are not keys, but nesting under them is bounded too:
+    /// a hostile document cannot exhaust the stack.
+    func testNestingUnderNonKeysIsBounded() {
+        for opener in [#"{".priority":"#, #"{".value":"#, #"{".sv":"#, "["] {
+            let text = String(repeating: opener, count: 100_000) + "1"
+            XCTAssertThrowsError(try JSONReader.parse(text), opener) { error in
+                XCTAssertTrue("\(error)".contains("levels deep"), "\(error)")
+            }
+        }
+        XCTAssertThrowsError(try JSONValue.parse(String(repeating: "[", count: 100_000)))
+    }
+
+    /// A "/" followed by a combining mark is one character to Swift, but still separates keys.
+    func testPathsSplitOnTheByte() throws {
+        let path = Path("\u{594}/p/q")
+        XCTAssertEqual(path.keys, ["\u{594}", "p", "q"])
+        XCTAssertEqual(Path(path.description), path)
+    }
 }

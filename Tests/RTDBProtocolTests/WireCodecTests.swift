@@ -166,4 +166,11 @@ final class WireCodecTests: XCTestCase {
         XCTAssertTrue(thrown)
         XCTAssertEqual(try assembler.receive("{}"), "{}", "the assembler starts afresh after an error")
     }
+
+    /// A hello's clock must be a time since 1970 a client can compute with.
+    func testHandshakeTimestampsOutsideAnyClockAreErrors() {
+        for ts in ["-1", "-1e12", "1e16", "9.2e18"] {
+            XCTAssertThrowsError(try WireCodec.decode(#"{"t":"c","d":{"t":"h","d":{"ts":TS,"v":"5","h":"x","s":"y"}}}"#.replacingOccurrences(of: "TS", with: ts)), ts)
+        }
+    }
 }

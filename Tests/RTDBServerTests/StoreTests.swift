@@ -199,4 +199,31 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(JSONWriter.string(reopened.recoveredRoot), #"{"a":1,"c":{"f":"x"}}"#)
         reopened.close()
     }
+
+    /// A whole record that cannot be read (an older version's `inf`) is damage even at the
+    /// very end of the newest log: never cut silently. Salvage leaves it out and keeps the
+    /// damaged file whole beside the others.
+    func testUnreadableLastRecordIsDamageNotATornTail() throws {
+        let (folder, root) = try makeLog(3)
+        let wal = folder + "/" + Store.walName(1)
+        var payload: [UInt8] = []
+        append32(1, &payload)
+        append32(1, &payload)
+        payload.append(UInt8(ascii: "n"))
+        append32(3, &payload)
+        payload.append(contentsOf: Array("inf".utf8))
+        var record: [UInt8] = []
+        append32(UInt32(payload.count), &record)
+        payload.withUnsafeBytes { append32(CRC32.checksum($0), &record) }
+        let original = try FileIO.readFile(wal)
+        try Data(original + record + payload).write(to: URL(fileURLWithPath: wal))
+        XCTAssertThrowsError(try Store(folder: folder)) { error in
+            XCTAssertTrue("\(error)".contains("damaged at byte \(original.count): a whole record that cannot be read"), "\(error)")
+        }
+        let report = RecoveryReport()
+        let store = try Store(folder: folder, salvage: report)
+        XCTAssertEqual(store.recoveredRoot, root)
+        XCTAssertEqual(try FileIO.readFile(try XCTUnwrap(report.movedTo) + "/" + Store.walName(1)), original + record + payload)
+        store.close()
+    }
 }

@@ -72,9 +72,8 @@ final class EventStream: ListenSink, @unchecked Sendable {
         let channel = self.channel
         if thenEnd { stop() }
         channel.eventLoop.execute {
-            var buffer = channel.allocator.buffer(capacity: text.utf8.count)
-            buffer.writeString(text)
-            channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+            channel.writeBody(Array(text.utf8))
+            channel.flush()
             if thenEnd {
                 channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
             }

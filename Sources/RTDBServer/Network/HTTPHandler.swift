@@ -65,7 +65,6 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     }
 
     private var channel: Channel?
-    private var stream: EventStream?
 
     func handlerAdded(context: ChannelHandlerContext) { channel = context.channel }
 
@@ -74,7 +73,6 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         guard let channel else { return }
         channel.triggerUserOutboundEvent(HTTPPhase.longLived, promise: nil)
         let stream = EventStream(channel: channel, path: path)
-        self.stream = stream
         stream.start(version: head.version, headers: cors)
         database.stream(stream, path: path, query: query)
         let namespaces = self.namespaces
@@ -119,11 +117,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                     try? channel.pipeline.syncOperations.addHandler(upgrader, position: .before(self))
                 }
                 channel.write(HTTPServerResponsePart.head(HTTPResponseHead(version: head.version, status: reply.status, headers: headers)), promise: nil)
-                if !reply.body.isEmpty {
-                    var buffer = channel.allocator.buffer(capacity: reply.body.count)
-                    buffer.writeBytes(reply.body)
-                    channel.write(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
-                }
+                channel.writeBody(reply.body)
                 channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in
                     if !keepAlive { channel.close(promise: nil) }
                     channel.triggerUserOutboundEvent(HTTPPhase.responseSent, promise: nil)
@@ -143,14 +137,23 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             ]))
         }
         if tooLarge { return respond(Self.error(.payloadTooLarge, "the request body is larger than \(HTTPHandler.maxBody >> 20) MiB, this server's limit; split the write")) }
-        do {
-            try route(head, respond)
-        } catch let failure as RESTFailure {
-            respond(Self.error(failure.status, failure.message))
-        } catch {
-            respond(Self.error(.internalServerError, "\(error)"))
+        // Opening a namespace reads its log and a body may be megabytes of JSON: neither
+        // holds up the event loop's other connections. (The next request on this connection
+        // is not read before this one is answered.)
+        let body = self.body
+        HTTPHandler.work.async {
+            do {
+                try self.route(head, body, respond)
+            } catch let failure as RESTFailure {
+                respond(Self.error(failure.status, failure.message))
+            } catch {
+                respond(Self.error(.internalServerError, "\(error)"))
+            }
         }
     }
+
+    /// Where requests are read and routed, off the event loops.
+    private static let work = DispatchQueue(label: "rtdb.rest", attributes: .concurrent)
 
     struct RESTFailure: Error {
         let status: HTTPResponseStatus
@@ -169,8 +172,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// and checked with the database's rules.
     static func path(fromTarget rawPath: String) throws -> Path {
         var segments: [String] = []
-        for segment in rawPath.dropLast(".json".count).split(separator: "/") {
-            guard let key = String(segment).removingPercentEncoding else {
+        for segment in Path.segments(String(rawPath.dropLast(".json".count))) {
+            guard let key = segment.removingPercentEncoding else {
                 throw RESTFailure(status: .badRequest, message: "Invalid path: a percent-encoded segment is not valid UTF-8")
             }
             segments.append(key)
@@ -188,7 +191,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private static func etag(_ node: Node) -> String { node.isEmpty ? "null_etag" : node.hashString }
 
-    private func route(_ head: HTTPRequestHead, _ respond: @escaping (Reply) -> Void) throws {
+    private func route(_ head: HTTPRequestHead, _ body: ByteBuffer, _ respond: @escaping (Reply) -> Void) throws {
         let (rawPath, items) = Self.split(head.uri)
         if rawPath == "/.ws" {
             throw RESTFailure(status: .badRequest, message: "/.ws is the realtime protocol: connect with a WebSocket upgrade")
@@ -218,7 +221,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             if !released, acquired != nil { released = true; namespaces.release(namespace) }
         }
         do {
-            try route(method, head, items, path, namespace: namespace, acquired, streaming: streaming) { reply in
+            try route(method, head, items, path, body, namespace: namespace, acquired, streaming: streaming) { reply in
                 release()
                 respond(reply)
             }
@@ -228,14 +231,13 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private func route(_ method: String, _ head: HTTPRequestHead, _ items: [String: String], _ path: Path, namespace: String,
-                       _ database: Database?, streaming: Bool, _ respond: @escaping (Reply) -> Void) throws {
+    private func route(_ method: String, _ head: HTTPRequestHead, _ items: [String: String], _ path: Path, _ body: ByteBuffer,
+                       namespace: String, _ database: Database?, streaming: Bool, _ respond: @escaping (Reply) -> Void) throws {
         let print = items["print"]
         let pretty = print == "pretty"
         let silent = print == "silent"
         let export = items["format"] == "export"
         let render: (Node) -> [UInt8] = { JSONWriter.bytes($0, options: .init(export: export, pretty: pretty)) }
-        let body = self.body
         if method != "GET" && method != "DELETE" && path.isInfo {
             throw RESTFailure(status: .badRequest, message: "Invalid path: /.info is read-only")
         }

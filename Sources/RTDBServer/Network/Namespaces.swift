@@ -11,8 +11,11 @@ public final class Namespaces: @unchecked Sendable {
     private let lock = NSLock()
     // Guarded by `lock`.
     private var open: [String: Entry] = [:]
-    /// Namespaces being closed: a new user waits for the folder to be released.
+    /// Namespaces being closed (a new user waits for the folder to be released) or opened
+    /// (a second user waits for the first to finish): opening reads the whole log, so it is
+    /// done outside `lock`, and other namespaces are not held up.
     private var closing: [String: DispatchGroup] = [:]
+    private var opening: [String: DispatchGroup] = [:]
     private var sweeper: DispatchSourceTimer?
 
     private final class Entry {
@@ -41,25 +44,44 @@ public final class Namespaces: @unchecked Sendable {
             throw StoreError.failed("invalid namespace \"\(name)\": use letters, digits, \"-\" and \"_\"")
         }
         lock.lock()
-        defer { lock.unlock() }
-        while let group = closing[name] {
+        while let group = closing[name] ?? opening[name] {
             lock.unlock()
             group.wait()
             lock.lock()
         }
-        let entry: Entry
-        if let existing = open[name] {
-            entry = existing
-        } else {
-            let path = folder + "/" + name
-            if !create && !FileManager.default.fileExists(atPath: path) { return nil }
-            entry = Entry(try Database(folder: path))
-            open[name] = entry
-            startSweeping()
+        if let entry = open[name] {
+            entry.users += 1
+            entry.lastUsed = Date()
+            lock.unlock()
+            return entry.database
         }
-        entry.users += 1
-        entry.lastUsed = Date()
-        return entry.database
+        let path = folder + "/" + name
+        if !create && !FileManager.default.fileExists(atPath: path) {
+            lock.unlock()
+            return nil
+        }
+        let group = DispatchGroup()
+        group.enter()
+        opening[name] = group
+        lock.unlock()
+        defer { group.leave() }
+        let database: Database
+        do {
+            database = try Database(folder: path)
+        } catch {
+            lock.lock()
+            opening[name] = nil
+            lock.unlock()
+            throw error
+        }
+        lock.lock()
+        opening[name] = nil
+        let entry = Entry(database)
+        entry.users = 1
+        open[name] = entry
+        startSweeping()
+        lock.unlock()
+        return database
     }
 
     /// One user of `name` is done with it.

@@ -103,18 +103,24 @@ public final class NetworkServer: @unchecked Sendable {
                                                     maxAccumulatedFrameSize: WireFraming.maxMessageBytes),
                         transport.frameHandler,
                     ])
-                    do {
-                        guard let database = try namespaces.acquire(namespace) else { return }
-                        database.accept(transport, host: head.headers.first(name: "Host") ?? "127.0.0.1")
-                        log("connection from \(peer) to namespace \(namespace)")
-                        channel.closeFuture.whenComplete { _ in
-                            namespaces.release(namespace)
-                            log("connection from \(peer) closed")
+                    // Opening the namespace reads its log: off the event loop, with nothing read
+                    // from the client meanwhile.
+                    try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+                    DispatchQueue.global().async {
+                        do {
+                            guard let database = try namespaces.acquire(namespace) else { return }
+                            database.accept(transport, host: head.headers.first(name: "Host") ?? "127.0.0.1")
+                            log("connection from \(peer) to namespace \(namespace)")
+                            channel.closeFuture.whenComplete { _ in
+                                namespaces.release(namespace)
+                                log("connection from \(peer) closed")
+                            }
+                            channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
+                        } catch {
+                            log("namespace \(namespace): \(error)")
+                            transport.send(.serverError(Namespaces.clientMessage(for: error, namespace: namespace)))
+                            channel.close(promise: nil)
                         }
-                    } catch {
-                        log("namespace \(namespace): \(error)")
-                        transport.send(.serverError(Namespaces.clientMessage(for: error, namespace: namespace)))
-                        channel.close(promise: nil)
                     }
                 }
             })

@@ -1,4 +1,5 @@
 import NIOCore
+import NIOHTTP1
 
 /// Bounds what the server holds for one connection that does not read: a WebSocket listener
 /// or an event stream whose peer stopped reading, or reads slower than its data changes.
@@ -67,5 +68,23 @@ final class OutboundBudget: ChannelOutboundHandler, RemovableChannelHandler {
         closed = true
         log("closing the connection from \(context.channel.remoteAddress?.description ?? "?"): \(reason)")
         context.close(promise: nil)
+    }
+}
+
+extension Channel {
+    /// The size of the pieces a large HTTP body is written in, so `OutboundBudget` sees a
+    /// slow reader's progress piece by piece rather than only at the end of one huge write.
+    static var bodyPieceSize: Int { 256 << 10 }
+
+    /// Writes `bytes` as HTTP body parts of at most `bodyPieceSize` (on the event loop).
+    func writeBody(_ bytes: [UInt8]) {
+        var start = 0
+        while start < bytes.count {
+            let end = min(bytes.count, start + Self.bodyPieceSize)
+            var buffer = allocator.buffer(capacity: end - start)
+            buffer.writeBytes(bytes[start..<end])
+            write(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+            start = end
+        }
     }
 }

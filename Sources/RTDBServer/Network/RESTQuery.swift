@@ -38,7 +38,9 @@ enum RESTQuery {
         }
         for name in ["limitToFirst", "limitToLast"] {
             guard let text = items[name] else { continue }
-            guard let n = Int(text), n > 0 else { throw Failure(message: "\(name) must be a positive integer") }
+            guard let n = Int(text), n > 0, n <= Int(Int32.max) else {
+                throw Failure(message: "\(name) must be a positive integer of at most \(Int32.max)")
+            }
             if params.limit != nil { throw Failure(message: "limitToFirst and limitToLast cannot both be set") }
             params = name == "limitToFirst" ? params.limitToFirst(n) : params.limitToLast(n)
         }

@@ -89,7 +89,8 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         } catch let error as WireError {
             log("malformed message from \(channel.remoteAddress?.description ?? "?"): \(error.message)")
             if let id = error.requestID {
-                send(.response(id: id, .error("invalid_request", error.message)))
+                // Answered here, never counted as waiting: written directly.
+                WebSocketFrames.write(.response(id: id, .error("invalid_request", error.message)), on: channel, masked: false)
             } else {
                 send(.serverError(error.message))
             }
