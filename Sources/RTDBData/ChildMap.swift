@@ -34,6 +34,33 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         prioritizedCount = entries.reduce(0) { $0 + ($1.value.priority == nil ? 0 : 1) }
     }
 
+    /// A child not yet in a map, for `init(linking:)`.
+    typealias Leaf = WeightBalancedTree<ChildEntry>.Branch
+
+    static func leaf(_ key: ChildKey, _ value: Node) -> Leaf { Leaf(ChildEntry(key: key, value: value), nil, nil) }
+
+    /// Builds from children read in any order (later duplicates win), linking them into the
+    /// tree in place (see `WeightBalancedTree.init(linking:)`).
+    init(linking leaves: [Leaf]) {
+        var leaves = leaves
+        // Data this project wrote (snapshots, logs, the wire) is already in key order.
+        if !zip(leaves, leaves.dropFirst()).allSatisfy({ ChildKey.compare($0.element.key, $1.element.key) < 0 }) {
+            // A stable sort keeps duplicates in document order, so the last one is kept.
+            let order = leaves.indices.sorted {
+                let c = ChildKey.compare(leaves[$0].element.key, leaves[$1].element.key)
+                return c != 0 ? c < 0 : $0 < $1
+            }
+            var unique: [Leaf] = []
+            unique.reserveCapacity(order.count)
+            for i in order {
+                if let last = unique.last, last.element.key == leaves[i].element.key { unique[unique.count - 1] = leaves[i] } else { unique.append(leaves[i]) }
+            }
+            leaves = unique
+        }
+        tree = WeightBalancedTree(linking: leaves)
+        prioritizedCount = leaves.reduce(0) { $0 + ($1.element.value.priority == nil ? 0 : 1) }
+    }
+
     /// Builds from entries in any order; later duplicates win.
     public init(unsorted entries: [(ChildKey, Node)]) {
         self.init(unsortedEntries: entries.map { ChildEntry(key: $0.0, value: $0.1) })

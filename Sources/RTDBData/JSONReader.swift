@@ -308,7 +308,7 @@ public struct JSONReader {
 
         mutating func readArray() throws -> Node {
             index += 1
-            var entries: [ChildEntry] = []
+            var entries: [ChildMap.Leaf] = []
             skipWhitespace()
             if index < bytes.count && bytes[index] == UInt8(ascii: "]") { index += 1; return .empty }
             var position = 0
@@ -317,7 +317,7 @@ public struct JSONReader {
                 try enter(name, at: index)
                 let child = try readValue()
                 leave()
-                if !child.isEmpty { entries.append(ChildEntry(key: ChildKey(name), value: child)) }
+                if !child.isEmpty { entries.append(ChildMap.leaf(ChildKey(name), child)) }
                 position += 1
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unterminated array: expected ',' or ']'") }
@@ -326,13 +326,13 @@ public struct JSONReader {
                 throw error("expected ',' or ']' in array, found \(describeCurrent())")
             }
             // "0", "1", … "10" are integer keys and already in order.
-            return Node(children: ChildMap(sortedEntries: entries))
+            return Node(children: ChildMap(linking: entries))
         }
 
         mutating func readObject() throws -> Node {
             let open = index
             index += 1
-            var entries: [ChildEntry] = []
+            var entries: [ChildMap.Leaf] = []
             var priority: LeafValue?
             var value: Node?
             var serverValue: ServerValue?
@@ -376,7 +376,7 @@ public struct JSONReader {
                     try enter(key, at: keyStart)
                     let child = try readValue()
                     leave()
-                    entries.append(ChildEntry(key: ChildKey(key), value: child))
+                    entries.append(ChildMap.leaf(ChildKey(key), child))
                 }
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unterminated object: expected ',' or '}'", at: open) }
@@ -391,13 +391,13 @@ public struct JSONReader {
                 return Node(.serverValue(serverValue), priority: priority)
             }
             if let value {
-                if entries.contains(where: { !$0.value.isEmpty }) {
+                if entries.contains(where: { !$0.element.value.isEmpty }) {
                     throw error(DataError.invalidValue(path: currentPath, reason: "\".value\" cannot be combined with other children").description, at: open)
                 }
                 return value.withPriority(value.isEmpty ? nil : priority)
             }
-            entries.removeAll { $0.value.isEmpty }
-            return Node(children: ChildMap(unsortedEntries: entries), priority: priority)
+            entries.removeAll { $0.element.value.isEmpty }
+            return Node(children: ChildMap(linking: entries), priority: priority)
         }
 
         mutating func readServerValue(at offset: Int) throws -> ServerValue {

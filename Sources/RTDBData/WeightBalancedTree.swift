@@ -10,11 +10,12 @@ public protocol TreeElement: Sendable {
 /// valid, and sizes kept in each node answer rank and element-at-index in O(log n). It holds
 /// a node's children (`ChildMap`) and the engine's query indexes.
 public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
+    // Unchecked: a branch is changed only by `init(linking:)`, before any tree holds it.
     final class Branch: @unchecked Sendable {
         let element: Element
-        let left: Branch?
-        let right: Branch?
-        let size: Int
+        fileprivate(set) var left: Branch?
+        fileprivate(set) var right: Branch?
+        fileprivate(set) var size: Int
 
         init(_ element: Element, _ left: Branch?, _ right: Branch?) {
             self.element = element
@@ -37,6 +38,22 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
             return Branch(elements[mid], build(lo, mid), build(mid + 1, hi))
         }
         root = build(elements.startIndex, elements.endIndex)
+    }
+
+    /// Builds in O(n) from unlinked single branches whose elements are in strictly increasing
+    /// order, linking them in place: a large document's children are allocated once, as the
+    /// tree's own nodes, with no array of their elements beside them.
+    init(linking branches: [Branch]) {
+        func link(_ lo: Int, _ hi: Int) -> Branch? {
+            if lo >= hi { return nil }
+            let mid = (lo + hi) / 2
+            let branch = branches[mid]
+            branch.left = link(lo, mid)
+            branch.right = link(mid + 1, hi)
+            branch.size = (branch.left?.size ?? 0) + (branch.right?.size ?? 0) + 1
+            return branch
+        }
+        root = link(branches.startIndex, branches.endIndex)
     }
 
     public var count: Int { root?.size ?? 0 }
