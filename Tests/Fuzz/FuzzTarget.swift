@@ -37,7 +37,7 @@ struct FuzzTarget {
 
     /// Realtime messages: anything decoded encodes to bytes that decode and encode the same.
     static let wire = FuzzTarget(name: "wire") { input in
-        let message = try input.withUnsafeBufferPointer { bytes -> Message? in try? WireCodec.decode(bytes: bytes) }
+        let message = input.withUnsafeBufferPointer { bytes -> Message? in try? WireCodec.decode(bytes: bytes) }
         guard let message else { return }
         let encoded = WireCodec.encode(message)
         guard let again = try? WireCodec.decode(encoded) else {

@@ -84,7 +84,7 @@ for target in targets {
         do {
             try target.run(Array(input.prefix(currentLength)))
         } catch {
-            FileManager.default.createFile(atPath: path, contents: Data(input))
+            _ = FileManager.default.createFile(atPath: path, contents: Data(input))
             print("rtdb-fuzz: \(target.name): \(error) (input in \(path))")
             exit(1)
         }
