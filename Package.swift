@@ -63,7 +63,7 @@ let package = Package(
                           path: "Tests/Fuzz", exclude: ["corpus"]),
         .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBServer"]),
         .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBServer"]),
-        .testTarget(name: "EndToEndTests", dependencies: ["RTDBData", "rtdb"]),
+        .testTarget(name: "EndToEndTests", dependencies: ["RTDBData", "RTDBShell", "rtdb"]),
     ],
     swiftLanguageModes: [.v5]
 )

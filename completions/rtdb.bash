@@ -1,5 +1,6 @@
-# bash completion for rtdb: subcommands, flags, and child keys read from the database.
-# Source it from ~/.bashrc, or copy it to /usr/share/bash-completion/completions/rtdb.
+# bash completion for rtdb: commands, flags, and child keys read from the database.
+# Made by 'rtdb completions bash'. Source it from ~/.bashrc, or copy it to
+# /usr/share/bash-completion/completions/rtdb.
 
 _rtdb_keys() {
     # Child keys of $2 in the database chosen by $1 (a data folder, or empty for the default).
@@ -13,15 +14,14 @@ _rtdb() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     cword=$COMP_CWORD
-    local commands="get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit serve"
-    local options="--data --url --emulator --ns --cacert -c --keep-going --no-color --help"
+    local commands="get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit serve completions"
+    local options="--data --url --emulator --ns --cacert -c --keep-going --no-color --recover --help -h"
 
     local i data="" cmd="" cmdi=0
     for ((i = 1; i < cword; i++)); do
         case ${COMP_WORDS[i]} in
             --data) data=${COMP_WORDS[i+1]}; ((i++)) ;;
-            --url|--emulator|--ns|--cacert) ((i++)) ;;
-            -c) ((i++)) ;;
+            --url|--emulator|--ns|--cacert|-c) ((i++)) ;;
             -*) ;;
             *) cmd=${COMP_WORDS[i]}; cmdi=$i; break ;;
         esac
@@ -35,26 +35,30 @@ _rtdb() {
         COMPREPLY=($(compgen -W "$commands $options" -- "$cur"))
         return
     fi
+    if [[ $cmd == completions ]]; then
+        COMPREPLY=($(compgen -W "bash zsh fish" -- "$cur"))
+        return
+    fi
     if [[ $cur == -* ]]; then
         local flags="--json"
         case $cmd in
-            serve) flags="--host --port --data --tls-cert --tls-key --help" ;;
+            serve) flags="--host --port --data --tls-cert --tls-key --allow-origin --allow-host --request-timeout --recover --help -h" ;;
             get) flags+=" --shallow --export" ;;
             set) flags+=" --priority" ;;
             remove|rm) flags+=" --force -f" ;;
             ls) flags+=" --long -l" ;;
-            query|watch) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --events --bg"
-                [[ $cmd == query ]] && flags+=" --watch" ;;
+            query) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --watch --events --bg" ;;
+            watch) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --events --bg" ;;
         esac
         COMPREPLY=($(compgen -W "$flags" -- "$cur"))
         return
     fi
     if [[ $cmd == help ]]; then
-        COMPREPLY=($(compgen -W "$commands" -- "$cur"))
+        COMPREPLY=($(compgen -W "get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit" -- "$cur"))
         return
     fi
     # The first argument of the data commands is a path: complete it key by key.
-    case $cmd in get|set|update|push|remove|rm|priority|ls|cd|query|watch) ;; *) return ;; esac
+    case $cmd in get|set|update|push|remove|rm|priority|ls|query|watch|cd) ;; *) return ;; esac
     ((cword == cmdi + 1)) || return
     local dir="" partial=$cur
     if [[ $cur == */* ]]; then

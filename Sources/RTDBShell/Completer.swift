@@ -31,12 +31,12 @@ public struct Completer {
             let flags = spec.allFlags.map(\.name).filter { $0.hasPrefix(word) }
             return Completion(word: word, candidates: flags.map { $0 + " " })
         }
-        if spec.name == "help" {
+        if spec.argument == .command {
             return Completion(word: word, candidates: CommandSpec.all.map(\.name).filter { $0.hasPrefix(word) }.map { $0 + " " })
         }
-        // The first argument of every other command is a path.
+        // The first argument of the data commands is a path.
         let arguments = words.dropFirst().filter { !$0.hasPrefix("-") }
-        guard arguments.isEmpty, ["get", "set", "update", "push", "remove", "priority", "ls", "cd"].contains(spec.name) else {
+        guard arguments.isEmpty, spec.argument == .path else {
             return Completion(word: word, candidates: [])
         }
         let slash = word.lastIndex(of: "/")

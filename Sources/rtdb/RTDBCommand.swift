@@ -24,7 +24,9 @@ struct RTDBCommand: ParsableCommand {
 
         rtdb serve [--host 127.0.0.1] [--port 9000] [--data DIR] [--tls-cert FILE --tls-key FILE] \
         runs the local server: the realtime protocol over WebSocket and the REST API, one \
-        database per namespace.
+        database per namespace ('rtdb serve --help' lists its options).
+
+        rtdb completions bash|zsh|fish prints a completion script for that shell.
 
         Exit status: 0 success; 1 a command failed; 2 bad usage; 3 the database could not be \
         opened; 4 writes were not acknowledged before exit. Type 'help' in the shell for the \
@@ -81,6 +83,14 @@ struct RTDBCommand: ParsableCommand {
         // The pass-through argument captures everything, --help included.
         if let first = words.first, ["-h", "--help", "-help"].contains(first) {
             print(Self.helpMessage())
+            return
+        }
+        if words.first == "completions" {
+            guard words.count == 2, let script = CompletionScript.script(for: words[1]) else {
+                FileHandle.standardError.write(Data("Usage: rtdb completions bash|zsh|fish\n".utf8))
+                throw ExitCode(ExitStatus.usage.rawValue)
+            }
+            print(script, terminator: "")
             return
         }
         if words.first == "serve" {

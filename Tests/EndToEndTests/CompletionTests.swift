@@ -1,4 +1,5 @@
 import Foundation
+import RTDBShell
 import XCTest
 
 /// The bash completion script, run by bash against a real data folder.
@@ -34,5 +35,33 @@ final class CompletionTests: XCTestCase {
         XCTAssertEqual(try complete(["get", "/users/ad"], folder: folder), ["/users/ada", "/users/adam"])
         XCTAssertEqual(try complete(["rm", "/users/b"], folder: folder), ["/users/bob/"])
         XCTAssertEqual(try complete(["get", "/x", "--sh"], folder: folder), ["--shallow"])
+    }
+}
+
+/// The options the completion scripts offer are the options the program takes.
+final class ProgramOptionTests: XCTestCase {
+    func options(in help: String) -> Set<String> {
+        let section = help.components(separatedBy: "OPTIONS:").last ?? ""
+        var found = Set<String>()
+        for line in section.split(separator: "\n") {
+            let trimmed = line.trimmingCharacters(in: .whitespaces)
+            guard trimmed.hasPrefix("-") else { continue }
+            // The option's names start its line; a wrapped description may mention one too.
+            for word in trimmed.split(whereSeparator: { $0 == " " || $0 == "," || $0 == "/" }) {
+                guard word.hasPrefix("-") || word.hasPrefix("<") else { break }
+                if word.hasPrefix("-") && word.dropFirst().allSatisfy({ $0.isLetter || $0 == "-" }) { found.insert(String(word)) }
+            }
+        }
+        return found
+    }
+
+    func testTheTableMatchesTheArgumentParser() throws {
+        let global = try Binary.run(["--help"])
+        XCTAssertEqual(options(in: global.stdout), Set(ProgramOption.global.flatMap { [$0.name] + ($0.short.map { [$0] } ?? []) }), global.stdout)
+        let serve = try Binary.run(["serve", "--help"])
+        XCTAssertEqual(options(in: serve.stdout), Set(ProgramOption.serve.flatMap { [$0.name] + ($0.short.map { [$0] } ?? []) }), serve.stdout)
+        let script = try Binary.run(["completions", "bash"])
+        XCTAssertEqual(script.stdout, CompletionScript.script(for: "bash"))
+        XCTAssertEqual(try Binary.run(["completions", "csh"]).status, 2)
     }
 }

@@ -1,0 +1,282 @@
+/// The bash, zsh and fish completion scripts, made from the command table (`CommandSpec`)
+/// and the program's options (`ProgramOption`): `rtdb completions SHELL` prints them, and the
+/// files in completions/ are their output.
+public enum CompletionScript {
+    public static let shells = ["bash", "zsh", "fish"]
+
+    public static func script(for shell: String) -> String? {
+        switch shell {
+        case "bash": return bash()
+        case "zsh": return zsh()
+        case "fish": return fish()
+        default: return nil
+        }
+    }
+
+    // MARK: What the scripts are made of
+
+    static var commandNames: [String] { CommandSpec.all.flatMap { [$0.name] + $0.aliases } }
+    static var pathCommands: [String] { CommandSpec.all.filter { $0.argument == .path }.flatMap { [$0.name] + $0.aliases } }
+
+    static func names(_ flag: CommandSpec.Flag) -> [String] { [flag.name] + (flag.short.map { [$0] } ?? []) }
+    static func names(_ option: ProgramOption) -> [String] { [option.name] + (option.short.map { [$0] } ?? []) }
+
+    /// Strips the leading dashes for fish's -l/-s.
+    static func bare(_ name: String) -> String { String(name.drop { $0 == "-" }) }
+
+    /// Single quotes for the shells, with embedded ones escaped as the shell wants.
+    static func quoted(_ text: String, zsh: Bool = false) -> String {
+        var out = text.replacingOccurrences(of: "'", with: "'\\''")
+        if zsh { out = out.replacingOccurrences(of: ":", with: "\\:").replacingOccurrences(of: "[", with: "\\[").replacingOccurrences(of: "]", with: "\\]") }
+        return "'" + out + "'"
+    }
+
+    // MARK: bash
+
+    static func bash() -> String {
+        let commands = (commandNames + ProgramOption.programCommands.map(\.name)).joined(separator: " ")
+        let options = ProgramOption.global.flatMap(names).joined(separator: " ")
+        let valued = ProgramOption.global.filter(\.takesValue).flatMap(names).filter { $0 != "--data" }.joined(separator: "|")
+        let fileOptions = (ProgramOption.global + ProgramOption.serve).filter { if case .file = $0.value { return true }; return false }
+        let files = Array(Set(fileOptions.map(\.name))).sorted().joined(separator: "|")
+        var flagCases = ""
+        flagCases += "            serve) flags=\"\(ProgramOption.serve.flatMap(names).joined(separator: " "))\" ;;\n"
+        for spec in CommandSpec.all where !spec.flags.isEmpty {
+            let patterns = ([spec.name] + spec.aliases).joined(separator: "|")
+            flagCases += "            \(patterns)) flags+=\" \(spec.flags.flatMap(names).joined(separator: " "))\" ;;\n"
+        }
+        return """
+        # bash completion for rtdb: commands, flags, and child keys read from the database.
+        # Made by 'rtdb completions bash'. Source it from ~/.bashrc, or copy it to
+        # /usr/share/bash-completion/completions/rtdb.
+
+        _rtdb_keys() {
+            # Child keys of $2 in the database chosen by $1 (a data folder, or empty for the default).
+            local data=$1 parent=$2
+            rtdb ${data:+--data "$data"} ls "$parent" --json 2>/dev/null |
+                sed -e 's/^\\[//' -e 's/\\]$//' -e 's/","/"\\n"/g' | sed -e 's/^"//' -e 's/"$//'
+        }
+
+        _rtdb() {
+            local cur prev cword
+            cur=${COMP_WORDS[COMP_CWORD]}
+            prev=${COMP_WORDS[COMP_CWORD-1]}
+            cword=$COMP_CWORD
+            local commands="\(commands)"
+            local options="\(options)"
+
+            local i data="" cmd="" cmdi=0
+            for ((i = 1; i < cword; i++)); do
+                case ${COMP_WORDS[i]} in
+                    --data) data=${COMP_WORDS[i+1]}; ((i++)) ;;
+                    \(valued)) ((i++)) ;;
+                    -*) ;;
+                    *) cmd=${COMP_WORDS[i]}; cmdi=$i; break ;;
+                esac
+            done
+
+            case $prev in
+                --data) COMPREPLY=($(compgen -d -- "$cur")); return ;;
+                \(files)) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+            esac
+            if [[ -z $cmd ]]; then
+                COMPREPLY=($(compgen -W "$commands $options" -- "$cur"))
+                return
+            fi
+            if [[ $cmd == completions ]]; then
+                COMPREPLY=($(compgen -W "\(shells.joined(separator: " "))" -- "$cur"))
+                return
+            fi
+            if [[ $cur == -* ]]; then
+                local flags="\(CommandSpec.commonFlags.flatMap(names).joined(separator: " "))"
+                case $cmd in
+        \(flagCases)        esac
+                COMPREPLY=($(compgen -W "$flags" -- "$cur"))
+                return
+            fi
+            if [[ $cmd == help ]]; then
+                COMPREPLY=($(compgen -W "\(commandNames.joined(separator: " "))" -- "$cur"))
+                return
+            fi
+            # The first argument of the data commands is a path: complete it key by key.
+            case $cmd in \(pathCommands.joined(separator: "|"))) ;; *) return ;; esac
+            ((cword == cmdi + 1)) || return
+            local dir="" partial=$cur
+            if [[ $cur == */* ]]; then
+                dir=${cur%/*}/
+                partial=${cur##*/}
+            fi
+            local parent=${dir:-/}
+            local key
+            COMPREPLY=()
+            while IFS= read -r key; do
+                [[ -n $key && $key == "$partial"* ]] && COMPREPLY+=("$dir$key")
+            done < <(_rtdb_keys "$data" "$parent")
+            compopt -o nospace 2>/dev/null
+            if ((${#COMPREPLY[@]} == 1)); then
+                COMPREPLY[0]+="/"
+            fi
+        }
+
+        complete -F _rtdb rtdb
+
+        """
+    }
+
+    // MARK: zsh
+
+    static func zshOption(_ option: ProgramOption) -> String {
+        let help = "[" + option.help.replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: "[", with: "\\[") + "]"
+        var action = ""
+        switch option.value {
+        case .none: break
+        case .text(let name): action = ":" + name.lowercased().replacingOccurrences(of: ":", with: "\\:") + ":"
+        case .file: action = ":file:_files"
+        case .directory: action = ":folder:_directories"
+        }
+        let prefix = option.repeatable ? "*" : ""
+        if let short = option.short {
+            return "'(\(short) \(option.name))'{\(short),\(option.name)}'\(help)\(action)'"
+        }
+        return "'\(prefix)\(option.name)\(help)\(action)'"
+    }
+
+    static func zshFlag(_ flag: CommandSpec.Flag) -> String {
+        let help = "[" + flag.help.replacingOccurrences(of: "'", with: "").replacingOccurrences(of: "[", with: "(").replacingOccurrences(of: "]", with: ")") + "]"
+        var action = ""
+        if let value = flag.value {
+            let name = value.split(separator: " ").first.map(String.init)?.lowercased() ?? "value"
+            action = flag.choices.isEmpty ? ":\(name):" : ":\(name):(\(flag.choices.joined(separator: " ")))"
+        }
+        if let short = flag.short { return "{\(short),\(flag.name)}'\(help)\(action)'" }
+        return "'\(flag.name)\(help)\(action)'"
+    }
+
+    static func zsh() -> String {
+        var described: [String] = []
+        for spec in CommandSpec.all {
+            for name in [spec.name] + spec.aliases { described.append("        '\(name):\(spec.summary.replacingOccurrences(of: ":", with: "\\:"))'") }
+        }
+        for (name, summary) in ProgramOption.programCommands { described.append("        '\(name):\(summary)'") }
+        var flagCases = "                serve) flags=(\(ProgramOption.serve.map(zshOption).joined(separator: " "))) ;;\n"
+        for spec in CommandSpec.all where !spec.flags.isEmpty {
+            flagCases += "                \(([spec.name] + spec.aliases).joined(separator: "|"))) flags+=(\(spec.flags.map(zshFlag).joined(separator: " "))) ;;\n"
+        }
+        return """
+        #compdef rtdb
+        # zsh completion for rtdb: commands, flags, and child keys read from the database.
+        # Made by 'rtdb completions zsh'. Put this file, named _rtdb, in a folder on $fpath.
+
+        _rtdb_paths() {
+            local data=${opt_args[--data]}
+            local cur=$PREFIX dir="" parent
+            [[ $cur == */* ]] && dir=${cur%/*}/
+            parent=${dir:-/}
+            local -a keys
+            keys=(${(f)"$(rtdb ${data:+--data $data} ls $parent --json 2>/dev/null |
+                sed -e 's/^\\[//' -e 's/\\]$//' -e 's/","/"\\n"/g' | sed -e 's/^"//' -e 's/"$//')"})
+            compadd -S / -p "$dir" -- $keys
+        }
+
+        _rtdb() {
+            local -a commands
+            commands=(
+        \(described.joined(separator: "\n"))
+            )
+            local -A opt_args
+            _arguments -C \\
+        \(ProgramOption.global.map { "        " + zshOption($0) + " \\" }.joined(separator: "\n"))
+                '1: :->command' \\
+                '*:: :->args' && return
+            case $state in
+                command) _describe 'command' commands ;;
+                args)
+                    local -a flags
+                    flags=(\(CommandSpec.commonFlags.map(zshFlag).joined(separator: " ")))
+                    case $words[1] in
+        \(flagCases)                help) _describe 'command' commands; return ;;
+                        completions) _values 'shell' \(shells.joined(separator: " ")); return ;;
+                    esac
+                    case $words[1] in
+                        \(pathCommands.joined(separator: "|")))
+                            _arguments $flags '1:path:_rtdb_paths' '*:value:' ;;
+                        *) _arguments $flags ;;
+                    esac
+                    ;;
+            esac
+        }
+
+        _rtdb "$@"
+
+        """
+    }
+
+    // MARK: fish
+
+    static func fishOption(_ option: ProgramOption, condition: String?) -> String {
+        var line = "complete -c rtdb"
+        if let condition { line += " -n \"\(condition)\"" }
+        if option.name.hasPrefix("--") { line += " -l \(bare(option.name))" } else { line += " -s \(bare(option.name))" }
+        if let short = option.short { line += " -s \(bare(short))" }
+        switch option.value {
+        case .none: break
+        case .text: line += " -x"
+        case .file: line += " -r -F"
+        case .directory: line += " -r -a '(__fish_complete_directories)'"
+        }
+        return line + " -d \(quoted(option.help))"
+    }
+
+    static func fish() -> String {
+        let all = (commandNames + ProgramOption.programCommands.map(\.name)).joined(separator: " ")
+        var lines: [String] = []
+        lines.append("set -l commands \(all)")
+        lines.append("complete -c rtdb -f")
+        for option in ProgramOption.global {
+            lines.append(fishOption(option, condition: "not __fish_seen_subcommand_from $commands"))
+        }
+        for spec in CommandSpec.all {
+            lines.append("complete -c rtdb -n \"not __fish_seen_subcommand_from $commands\" -a \(quoted(([spec.name] + spec.aliases).joined(separator: " "))) -d \(quoted(spec.summary))")
+        }
+        for (name, summary) in ProgramOption.programCommands {
+            lines.append("complete -c rtdb -n \"not __fish_seen_subcommand_from $commands\" -a \(name) -d \(quoted(summary))")
+        }
+        for option in ProgramOption.serve {
+            lines.append(fishOption(option, condition: "__fish_seen_subcommand_from serve"))
+        }
+        lines.append("complete -c rtdb -n \"__fish_seen_subcommand_from completions\" -a \(quoted(shells.joined(separator: " ")))")
+        lines.append("complete -c rtdb -n \"__fish_seen_subcommand_from \(pathCommands.joined(separator: " "))\" -a '(__rtdb_paths)'")
+        lines.append("complete -c rtdb -n \"__fish_seen_subcommand_from \(commandNames.joined(separator: " "))\" -l json -d 'compact JSON output'")
+        for spec in CommandSpec.all {
+            for flag in spec.flags {
+                var line = "complete -c rtdb -n \"__fish_seen_subcommand_from \(([spec.name] + spec.aliases).joined(separator: " "))\" -l \(bare(flag.name))"
+                if let short = flag.short { line += " -s \(bare(short))" }
+                if flag.value != nil { line += " -x" }
+                if !flag.choices.isEmpty { line += " -a \(quoted(flag.choices.joined(separator: " ")))" }
+                lines.append(line + " -d \(quoted(flag.help))")
+            }
+        }
+        lines.append("complete -c rtdb -n \"__fish_seen_subcommand_from help\" -a \(quoted(commandNames.joined(separator: " ")))")
+        return """
+        # fish completion for rtdb: commands, flags, and child keys read from the database.
+        # Made by 'rtdb completions fish'. Copy to ~/.config/fish/completions/rtdb.fish.
+
+        function __rtdb_paths
+            set -l cur (commandline -ct)
+            set -l dir ''
+            if string match -q '*/*' -- $cur
+                set dir (string replace -r '[^/]*$' '' -- $cur)
+            end
+            set -l parent $dir
+            test -z "$parent"; and set parent /
+            set -l data (commandline -opc | string match -r -- '--data=?(.*)' | tail -n 1)
+            rtdb ls $parent --json 2>/dev/null | string trim -c '[]' | string split '","' | string trim -c '"' | while read -l key
+                test -n "$key"; and echo $dir$key/
+            end
+        end
+
+        \(lines.joined(separator: "\n"))
+
+        """
+    }
+}

@@ -1,0 +1,69 @@
+/// The manual's COMMANDS section, made from the command table. man/rtdb.1 holds its output
+/// between two marker comments; a test keeps them equal (scripts/generate-docs rewrites it).
+public enum ManPage {
+    public static let beginMarker = #".\" BEGIN COMMANDS (made from the command table by scripts/generate-docs; do not edit)"#
+    public static let endMarker = #".\" END COMMANDS"#
+
+    public static func commandsSection() -> String {
+        var out = [".SH COMMANDS",
+                   "Every command accepts \(flag("--json")): compact JSON output with no colour. In the shell, \\fBhelp\\fR \\fICOMMAND\\fR shows a command's examples."]
+        for spec in CommandSpec.all {
+            out.append(".TP")
+            var head = usage(spec.usage)
+            if !spec.aliases.isEmpty { head += " (also " + spec.aliases.map { "\\fB\($0)\\fR" }.joined(separator: ", ") + ")" }
+            out.append(head)
+            out.append(text(spec.details))
+            if !spec.flags.isEmpty {
+                out.append(".RS")
+                for f in spec.flags {
+                    out.append(".TP")
+                    var names = flag(f.name)
+                    if let short = f.short { names = flag(short) + ", " + names }
+                    if let value = f.value { names += " " + usage(value, commandFirst: false) }
+                    out.append(names)
+                    out.append(text(f.help))
+                }
+                out.append(".RE")
+            }
+        }
+        return ([beginMarker] + out + [endMarker]).joined(separator: "\n") + "\n"
+    }
+
+    /// Text safe for roff: backslashes and dashes escaped, no line starting with a control character.
+    static func text(_ s: String) -> String {
+        let escaped = s.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        if escaped.hasPrefix(".") || escaped.hasPrefix("'") { return "\\&" + escaped }
+        return escaped
+    }
+
+    static func flag(_ name: String) -> String { "\\fB" + text(name) + "\\fR" }
+
+    /// A usage line: the command in bold, flags in bold, placeholders (upper case) in italics.
+    static func usage(_ line: String, commandFirst: Bool = true) -> String {
+        var out = ""
+        var word = ""
+        var first = commandFirst
+        func flush() {
+            guard !word.isEmpty else { return }
+            if first || word.hasPrefix("-") {
+                out += flag(word)
+            } else if word.allSatisfy({ $0.isUppercase || $0 == "_" }) {
+                out += "\\fI" + text(word) + "\\fR"
+            } else {
+                out += text(word)
+            }
+            first = false
+            word = ""
+        }
+        for ch in line {
+            if "[]| ".contains(ch) {
+                flush()
+                out.append(ch)
+            } else {
+                word.append(ch)
+            }
+        }
+        flush()
+        return out
+    }
+}

@@ -1,0 +1,66 @@
+/// An option of the `rtdb` program itself (before any command) or of `rtdb serve`: what the
+/// completion scripts offer. The executable declares the same options to its argument
+/// parser; a test keeps the two lists equal.
+public struct ProgramOption: Sendable {
+    public enum Value: Sendable {
+        case none
+        case text(String)
+        case file
+        case directory
+    }
+
+    public var name: String
+    public var short: String?
+    public var value: Value
+    public var help: String
+    public var repeatable = false
+
+    public init(_ name: String, short: String? = nil, _ value: Value, _ help: String, repeatable: Bool = false) {
+        self.name = name
+        self.short = short
+        self.value = value
+        self.help = help
+        self.repeatable = repeatable
+    }
+
+    /// A flag that takes no value.
+    public init(_ name: String, short: String? = nil, _ help: String) {
+        self.init(name, short: short, .none, help)
+    }
+
+    public var takesValue: Bool { if case .none = value { return false }; return true }
+
+    /// `rtdb [OPTIONS] [COMMAND]`.
+    public static let global: [ProgramOption] = [
+        ProgramOption("--data", .directory, "the embedded database data folder"),
+        ProgramOption("--url", .text("URL"), "a server database URL (ws://127.0.0.1:9000?ns=demo)"),
+        ProgramOption("--emulator", .text("HOST:PORT"), "a local server or the emulator"),
+        ProgramOption("--ns", .text("NAME"), "the namespace with --emulator"),
+        ProgramOption("--cacert", .file, "trust the certificates in this PEM file (wss://, https://)"),
+        ProgramOption("-c", .text("COMMAND"), "run COMMAND and exit", repeatable: true),
+        ProgramOption("--keep-going", "run the remaining lines after an error"),
+        ProgramOption("--no-color", "no colour"),
+        ProgramOption("--recover", "salvage a damaged embedded database and exit"),
+        ProgramOption("--help", short: "-h", "show help"),
+    ]
+
+    /// `rtdb serve [OPTIONS]`.
+    public static let serve: [ProgramOption] = [
+        ProgramOption("--host", .text("ADDRESS"), "the address to listen on"),
+        ProgramOption("--port", .text("PORT"), "the port"),
+        ProgramOption("--data", .directory, "the folder of one database per namespace"),
+        ProgramOption("--tls-cert", .file, "serve TLS with this PEM certificate chain"),
+        ProgramOption("--tls-key", .file, "the PEM private key of --tls-cert"),
+        ProgramOption("--allow-origin", .text("ORIGIN"), "also serve web pages from this origin", repeatable: true),
+        ProgramOption("--allow-host", .text("NAME"), "also answer requests for this host name", repeatable: true),
+        ProgramOption("--request-timeout", .text("SECONDS"), "seconds a request may take to arrive"),
+        ProgramOption("--recover", "salvage damaged databases and exit"),
+        ProgramOption("--help", short: "-h", "show help"),
+    ]
+
+    /// Words that run something other than a shell command.
+    public static let programCommands: [(name: String, summary: String)] = [
+        ("serve", "run the local server"),
+        ("completions", "print a completion script: bash, zsh or fish"),
+    ]
+}

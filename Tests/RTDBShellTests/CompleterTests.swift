@@ -1,0 +1,38 @@
+import XCTest
+import RTDBData
+import RTDBProtocol
+@testable import RTDBShell
+
+/// In-shell Tab completion: commands, flags and child keys.
+final class CompleterTests: XCTestCase {
+    let completer = Completer { path in
+        switch path.description {
+        case "/": return [("users", true), ("uploads", true), ("version", false)]
+        case "/users": return [("ada", true), ("adam", false), ("bob", true)]
+        default: return []
+        }
+    }
+
+    func testCommands() {
+        XCTAssertEqual(completer.complete("se", cwd: .root).candidates, ["set "])
+        XCTAssertEqual(completer.complete("p", cwd: .root).candidates, ["priority ", "push ", "pwd "])
+    }
+
+    func testFlags() {
+        XCTAssertEqual(completer.complete("get /a --sh", cwd: .root).candidates, ["--shallow "])
+        XCTAssertEqual(completer.complete("set /a 1 --", cwd: .root).candidates, ["--priority ", "--json "])
+    }
+
+    func testChildKeys() {
+        XCTAssertEqual(completer.complete("get /u", cwd: .root).candidates, ["/users/", "/uploads/"])
+        XCTAssertEqual(completer.complete("get /users/ad", cwd: .root).candidates, ["/users/ada/", "/users/adam "])
+        XCTAssertEqual(completer.complete("cd ad", cwd: Path("users")).candidates, ["ada/", "adam "])
+        XCTAssertEqual(completer.complete("ls ", cwd: .root).candidates, ["users/", "uploads/", "version "])
+        XCTAssertEqual(completer.complete("help s", cwd: .root).candidates, ["set "])
+        // Every command whose first argument is a path, from the command table.
+        XCTAssertEqual(completer.complete("query /users/b", cwd: .root).candidates, ["/users/bob/"])
+        XCTAssertEqual(completer.complete("watch /v", cwd: .root).candidates, ["/version "])
+        XCTAssertEqual(completer.complete("pwd /v", cwd: .root).candidates, [])
+        XCTAssertEqual(Completer.commonPrefix(["/users/ada/", "/users/adam "]), "/users/ada")
+    }
+}
