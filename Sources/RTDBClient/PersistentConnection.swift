@@ -2,6 +2,8 @@ import Foundation
 import RTDBData
 import RTDBProtocol
 
+// Follows the Firebase JS SDK's PersistentConnection (core/PersistentConnection.ts).
+
 /// The client's link to a server across any number of transports: numbers requests and
 /// matches responses to them, keeps what must survive a lost connection, and connects
 /// again with backoff.

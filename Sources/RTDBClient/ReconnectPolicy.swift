@@ -1,6 +1,8 @@
 import Foundation
 import RTDBProtocol
 
+// Follows the Firebase JS SDK's the reconnect backoff of PersistentConnection (core/PersistentConnection.ts).
+
 /// Opens a transport to the server: the first time and after every loss. `host` is where
 /// the server last said it lives (its hello or a redirect), nil for the configured address;
 /// `lastSessionID` names the previous session so the server can tell a reconnection.

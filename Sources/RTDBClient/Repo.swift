@@ -2,6 +2,8 @@ import Foundation
 import RTDBData
 import RTDBProtocol
 
+// Follows the Firebase JS SDK's Repo (core/Repo.ts).
+
 /// The client core: the one owner of a connection's state. Every call hops onto a serial
 /// queue; completions and events are delivered on that queue.
 ///

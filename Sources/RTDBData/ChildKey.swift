@@ -1,3 +1,5 @@
+// Follows the Firebase JS SDK's nameCompare and tryParseInt (core/util/util.ts).
+
 /// A child key together with what its ordering needs, computed once.
 ///
 /// Keys that read as 32-bit integers sort first, numerically (ties by length, so "1" < "01");

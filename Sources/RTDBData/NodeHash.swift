@@ -1,6 +1,8 @@
 import Crypto
 import Foundation
 
+// Follows the Firebase JS SDK's the node hash of LeafNode and ChildrenNode (core/snap/LeafNode.ts, ChildrenNode.ts).
+
 extension Node {
     /// The node hash the realtime protocol uses for compare-and-set, listens and ETags:
     /// base64(SHA-1) of a canonical text; "" for the empty node.

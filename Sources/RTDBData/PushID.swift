@@ -1,3 +1,5 @@
+// Follows the Firebase JS SDK's nextPushId (core/util/NextPushId.ts).
+
 /// Chronological push ids: 8 characters of milliseconds, then 12 random characters that are
 /// incremented (not redrawn) within the same millisecond, so ids from one generator strictly
 /// increase and sort by creation time as strings.

@@ -1,3 +1,5 @@
+// Follows the Firebase JS SDK's QueryParams (core/view/QueryParams.ts).
+
 /// What a query asks for: an ordering, optional start and end bounds, optional limit.
 ///
 /// Bounds are kept as the official clients keep them (a value, an optional key, inclusive or

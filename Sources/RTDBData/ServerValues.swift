@@ -1,3 +1,5 @@
+// Follows the Firebase JS SDK's resolveDeferredValueSnapshot (core/util/ServerValues.ts).
+
 extension Node {
     /// Replaces server value placeholders: timestamps by `now`, increments by the existing
     /// number at the same place plus the delta (or the delta alone when there is no number).

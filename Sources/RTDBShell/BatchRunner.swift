@@ -34,21 +34,6 @@ public struct BatchRunner {
     }
 }
 
-/// The process exit statuses, as documented in the manual.
-public enum ExitStatus: Int32 {
-    case success = 0
-    /// A command failed (bad input, a rejected write, a failed read).
-    case commandFailed = 1
-    /// The command line itself was wrong.
-    case usage = 2
-    /// The database could not be opened (data folder in use or unreadable).
-    case unavailable = 3
-    /// Some writes were not acknowledged before exit.
-    case unacknowledgedWrites = 4
-}
-
-import Foundation
-
 extension BatchRunner {
     /// Ends a one-shot command: waits for its writes, reports rejections, picks the status.
     public static func finish(_ shell: Shell, failed: Bool) -> ExitStatus {

@@ -1,38 +1,3 @@
-/// A word of a command line and where it starts (0-based, in characters).
-public struct Token: Equatable, Sendable {
-    public enum Kind: Equatable, Sendable {
-        case word        // bare: a command, flag, path or bare value
-        case doubleQuoted  // "…": JSON string syntax, kept with its quotes
-        case singleQuoted  // '…': literal text, no escapes
-        case json        // {…} or […]: a JSON object or array, kept whole
-    }
-    public var text: String
-    /// In Unicode scalars from the start of the line.
-    public var column: Int
-    public var kind: Kind
-
-    /// The token's text as a word: quotes removed from quoted tokens.
-    public var unquoted: String {
-        switch kind {
-        case .word, .json: return text
-        case .singleQuoted: return String(text.dropFirst().dropLast())
-        case .doubleQuoted:
-            return (try? RTDBDataBridge.decodeJSONString(text)) ?? String(text.dropFirst().dropLast())
-        }
-    }
-}
-
-/// A command line error: a message and the column it points at.
-public struct ShellError: Error, Equatable, Sendable, CustomStringConvertible {
-    public var message: String
-    public var column: Int?
-    public init(_ message: String, column: Int? = nil) {
-        self.message = message
-        self.column = column
-    }
-    public var description: String { message }
-}
-
 /// Splits a line into tokens. A token starting with `{` or `[` runs to its matching bracket
 /// (strings inside respected), so JSON with spaces needs no quoting: `set /a {"x": 1}`.
 public enum Tokenizer {

@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's Change and ChildChangeAccumulator (packages/database/src/core/view/Change.ts, ChildChangeAccumulator.ts).
+
 /// One change to a view's event cache, before it becomes events for registrations.
 struct Change {
     var type: EventType

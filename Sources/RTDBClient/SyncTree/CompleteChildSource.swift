@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's CompleteChildSource (core/view/CompleteChildSource.ts).
+
 /// Where a filter finds children it does not hold itself (to refill a limit window).
 protocol CompleteChildSource {
     func completeChild(_ key: ChildKey) -> Node?

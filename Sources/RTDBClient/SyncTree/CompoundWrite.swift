@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's CompoundWrite (core/CompoundWrite.ts).
+
 /// Several user writes layered into one tree of overwrites: a write below an existing one
 /// is folded into it; a write above replaces everything beneath.
 struct CompoundWrite {

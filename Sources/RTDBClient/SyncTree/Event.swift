@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's Event and EventRegistration (core/view/Event.ts, EventRegistration.ts).
+
 /// The kinds of event a listener can ask for.
 public enum EventType: String, Sendable, CaseIterable {
     case value

@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's ImmutableTree (core/util/ImmutableTree.ts).
+
 /// A tree keyed by path segments with an optional value at each node: where writes,
 /// sync points and acknowledged paths are kept. Children are visited in plain string order.
 ///

@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's IndexedFilter, RangedFilter and LimitedFilter (core/view/filter/).
+
 /// Applies changes to a view's cache the way its query sees them, reporting child changes.
 protocol NodeFilter {
     var index: Index { get }

@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's Operation, Overwrite, Merge, AckUserWrite and ListenComplete (core/operation/).
+
 /// Who an operation comes from: the user, the server, or the server for one tagged query.
 enum OperationSource: Equatable {
     case user

@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's SyncPoint (core/SyncPoint.ts).
+
 /// The views at one location, one per distinct query, in the order they were added.
 final class SyncPoint {
     private(set) var views: [(id: String, view: View)] = []

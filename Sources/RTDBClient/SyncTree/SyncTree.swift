@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's SyncTree (core/SyncTree.ts).
+
 /// Tells the connection which listens the server must serve.
 protocol ListenProvider: AnyObject {
     /// Starts a listen; `complete` is called with the server's status when it answers.

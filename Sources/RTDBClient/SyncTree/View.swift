@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's View and EventGenerator (core/view/View.ts, EventGenerator.ts).
+
 /// A location with query parameters: what a listener listens to.
 public struct QuerySpec: Sendable, Equatable, CustomStringConvertible {
     public var path: Path

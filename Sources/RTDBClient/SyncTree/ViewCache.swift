@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's ViewCache and CacheNode (core/view/ViewCache.ts, CacheNode.ts).
+
 /// A cached node and how much of it is known: complete (fully initialized) or partial, and
 /// whether a query filter left children out.
 struct CacheNode {

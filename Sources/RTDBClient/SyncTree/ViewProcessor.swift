@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's ViewProcessor (core/view/ViewProcessor.ts).
+
 /// Applies an operation to a view's caches and lists the child changes it made.
 struct ViewProcessor {
     let filter: NodeFilter

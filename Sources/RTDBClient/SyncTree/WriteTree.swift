@@ -1,5 +1,7 @@
 import RTDBData
 
+// Follows the Firebase JS SDK's WriteTree (core/WriteTree.ts).
+
 /// A user write not yet acknowledged: an overwrite or a merge, with its id.
 struct UserWrite {
     enum Change {

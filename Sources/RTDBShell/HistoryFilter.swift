@@ -1,0 +1,19 @@
+import Foundation
+
+/// Lines that may carry a credential never reach the history file: lines with a keyword
+/// that introduces one, and any line that contains the credential in use (however it was
+/// typed, say pasted as a value).
+public enum HistoryFilter {
+    /// The credentials this process holds (from the environment), never shorter than 8
+    /// characters so ordinary words are not taken for one.
+    nonisolated(unsafe) public static var credentials: [String] = ["RTDB_AUTH_TOKEN", "RTDB_ACCESS_TOKEN"]
+        .compactMap { ProcessInfo.processInfo.environment[$0] }.filter { $0.count >= 8 }
+
+    public static func isSensitive(_ line: String) -> Bool {
+        if credentials.contains(where: { line.contains($0) }) { return true }
+        let lower = line.lowercased()
+        let words = lower.split(separator: " ").map(String.init)
+        if let first = words.first, first == "auth" || first == "login" { return true }
+        return ["--token", "--credentials", "--secret", "--password", "access_token=", "auth="].contains { lower.contains($0) }
+    }
+}
