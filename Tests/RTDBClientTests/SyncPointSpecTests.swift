@@ -1,11 +1,15 @@
 import Foundation
-import XCTest
+import Testing
 import RTDBData
 @testable import RTDBClient
 
-/// Drives the sync tree with every case of the official SDKs' syncPointSpec.json (read from
-/// ../shared/conformance), once at the paths given and once under foo/bar/baz.
-final class SyncPointSpecTests: XCTestCase {
+/// One case of the official SDKs' syncPointSpec.json (read from ../shared/conformance), named
+/// after the case so a failure says which.
+struct SyncPointSpecCase: Sendable, CustomTestStringConvertible {
+    let name: String
+    let json: JSONValue
+    var testDescription: String { name }
+
     static var specURL: URL {
         if let dir = ProcessInfo.processInfo.environment["RTDB_CONFORMANCE_DIR"] {
             return URL(fileURLWithPath: dir).appendingPathComponent("syncPointSpec.json")
@@ -14,24 +18,24 @@ final class SyncPointSpecTests: XCTestCase {
         return repo.deletingLastPathComponent().appendingPathComponent("shared/conformance/syncPointSpec.json")
     }
 
-    func testEveryCaseTwice() throws {
-        let text = try String(contentsOf: Self.specURL, encoding: .utf8)
-        guard case .array(let cases) = try JSONValue.parse(text) else { return XCTFail("spec is not an array") }
-        XCTAssertEqual(cases.count, 112)
-        var passed = 0
-        for spec in cases {
-            let name = spec["name"]?.string ?? "?"
-            for base in [Path.root, Path("foo/bar/baz")] {
-                do {
-                    try SpecRunner(base: base).run(spec)
-                    passed += 1
-                } catch {
-                    XCTFail("\(name) [\(base)]: \(error)")
-                }
-            }
-        }
-        XCTAssertEqual(passed, 224, "cases passed (112 × 2)")
-        print("syncPointSpec: \(passed) of \(cases.count * 2) runs passed")
+    /// Every case of the file, or none when it cannot be read (the count test then fails).
+    static let all: [SyncPointSpecCase] = {
+        guard let text = try? String(contentsOf: specURL, encoding: .utf8),
+              case .array(let cases)? = try? JSONValue.parse(text) else { return [] }
+        return cases.map { SyncPointSpecCase(name: $0["name"]?.string ?? "?", json: $0) }
+    }()
+}
+
+/// Drives the sync tree with every case of the spec, once at the paths given and once under
+/// foo/bar/baz: one test run per case and base path.
+@Suite struct SyncPointSpecTests {
+    @Test func theSpecHasEveryCase() {
+        #expect(SyncPointSpecCase.all.count == 112, "syncPointSpec.json at \(SyncPointSpecCase.specURL.path)")
+    }
+
+    @Test(arguments: SyncPointSpecCase.all, [Path.root, Path("foo/bar/baz")])
+    func syncPoint(_ spec: SyncPointSpecCase, under base: Path) throws {
+        try SpecRunner(base: base).run(spec.json)
     }
 }
 
