@@ -24,11 +24,6 @@ public enum ClientTLS {
     /// The name sent for SNI and checked in the certificate; nil for an IP address, whose
     /// certificate is checked against the address itself.
     static func serverName(for host: String) -> String? {
-        isIPAddress(host) ? nil : host
-    }
-
-    static func isIPAddress(_ host: String) -> Bool {
-        var v4 = in_addr(), v6 = in6_addr()
-        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+        HostName.isIPAddress(host) ? nil : host
     }
 }

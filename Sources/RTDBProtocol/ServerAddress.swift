@@ -34,13 +34,8 @@ public struct ServerAddress: Equatable, Sendable, CustomStringConvertible {
         case "wss", "https": secure = true
         default: throw WireError("unsupported URL scheme \"\(scheme)\": use ws://, http://, wss:// or https://")
         }
-        var namespace = components.queryItems?.first { $0.name == "ns" }?.value
-        // NAME.firebaseio.com, NAME.REGION.firebasedatabase.app: the first label names it.
-        let labels = host.split(separator: ".")
-        if namespace == nil, labels.count >= 3, !ClientTLS.isIPAddress(host) {
-            namespace = String(labels[0]).lowercased()
-        }
-        return ServerAddress(host: host, port: components.port ?? (secure ? 443 : 80), namespace: namespace ?? "default", secure: secure)
+        let namespace = components.queryItems?.first { $0.name == "ns" }?.value ?? HostName.namespace(of: host)
+        return ServerAddress(host: host, port: components.port ?? (secure ? 443 : 80), namespace: namespace, secure: secure)
     }
 
     /// The WebSocket request path: `/.ws?v=5&ns=NAME`, with `ls=ID` naming the previous

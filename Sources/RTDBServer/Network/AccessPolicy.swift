@@ -1,3 +1,5 @@
+import RTDBProtocol
+
 /// Which requests the server takes, as seen from a browser on the same machine.
 ///
 /// Binding to 127.0.0.1 keeps other machines out, but not web pages: any page a user opens
@@ -21,33 +23,16 @@ public struct AccessPolicy: Sendable {
         self.allowedOrigins = allowedOrigins.map { $0.lowercased() }
     }
 
-    /// The host name of a `Host` header value: `[::1]:9000` → `::1`, `Demo.localhost:9000` →
-    /// `demo.localhost`.
-    static func hostName(_ header: String) -> String {
-        var host = Substring(header.lowercased())
-        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
-            return String(host[host.index(after: host.startIndex)..<close])
-        }
-        if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
-        return String(host)
-    }
-
-    static func isIPAddress(_ host: String) -> Bool {
-        if host.contains(":") { return host.allSatisfy { $0.isHexDigit || $0 == ":" || $0 == "." } }
-        let parts = host.split(separator: ".", omittingEmptySubsequences: false)
-        return parts.count == 4 && parts.allSatisfy { part in part.count <= 3 && !part.isEmpty && part.allSatisfy(\.isASCII) && UInt8(part) != nil }
-    }
-
     static func isLoopbackName(_ host: String) -> Bool {
         host == "localhost" || host.hasSuffix(".localhost") || host == "::1"
-            || (isIPAddress(host) && host.hasPrefix("127."))
+            || (HostName.isIPAddress(host) && host.hasPrefix("127."))
     }
 
     /// Nil when the `Host` header is acceptable, else why not.
     public func refusal(host header: String?) -> String? {
         guard let header, !header.isEmpty else { return nil }
-        let host = AccessPolicy.hostName(header)
-        if AccessPolicy.isIPAddress(host) || AccessPolicy.isLoopbackName(host) || host == listenHost.lowercased()
+        let host = HostName.name(ofHostHeader: header)
+        if HostName.isIPAddress(host) || AccessPolicy.isLoopbackName(host) || host == listenHost.lowercased()
             || allowedHosts.contains(host) || allowedHosts.contains("*") {
             return nil
         }
@@ -60,7 +45,7 @@ public struct AccessPolicy: Sendable {
         let lowered = origin.lowercased()
         if allowedOrigins.contains("*") || allowedOrigins.contains(lowered) { return nil }
         for scheme in ["http://", "https://"] where lowered.hasPrefix(scheme) {
-            let host = AccessPolicy.hostName(String(lowered.dropFirst(scheme.count)))
+            let host = HostName.name(ofHostHeader: String(lowered.dropFirst(scheme.count)))
             if AccessPolicy.isLoopbackName(host) { return nil }
         }
         return "requests from web pages at \(origin) are refused; start rtdb serve with --allow-origin \(origin) to allow them"

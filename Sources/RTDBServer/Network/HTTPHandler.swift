@@ -357,11 +357,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         return (String(uri[..<q]), items)
     }
 
-    /// `demo.localhost:9000` → demo; an address or a bare host → "default".
-    static func namespace(fromHost host: String?) -> String {
-        guard let host = host?.split(separator: ":").first else { return "default" }
-        let labels = host.split(separator: ".")
-        if labels.count >= 2, !host.allSatisfy({ $0.isNumber || $0 == "." }) { return String(labels[0]).lowercased() }
-        return "default"
+    /// The namespace a `Host` header names (`demo.localhost:9000` → demo), as clients read it.
+    static func namespace(fromHost header: String?) -> String {
+        header.map { HostName.namespace(of: HostName.name(ofHostHeader: $0)) } ?? "default"
     }
 }

@@ -1,0 +1,32 @@
+import Foundation
+
+/// Rules about host names that the client and the server share, so both read a host the
+/// same way.
+public enum HostName {
+    /// The host name of a `Host` header value, lower case, without the port:
+    /// `[::1]:9000` → `::1`, `Demo.localhost:9000` → `demo.localhost`.
+    public static func name(ofHostHeader header: String) -> String {
+        var host = Substring(header.lowercased())
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+            return String(host[host.index(after: host.startIndex)..<close])
+        }
+        if let colon = host.lastIndex(of: ":") { host = host[..<colon] }
+        return String(host)
+    }
+
+    /// An IPv4 or IPv6 address rather than a name.
+    public static func isIPAddress(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
+    }
+
+    /// The namespace a host names: its first label, as hosted Firebase and the emulator read
+    /// it (`my-app.firebaseio.com`, `my-app.europe-west1.firebasedatabase.app`,
+    /// `demo.localhost` → `my-app`, `my-app`, `demo`); "default" for an address or a
+    /// single-label name such as `localhost`.
+    public static func namespace(of host: String) -> String {
+        let labels = host.split(separator: ".")
+        guard labels.count >= 2, !isIPAddress(host) else { return "default" }
+        return String(labels[0]).lowercased()
+    }
+}
