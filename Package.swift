@@ -18,9 +18,12 @@ let package = Package(
         .target(name: "RTDBData", dependencies: [
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
-        // Realtime protocol messages and transports.
-        .target(name: "RTDBProtocol", dependencies: [
-            "RTDBData",
+        // Realtime protocol messages, their wire form, the transport abstraction; no I/O.
+        .target(name: "RTDBProtocol", dependencies: ["RTDBData"]),
+        // The realtime protocol over WebSocket and TLS (SwiftNIO): the client's transport and
+        // the frame handling both ends share.
+        .target(name: "RTDBTransport", dependencies: [
+            "RTDBProtocol",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -31,7 +34,7 @@ let package = Package(
         .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol"]),
         // The server engine and its durable store.
         .target(name: "RTDBServer", dependencies: [
-            "RTDBData", "RTDBProtocol",
+            "RTDBData", "RTDBProtocol", "RTDBTransport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -43,12 +46,12 @@ let package = Package(
         // Command language, renderers, line editor, batch runner.
         .target(name: "RTDBShell", dependencies: ["RTDBClient", "CEditLine"]),
         .executableTarget(name: "rtdb", dependencies: [
-            "RTDBShell", "RTDBServer", "RTDBProtocol", "RTDBClient",
+            "RTDBShell", "RTDBServer", "RTDBProtocol", "RTDBTransport", "RTDBClient",
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBServer", "RTDBClient",
+        .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBServer", "RTDBClient", "RTDBTransport",
                                                                  .product(name: "NIOPosix", package: "swift-nio")],
                           path: "Benchmarks/RTDBBenchmarks"),
 

@@ -3,6 +3,7 @@ import Foundation
 import NIOPosix
 import RTDBClient
 import RTDBProtocol
+import RTDBTransport
 import RTDBData
 import RTDBServer
 

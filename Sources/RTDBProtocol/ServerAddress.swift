@@ -1,9 +1,4 @@
 import Foundation
-import NIOCore
-import NIOHTTP1
-import NIOPosix
-import NIOSSL
-import NIOWebSocket
 import RTDBData
 
 /// Where a client connects: host, port, namespace, and the WebSocket path with the

@@ -3,6 +3,7 @@ import NIOPosix
 import NIOSSL
 import RTDBClient
 import RTDBProtocol
+import RTDBTransport
 import RTDBShell
 
 /// A database on a server (`rtdb serve`, the Firebase emulator, hosted Firebase): the client

@@ -2,6 +2,7 @@ import NIOCore
 import NIOWebSocket
 import RTDBData
 import RTDBProtocol
+import RTDBTransport
 
 /// The server's end of a realtime connection over a WebSocket: encodes, frames and sends
 /// messages; joins and decodes what arrives. A malformed message gets an error answer and

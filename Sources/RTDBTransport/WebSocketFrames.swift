@@ -1,5 +1,6 @@
 import NIOCore
 import NIOWebSocket
+import RTDBProtocol
 
 /// The WebSocket side both ends of a realtime connection share.
 public enum WebSocketFrames {

@@ -1,5 +1,6 @@
 import Foundation
 import NIOSSL
+import RTDBProtocol
 
 /// TLS for `wss://` connections: the server's certificate is checked against the system's
 /// trusted authorities, or against `trustedCertificates` (a PEM file, e.g. the certificate

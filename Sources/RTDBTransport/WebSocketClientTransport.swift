@@ -5,6 +5,7 @@ import NIOPosix
 import NIOSSL
 import NIOWebSocket
 import RTDBData
+import RTDBProtocol
 
 /// A client's realtime connection over a WebSocket (`ws://`). Messages sent before the
 /// socket is open wait in order; each is encoded, split into frames and masked.
