@@ -32,9 +32,11 @@ let package = Package(
         ]),
         // The client core.
         .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol"]),
-        // The server engine and its durable store.
+        // The engine: a database's live tree, its durable store, sessions and listens.
+        .target(name: "RTDBEngine", dependencies: ["RTDBData", "RTDBProtocol"]),
+        // `rtdb serve`: the engine's network fronts (WebSocket, REST, Server-Sent Events).
         .target(name: "RTDBServer", dependencies: [
-            "RTDBData", "RTDBProtocol", "RTDBTransport",
+            "RTDBData", "RTDBProtocol", "RTDBEngine", "RTDBTransport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -46,26 +48,27 @@ let package = Package(
         // Command language, renderers, line editor, batch runner.
         .target(name: "RTDBShell", dependencies: ["RTDBClient", "CEditLine"]),
         .executableTarget(name: "rtdb", dependencies: [
-            "RTDBShell", "RTDBServer", "RTDBProtocol", "RTDBTransport", "RTDBClient",
+            "RTDBShell", "RTDBEngine", "RTDBServer", "RTDBProtocol", "RTDBTransport", "RTDBClient",
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBServer", "RTDBClient", "RTDBTransport",
+        .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBEngine", "RTDBServer", "RTDBClient", "RTDBTransport",
                                                                  .product(name: "NIOPosix", package: "swift-nio")],
                           path: "Benchmarks/RTDBBenchmarks"),
 
         .testTarget(name: "RTDBDataTests", dependencies: ["RTDBData"]),
         .testTarget(name: "RTDBProtocolTests", dependencies: ["RTDBProtocol"]),
-        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBServer", "RTDBClient", "rtdb-crash-writer",
+        .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBClient", "rtdb-crash-writer"]),
+        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBEngine", "RTDBServer",
                                                          .product(name: "NIOEmbedded", package: "swift-nio"),
                                                          .product(name: "NIOHTTP1", package: "swift-nio")]),
-        .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBServer", "RTDBClient"], path: "Tests/CrashWriter"),
+        .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBEngine", "RTDBClient"], path: "Tests/CrashWriter"),
         // Seeded mutation fuzzing of everything that reads untrusted bytes (scripts/fuzz).
         .executableTarget(name: "rtdb-fuzz", dependencies: ["RTDBData", "RTDBProtocol", "RTDBServer", "RTDBShell"],
                           path: "Tests/Fuzz", exclude: ["corpus"]),
-        .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBServer"]),
-        .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBServer"]),
+        .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBEngine"]),
+        .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBEngine"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RTDBData", "RTDBShell", "rtdb"]),
     ],
     swiftLanguageModes: [.v5]

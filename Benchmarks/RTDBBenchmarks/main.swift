@@ -5,6 +5,7 @@ import RTDBClient
 import RTDBProtocol
 import RTDBTransport
 import RTDBData
+import RTDBEngine
 import RTDBServer
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {

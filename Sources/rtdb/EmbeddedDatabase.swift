@@ -1,7 +1,7 @@
 import Foundation
 import RTDBClient
 import RTDBProtocol
-import RTDBServer
+import RTDBEngine
 import RTDBShell
 
 /// Embedded mode: the server engine in this process, behind an in-process connection that

@@ -1,5 +1,5 @@
 import Foundation
-import RTDBServer
+import RTDBEngine
 import RTDBShell
 
 /// `--recover`: opens each data folder in salvage mode and says, per folder, what was kept

@@ -5,7 +5,7 @@ import Foundation
 import RTDBClient
 import RTDBData
 import RTDBProtocol
-import RTDBServer
+import RTDBEngine
 
 setvbuf(stdout, nil, _IOLBF, 0)
 let arguments = CommandLine.arguments

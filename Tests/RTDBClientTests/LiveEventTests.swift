@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import RTDBData
 import RTDBProtocol
-import RTDBServer
+import RTDBEngine
 @testable import RTDBClient
 
 /// Listeners on a real engine over the in-process transport: what a user of `watch` sees.

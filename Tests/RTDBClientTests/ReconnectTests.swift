@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import RTDBData
 import RTDBProtocol
-import RTDBServer
+import RTDBEngine
 @testable import RTDBClient
 
 /// Losing the connection and getting it back: listens and writes survive, `.info/connected`

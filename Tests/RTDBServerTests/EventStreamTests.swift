@@ -4,6 +4,7 @@ import NIOHTTP1
 import XCTest
 import RTDBData
 import RTDBProtocol
+@testable import RTDBEngine
 @testable import RTDBServer
 
 /// The Server-Sent Events a REST stream writes, byte for byte.

@@ -1,13 +1,14 @@
 import Foundation
 import XCTest
 import RTDBData
+@testable import RTDBEngine
 @testable import RTDBServer
 
 final class NamespacesTests: XCTestCase {
     /// Databases nobody uses are closed after a while (their folder unlocked, their memory
     /// freed) and open again on the next use; one in use stays open.
     func testIdleNamespacesCloseAndReopen() throws {
-        let namespaces = try Namespaces(folder: temporaryFolder())
+        let namespaces = try Namespaces(folder: NSTemporaryDirectory() + "rtdb-namespaces-" + UUID().uuidString)
         XCTAssertNil(try namespaces.acquire("ghost", create: false), "a read of nothing opens nothing")
         XCTAssertFalse(FileManager.default.fileExists(atPath: namespaces.folder + "/ghost"))
         let busy = try XCTUnwrap(namespaces.acquire("busy"))

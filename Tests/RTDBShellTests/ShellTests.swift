@@ -2,7 +2,7 @@ import XCTest
 import RTDBClient
 import RTDBData
 import RTDBProtocol
-import RTDBServer
+import RTDBEngine
 @testable import RTDBShell
 
 /// The shell against a real embedded engine, output captured.

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOHTTP1
 import RTDBData
+import RTDBEngine
 import RTDBProtocol
 
 /// A REST stream (`Accept: text/event-stream`): each change at the listened location goes

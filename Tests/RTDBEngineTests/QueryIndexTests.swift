@@ -1,6 +1,6 @@
 import XCTest
 @testable import RTDBData
-@testable import RTDBServer
+@testable import RTDBEngine
 
 /// The index answers every query form exactly as sorting the whole list would.
 final class QueryIndexTests: XCTestCase {

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOWebSocket
 import RTDBData
+import RTDBEngine
 import RTDBProtocol
 import RTDBTransport
 

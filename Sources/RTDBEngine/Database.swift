@@ -195,6 +195,14 @@ public final class Database: @unchecked Sendable {
         }
     }
 
+    /// A REST stream went away (from any thread): its listens go with it, then `completion` runs.
+    public func detach(_ sink: ListenSink, then completion: @escaping () -> Void = {}) {
+        queue.async {
+            self.sessionClosed(sink)
+            completion()
+        }
+    }
+
     /// A connection or stream went away: its listens go with it.
     public func sessionClosed(_ session: ListenSink) {
         dispatchPrecondition(condition: .onQueue(queue))

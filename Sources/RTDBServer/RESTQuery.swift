@@ -1,4 +1,5 @@
 import RTDBData
+import RTDBEngine
 
 /// Query parameters of a REST request: orderBy as a JSON string, bounds as JSON values
 /// optionally followed by `,"key"`, limits as integers.

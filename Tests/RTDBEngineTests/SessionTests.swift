@@ -2,7 +2,7 @@ import Foundation
 import XCTest
 import RTDBData
 import RTDBProtocol
-@testable import RTDBServer
+@testable import RTDBEngine
 
 /// A realtime session at the message level: onDisconnect, auth, listens and their pushes.
 final class SessionTests: XCTestCase {

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 import RTDBData
-@testable import RTDBServer
+@testable import RTDBEngine
 
 /// Kills a writer with SIGKILL at random moments and checks that every write it saw
 /// acknowledged is there after restart, and that no two-path update is half applied.

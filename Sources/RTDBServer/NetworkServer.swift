@@ -5,6 +5,7 @@ import NIOPosix
 import NIOSSL
 import NIOWebSocket
 import RTDBData
+import RTDBEngine
 import RTDBProtocol
 
 /// `rtdb serve`: the engine on a TCP port — the realtime protocol over WebSocket at

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 @testable import RTDBData
-@testable import RTDBServer
+@testable import RTDBEngine
 
 func temporaryFolder() -> String {
     let path = NSTemporaryDirectory() + "rtdb-test-" + UUID().uuidString

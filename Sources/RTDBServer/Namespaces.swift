@@ -1,5 +1,6 @@
 import Foundation
 import RTDBData
+import RTDBEngine
 
 /// The databases of one server, one per namespace, each in its own folder under the data
 /// folder. A database is opened on first use and closed again once nobody has used it for

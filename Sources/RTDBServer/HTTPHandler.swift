@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import RTDBData
+import RTDBEngine
 import RTDBProtocol
 
 /// The REST API on the server's port: `/path.json` with GET, PUT, POST, PATCH and DELETE,
@@ -78,10 +79,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let namespaces = self.namespaces
         channel.closeFuture.whenComplete { _ in
             stream.stop()
-            database.queue.async {
-                database.sessionClosed(stream)
-                namespaces.release(namespace)
-            }
+            database.detach(stream) { namespaces.release(namespace) }
         }
     }
 

@@ -5,7 +5,7 @@ import Darwin
 #endif
 
 /// Thin POSIX helpers for the store: whole writes, syncs, and directory listings.
-enum FileIO {
+public enum FileIO {
     static func open(_ path: String, _ flags: Int32, mode: mode_t = 0o600) throws -> Int32 {
         let fd = Glibc.open(path, flags | O_CLOEXEC, mode)
         if fd < 0 { throw StoreError.io(operation: "open", path: path, errno: errno) }
@@ -71,7 +71,7 @@ enum FileIO {
     }
 
     /// Creates the folder and its parents (mode 0700 for the ones it makes).
-    static func makeDirectories(_ path: String) throws {
+    public static func makeDirectories(_ path: String) throws {
         var current = path.hasPrefix("/") ? "" : "."
         for part in path.split(separator: "/") {
             current += "/" + part
