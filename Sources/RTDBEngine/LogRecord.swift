@@ -91,9 +91,11 @@ struct LogRecord: Equatable {
         while candidate + headerSize <= bytes.count {
             let length = Int(read32(bytes, candidate))
             // A record holds at least its count and one set (two lengths).
-            if length >= minimumPayload && length <= bytes.count - candidate - headerSize,
-               case .record = decode(bytes, at: candidate) {
-                return candidate
+            if length >= minimumPayload && length <= bytes.count - candidate - headerSize {
+                switch decode(bytes, at: candidate) {
+                case .record, .unreadable: return candidate  // whole records: what follows is not a torn tail
+                default: break
+                }
             }
             candidate += 1
         }

@@ -20,13 +20,13 @@ public enum HostName {
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
-    /// The namespace a host names: its first label, as hosted Firebase and the emulator read
-    /// it (`my-app.firebaseio.com`, `my-app.europe-west1.firebasedatabase.app`,
-    /// `demo.localhost` → `my-app`, `my-app`, `demo`); "default" for an address or a
-    /// single-label name such as `localhost`.
+    /// The namespace a host names: the first label of a hosted database's host, as the
+    /// official SDKs read it (`my-app.firebaseio.com`, `my-app.europe-west1.firebasedatabase.app`
+    /// → `my-app`: three labels or more), or of a local `NAME.localhost`; "default" for an
+    /// address and for other names (`localhost`, `mybox.lan`).
     public static func namespace(of host: String) -> String {
-        let labels = host.split(separator: ".")
-        guard labels.count >= 2, !isIPAddress(host) else { return "default" }
-        return String(labels[0]).lowercased()
+        let labels = host.lowercased().split(separator: ".")
+        guard !isIPAddress(host), labels.count >= 3 || (labels.count == 2 && labels[1] == "localhost") else { return "default" }
+        return String(labels[0])
     }
 }

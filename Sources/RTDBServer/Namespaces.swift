@@ -17,6 +17,8 @@ public final class Namespaces: @unchecked Sendable {
     /// done outside `lock`, and other namespaces are not held up.
     private var closing: [String: DispatchGroup] = [:]
     private var opening: [String: DispatchGroup] = [:]
+    /// Set by `closeAll`: nothing opens after it.
+    private var shutDown = false
     private var sweeper: DispatchSourceTimer?
 
     private final class Entry {
@@ -49,6 +51,10 @@ public final class Namespaces: @unchecked Sendable {
             lock.unlock()
             group.wait()
             lock.lock()
+        }
+        if shutDown {
+            lock.unlock()
+            throw StoreError.failed("the server is shutting down")
         }
         if let entry = open[name] {
             entry.users += 1
@@ -126,7 +132,7 @@ public final class Namespaces: @unchecked Sendable {
     }
 
     private func startSweeping() {
-        guard sweeper == nil else { return }
+        guard sweeper == nil, !shutDown else { return }
         let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
         let interval = max(1, idleClose / 4)
         timer.schedule(deadline: .now() + interval, repeating: interval)
@@ -145,11 +151,17 @@ public final class Namespaces: @unchecked Sendable {
         }
     }
 
-    /// Makes every write durable and releases every folder.
+    /// Makes every write durable and releases every folder; namespaces being opened are
+    /// waited for and closed too, and none opens after.
     public func closeAll() {
         lock.lock()
+        shutDown = true
         sweeper?.cancel()
         sweeper = nil
+        let waits = Array(opening.values) + Array(closing.values)
+        lock.unlock()
+        for group in waits { group.wait() }
+        lock.lock()
         let all = open.values.map(\.database)
         open = [:]
         lock.unlock()

@@ -107,16 +107,22 @@ public final class NetworkServer: @unchecked Sendable {
                     // Opening the namespace reads its log: off the event loop, with nothing read
                     // from the client meanwhile.
                     try channel.syncOptions?.setOption(ChannelOptions.autoRead, value: false)
+                    let host = head.headers.first(name: "Host") ?? "127.0.0.1"
                     DispatchQueue.global().async {
                         do {
                             guard let database = try namespaces.acquire(namespace) else { return }
-                            database.accept(transport, host: head.headers.first(name: "Host") ?? "127.0.0.1")
-                            log("connection from \(peer) to namespace \(namespace)")
-                            channel.closeFuture.whenComplete { _ in
-                                namespaces.release(namespace)
-                                log("connection from \(peer) closed")
+                            // Back on the event loop, where the transport's close is reported:
+                            // a client gone meanwhile gets no session.
+                            channel.eventLoop.execute {
+                                guard channel.isActive else { return namespaces.release(namespace) }
+                                database.accept(transport, host: host)
+                                log("connection from \(peer) to namespace \(namespace)")
+                                channel.closeFuture.whenComplete { _ in
+                                    namespaces.release(namespace)
+                                    log("connection from \(peer) closed")
+                                }
+                                channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
                             }
-                            channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
                         } catch {
                             log("namespace \(namespace): \(error)")
                             transport.send(.serverError(Namespaces.clientMessage(for: error, namespace: namespace)))

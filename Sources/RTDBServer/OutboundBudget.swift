@@ -4,12 +4,15 @@ import NIOHTTP1
 /// Bounds what the server holds for one connection that does not read: a WebSocket listener
 /// or an event stream whose peer stopped reading, or reads slower than its data changes.
 ///
-/// Bytes written but not yet taken by the socket are counted. Any one write may be large (a
-/// large read's answer); a further write while more than `limit` bytes already wait, or bytes
+/// Bytes written but not yet taken by the socket are counted. One answer (the writes up to a
+/// flush: a large read's body in pieces, one event, one message's frames) may be of any
+/// size; a write while more than `limit` bytes of earlier answers still wait, or bytes
 /// waiting with no progress for `stallTimeout`, close the connection, rather than let one
 /// slow peer exhaust the server's memory. (A peer that reads nothing cannot be sent a
 /// goodbye; the server's log says why.)
 final class OutboundBudget: ChannelOutboundHandler, RemovableChannelHandler {
+    // Written since the last flush: the answer being written now.
+    private var unflushed = 0
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
 
@@ -50,17 +53,25 @@ final class OutboundBudget: ChannelOutboundHandler, RemovableChannelHandler {
         }
         let size = unwrapOutboundIn(data).readableBytes
         if waiting == 0 { lastProgress = .now() }
+        if size > 0 && waiting - unflushed > limit {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return overflow(context, "more than \(limit >> 20) MiB is waiting for its peer to read")
+        }
         waiting += size
+        unflushed += size
         let done = promise ?? context.eventLoop.makePromise()
         done.futureResult.whenComplete { [weak self] _ in
             guard let self else { return }
             self.waiting -= size
+            self.unflushed = min(self.unflushed, self.waiting)
             self.lastProgress = .now()
         }
         context.write(data, promise: done)
-        if size > 0 && waiting - size > limit {
-            overflow(context, "more than \(limit >> 20) MiB is waiting for its peer to read")
-        }
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        unflushed = 0
+        context.flush()
     }
 
     private func overflow(_ context: ChannelHandlerContext, _ reason: String) {

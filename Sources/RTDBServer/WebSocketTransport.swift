@@ -23,9 +23,16 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         self.log = log
     }
 
+    /// Messages that arrived before the session started (bytes sent right behind the
+    /// upgrade request), delivered when it does. Both happen on the event loop.
+    private var early: [Message] = []
+
     func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {
         self.onMessage = onMessage
         self.onClose = onClose
+        let waiting = early
+        early = []
+        for message in waiting { onMessage(message) }
     }
 
     /// Requests read but not yet answered, by id (count and bytes), kept on the event loop:
@@ -87,7 +94,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         do {
             let decoded = try WireCodec.decode(message)
             if case .request(let id, _) = decoded { received(request: id, bytes: message.utf8.count) }
-            onMessage?(decoded)
+            if let onMessage { onMessage(decoded) } else if !closed { early.append(decoded) }
         } catch let error as WireError {
             log("malformed message from \(channel.remoteAddress?.description ?? "?"): \(error.message)")
             if let id = error.requestID {

@@ -158,6 +158,17 @@ def test_a_write_of_16_mb_is_accepted(srv):
     ws.close()
 
 
+def test_an_answer_larger_than_the_outbound_budget_arrives_whole(srv):
+    """One answer may be larger than what a slow reader may leave waiting (32 MiB)."""
+    big = ("b" * (9 << 20)).encode()
+    for i in range(4):
+        assert request(srv.port, "PUT", f"/huge/k{i}.json?ns=big&print=silent", b'"' + big + b'"')[0] == 204
+    status, headers, body = request(srv.port, "GET", "/huge.json?ns=big")
+    assert status == 200 and len(body) == int(headers["content-length"]) > 36 << 20
+    request(srv.port, "DELETE", "/huge.json?ns=big")
+    still_serving(srv)
+
+
 def test_pages_from_other_sites_are_refused(srv):
     request(srv.port, "PUT", "/precious.json?ns=web", b'"keep me"')
     # A plain cross-site form post, no preflight: refused, data intact.

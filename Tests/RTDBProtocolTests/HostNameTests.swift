@@ -5,7 +5,7 @@ import RTDBProtocol
 final class HostNameTests: XCTestCase {
     func testNamespaceFromHost() {
         let cases = ["my-app.firebaseio.com": "my-app", "App.europe-west1.firebasedatabase.app": "app", "demo.localhost": "demo",
-                     "example.com": "example", "localhost": "default", "127.0.0.1": "default", "::1": "default", "10.0.0.1": "default"]
+                     "example.com": "default", "mybox.lan": "default", "localhost": "default", "127.0.0.1": "default", "::1": "default", "10.0.0.1": "default"]
         for (host, namespace) in cases { XCTAssertEqual(HostName.namespace(of: host), namespace, host) }
         // A client connecting to demo.localhost uses the namespace the server reads from its Host.
         XCTAssertEqual(try ServerAddress.parse("ws://demo.localhost:9000").namespace, "demo")
