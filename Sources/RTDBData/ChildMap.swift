@@ -25,13 +25,8 @@ public struct ChildMap: Sendable, Sequence, Equatable {
 
     /// Builds in O(n) from entries already in strictly increasing key order.
     public init<C: Collection>(sorted entries: C) where C.Element == (ChildKey, Node), C.Index == Int {
-        self.init(sortedEntries: entries.map { ChildEntry(key: $0.0, value: $0.1) })
-    }
-
-    /// As `init(sorted:)`, without a copy of the entries (large documents are read this way).
-    public init(sortedEntries entries: [ChildEntry]) {
-        tree = WeightBalancedTree(sorted: entries)
-        prioritizedCount = entries.reduce(0) { $0 + ($1.value.priority == nil ? 0 : 1) }
+        tree = WeightBalancedTree(sorted: entries.map { ChildEntry(key: $0.0, value: $0.1) })
+        prioritizedCount = entries.reduce(0) { $0 + ($1.1.priority == nil ? 0 : 1) }
     }
 
     /// A child not yet in a map, for `init(linking:)`.
@@ -63,23 +58,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
 
     /// Builds from entries in any order; later duplicates win.
     public init(unsorted entries: [(ChildKey, Node)]) {
-        self.init(unsortedEntries: entries.map { ChildEntry(key: $0.0, value: $0.1) })
-    }
-
-    public init(unsortedEntries entries: [ChildEntry]) {
-        // Data this project wrote (snapshots, logs, the wire) is already in key order.
-        if zip(entries, entries.dropFirst()).allSatisfy({ ChildKey.compare($0.key, $1.key) < 0 }) {
-            self.init(sortedEntries: entries)
-            return
-        }
-        var sorted = entries
-        sorted.sort { ChildKey.compare($0.key, $1.key) < 0 }
-        var unique: [ChildEntry] = []
-        unique.reserveCapacity(sorted.count)
-        for e in sorted {
-            if let last = unique.last, last.key == e.key { unique[unique.count - 1] = e } else { unique.append(e) }
-        }
-        self.init(sortedEntries: unique)
+        self.init(linking: entries.map { ChildMap.leaf($0.0, $0.1) })
     }
 
     public var count: Int { tree.count }

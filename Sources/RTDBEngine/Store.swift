@@ -8,12 +8,12 @@ import Glibc
 ///
 /// Files: `LOCK`; `snapshot-N.json` (the whole tree, export form, covering logs 1…N);
 /// `wal-N.log` (records after snapshot N−1). A write is acknowledged only after its record
-/// is on disk: a committer thread writes everything queued since its last round with one
+/// is on disk: the committer writes everything queued since its last round with one
 /// `fdatasync` (group commit). When the log grows large the committer starts a new log and a
-/// background thread writes a snapshot of the tree as of the end of the old one; only after
+/// background task writes a snapshot of the tree as of the end of the old one; only after
 /// the snapshot is durable are older files removed. Recovery loads the newest snapshot and
 /// replays later logs, cutting a torn record at the end of the last log (a crash mid-write:
-/// that record was never acknowledged).
+/// that record was never acknowledged); damage anywhere else stops the open (see `replay`).
 public final class Store: @unchecked Sendable {
     public let folder: String
     /// The tree as recovered at open.
@@ -96,7 +96,6 @@ public final class Store: @unchecked Sendable {
                 }
                 try FileIO.syncDirectory(folder)
                 salvage.movedTo = folder + "/" + aside
-                names = try FileIO.listDirectory(folder)
                 base = seq
             }
             // Files a finished snapshot made obsolete.
@@ -261,9 +260,15 @@ public final class Store: @unchecked Sendable {
         let bytes = try FileIO.readFile(path)
         var root = root
         var offset = 0
-        var damage: (offset: Int, reason: String, resumesAt: Int?)?
         var tornReason: String?
-        bytes.withUnsafeBytes { raw in
+        /// Damage at `offset`: salvage notes what it leaves out and goes on at `resume`;
+        /// otherwise the open stops here.
+        func damaged(leaving skipped: String, resume: Int, reason: String) throws {
+            guard let salvage else { throw StoreError.corrupt(file: path, offset: offset, reason: reason) }
+            salvage.skipped.append("\(path): \(skipped)")
+            offset = resume
+        }
+        try bytes.withUnsafeBytes { raw in
             while true {
                 switch LogRecord.decode(raw, at: offset) {
                 case .end: return
@@ -274,34 +279,17 @@ public final class Store: @unchecked Sendable {
                 case .unreadable(let reason, let next):
                     // Whole but unreadable (for example a number older versions wrote as
                     // `inf`): never a write cut short, so never cut silently.
-                    if let salvage {
-                        salvage.skipped.append("\(path): the record at byte \(offset) (\(reason))")
-                        offset = next
-                        continue
-                    }
-                    damage = (offset, reason, nil)
-                    return
+                    try damaged(leaving: "the record at byte \(offset) (\(reason))", resume: next,
+                                reason: "a whole record that cannot be read: \(reason)")
                 case .torn(let reason):
                     guard let resume = LogRecord.nextRecord(raw, after: offset) else {
                         tornReason = reason
                         return
                     }
-                    if let salvage {
-                        salvage.skipped.append("\(path): \(resume - offset) bytes at byte \(offset) (\(reason))")
-                        offset = resume
-                        continue
-                    }
-                    damage = (offset, reason, resume)
-                    return
+                    try damaged(leaving: "\(resume - offset) bytes at byte \(offset) (\(reason))", resume: resume,
+                                reason: "\(reason), and readable records follow at byte \(resume), so this is not the end of an interrupted write (unless the machine lost power during it)")
                 }
             }
-        }
-        if let damage {
-            guard let resume = damage.resumesAt else {
-                throw StoreError.corrupt(file: path, offset: damage.offset, reason: "a whole record that cannot be read: \(damage.reason)")
-            }
-            throw StoreError.corrupt(file: path, offset: damage.offset,
-                                     reason: "\(damage.reason), and readable records follow at byte \(resume), so this is not the end of an interrupted write (unless the machine lost power during it)")
         }
         if let reason = tornReason {
             if !isLast && salvage == nil { throw StoreError.corrupt(file: path, offset: offset, reason: reason + " in a log that is not the newest") }

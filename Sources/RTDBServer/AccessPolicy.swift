@@ -51,7 +51,7 @@ public struct AccessPolicy: Sendable {
         return "requests from web pages at \(origin) are refused; start rtdb serve with --allow-origin \(origin) to allow them"
     }
 
-    /// True when binding to `host` makes the server reachable from other machines.
+    /// True when binding to `host` keeps the server on this machine (no warning needed).
     public static func isLoopback(listenHost host: String) -> Bool {
         isLoopbackName(host.lowercased())
     }

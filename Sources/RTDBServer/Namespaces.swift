@@ -72,23 +72,17 @@ public final class Namespaces: @unchecked Sendable {
         opening[name] = group
         lock.unlock()
         defer { group.leave() }
-        let database: Database
-        do {
-            database = try Database(folder: path)
-        } catch {
-            lock.lock()
-            opening[name] = nil
-            lock.unlock()
-            throw error
-        }
+        let opened = Result { try Database(folder: path) }
         lock.lock()
         opening[name] = nil
-        let entry = Entry(database)
-        entry.users = 1
-        open[name] = entry
-        startSweeping()
+        if case .success(let database) = opened {
+            let entry = Entry(database)
+            entry.users = 1
+            open[name] = entry
+            startSweeping()
+        }
         lock.unlock()
-        return database
+        return try opened.get()
     }
 
     /// One user of `name` is done with it.
