@@ -87,7 +87,8 @@ struct RTDBCommand: ParsableCommand {
         }
         if words.first == "completions" {
             guard words.count == 2, let script = CompletionScript.script(for: words[1]) else {
-                FileHandle.standardError.write(Data("Usage: rtdb completions bash|zsh|fish\n".utf8))
+                let problem = words.count == 2 ? "rtdb completions: no completion script for '\(words[1])'\n" : ""
+                FileHandle.standardError.write(Data((problem + "Usage: rtdb completions bash|zsh|fish\n").utf8))
                 throw ExitCode(ExitStatus.usage.rawValue)
             }
             print(script, terminator: "")
