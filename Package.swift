@@ -1,6 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// Targets already checked in the Swift 6 language mode.
+let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
 let package = Package(
     name: "rtdb",
     platforms: [.macOS(.v13)],
@@ -31,7 +34,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         // The client core.
-        .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol"]),
+        .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol"], swiftSettings: swift6),
         // The engine: a database's live tree, its durable store, sessions and listens.
         .target(name: "RTDBEngine", dependencies: ["RTDBData", "RTDBProtocol"]),
         // `rtdb serve`: the engine's network fronts (WebSocket, REST, Server-Sent Events).

@@ -14,6 +14,12 @@ func seconds(_ body: () throws -> Void) rethrows -> Double {
     return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
 }
 
+func seconds(_ body: () async throws -> Void) async rethrows -> Double {
+    let start = DispatchTime.now().uptimeNanoseconds
+    try await body()
+    return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+}
+
 func residentMegabytes() -> Double {
     guard let status = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8) else { return 0 }
     for line in status.split(separator: "\n") where line.hasPrefix("VmRSS:") {
@@ -57,20 +63,20 @@ func jsonBenchmark() throws {
 }
 
 /// Builds a database of `n` leaves under /list, closes it (a snapshot), and measures reopening.
-func loadBenchmark(_ n: Int) throws {
+func loadBenchmark(_ n: Int) async throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-load-\(n)-" + UUID().uuidString
     do {
         let database = try Database(folder: folder)
         let repo = connect(database)
-        let build = seconds {
+        let build = try await seconds {
             let batch = 10_000
             for start in stride(from: 0, to: n, by: batch) {
                 let updates = (start..<min(n, start + batch)).map { Update(Path("k\($0)"), Node(.number(Double($0)))) }
-                repo.update(Path("list"), updates)
+                try await repo.update(Path("list"), updates)
             }
-            repo.waitForPendingWrites(timeout: 600)
+            await repo.waitForPendingWrites(timeout: 600)
         }
-        repo.close()
+        await repo.close()
         let close = seconds { database.close() }
         print(String(format: "load: wrote %d leaves in %.2f s (%.0f/s, updates of 10,000); close with snapshot %.2f s",
                      n, build, Double(n) / build, close))
@@ -99,16 +105,16 @@ func openBenchmark(_ folder: String) throws {
 }
 
 /// Single writes through the client core, pipelined, all acknowledged and durable.
-func writeBenchmark(_ n: Int) throws {
+func writeBenchmark(_ n: Int) async throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-write-" + UUID().uuidString
     let database = try Database(folder: folder)
     let repo = connect(database)
-    let time = seconds {
-        for i in 0..<n { repo.set(Path("bench/k\(i)"), Node(.number(Double(i)))) }
-        repo.waitForPendingWrites(timeout: 600)
+    let time = try await seconds {
+        for i in 0..<n { try await repo.set(Path("bench/k\(i)"), Node(.number(Double(i)))) }
+        await repo.waitForPendingWrites(timeout: 600)
     }
     print(String(format: "writes: %d pipelined sets through the client core, acknowledged and durable, in %.2f s (%.0f/s)", n, time, Double(n) / time))
-    repo.close()
+    await repo.close()
     database.close()
     try? FileManager.default.removeItem(atPath: folder)
 }
@@ -116,7 +122,7 @@ func writeBenchmark(_ n: Int) throws {
 /// A watched `--orderByChild lastModified --limitToLast 4` on a list of `n` children:
 /// the first answer (the engine builds its index), a second client's answer (index
 /// exists), and the cost per write of keeping the query current under random writes.
-func queryBenchmark(_ n: Int, writes: Int) throws {
+func queryBenchmark(_ n: Int, writes: Int) async throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-query-" + UUID().uuidString
     let database = try Database(folder: folder)
     let writer = connect(database)
@@ -126,40 +132,38 @@ func queryBenchmark(_ n: Int, writes: Int) throws {
         let updates = (start..<min(n, start + batch)).map {
             Update(Path("k\($0)/lastModified"), Node(.number(Double(Int.random(in: 0..<1_000_000_000, using: &rng)))))
         }
-        writer.update(Path("notes"), updates)
+        try await writer.update(Path("notes"), updates)
     }
-    writer.waitForPendingWrites(timeout: 600)
+    await writer.waitForPendingWrites(timeout: 600)
 
     let query = QuerySpec(path: Path("notes"), params: QueryParams().ordered(by: .child(Path("lastModified"))).limitToLast(4))
-    func firstValue(_ repo: Repo) -> (Double, EventRegistration, () -> Int) {
-        let semaphore = DispatchSemaphore(value: 0)
-        let lock = NSLock()
-        var events = 0
-        var signalled = false
+    func firstValue(_ repo: Repo) async throws -> (Double, EventRegistration, EventCounter) {
+        let counter = EventCounter()
+        let first = OneShot<Void>()
         let registration = EventRegistration { event in
-            lock.lock(); events += 1
-            if event.type == .value && !signalled { signalled = true; semaphore.signal() }
-            lock.unlock()
+            counter.add()
+            if event.type == .value { first.succeed() }
         }
-        let time = seconds {
-            repo.listen(query, registration)
-            semaphore.wait()
+        let time = try await seconds {
+            await repo.listen(query, registration)
+            try await first.value()
         }
-        return (time, registration, { lock.lock(); defer { lock.unlock() }; return events })
+        return (time, registration, counter)
     }
     let watcher = connect(database)
-    let (first, _, eventCount) = firstValue(watcher)
-    let (second, _, _) = firstValue(connect(database))
+    let (first, _, counter) = try await firstValue(watcher)
+    let (second, _, _) = try await firstValue(connect(database))
+    let eventCount = { counter.count }
 
     // Random children get newer or older timestamps while two watched queries stay current.
     let before = eventCount()
     let keys = (0..<writes).map { _ in Int.random(in: 0..<n, using: &rng) }
-    let watched = seconds {
+    let watched = try await seconds {
         for (i, k) in keys.enumerated() {
-            writer.set(Path("notes/k\(k)/lastModified"), Node(.number(Double(1_000_000_000 + i))))
+            try await writer.set(Path("notes/k\(k)/lastModified"), Node(.number(Double(1_000_000_000 + i))))
         }
-        writer.waitForPendingWrites(timeout: 600)
-        watcher.flushEvents()
+        await writer.waitForPendingWrites(timeout: 600)
+        await watcher.flushEvents()
     }
     print(String(format: "query: %8d children: first answer %.3f s (builds the index), with the index %.4f s; %d writes with the query watched: %.1f µs per write, %d events",
                  n, first, second, writes, watched / Double(writes) * 1e6, eventCount() - before))
@@ -169,7 +173,7 @@ func queryBenchmark(_ n: Int, writes: Int) throws {
 
 /// From a write to its event at a listener in the same client (what a background watch in
 /// the shell prints), and at a listener on a second connection (after the engine).
-func latencyBenchmark(_ rounds: Int) throws {
+func latencyBenchmark(_ rounds: Int) async throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-latency-" + UUID().uuidString
     let database = try Database(folder: folder)
     let writer = connect(database), other = connect(database)
@@ -177,81 +181,76 @@ func latencyBenchmark(_ rounds: Int) throws {
         var samples: [Double] = []
         let semaphore = DispatchSemaphore(value: 0)
         let registration = EventRegistration(types: [.childChanged, .childAdded]) { _ in semaphore.signal() }
-        listener.listen(QuerySpec(path: Path("latency")), registration)
-        listener.flushEvents()
+        await listener.listen(QuerySpec(path: Path("latency")), registration)
+        await listener.flushEvents()
         usleep(100_000)
         while semaphore.wait(timeout: .now()) == .success {}
         for i in 0..<rounds {
             let start = DispatchTime.now().uptimeNanoseconds
-            writer.set(Path("latency/k\(i % 10)"), Node(.number(Double(i))))
+            try await writer.set(Path("latency/k\(i % 10)"), Node(.number(Double(i))))
             semaphore.wait()
             samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
         }
-        writer.waitForPendingWrites(timeout: 60)
+        await writer.waitForPendingWrites(timeout: 60)
         samples.sort()
         print(String(format: "latency: write to event, %@: median %.0f µs, p99 %.0f µs (%d writes)",
                      name, samples[samples.count / 2], samples[samples.count * 99 / 100], rounds))
-        listener.unlisten(QuerySpec(path: Path("latency")), registration)
+        await listener.unlisten(QuerySpec(path: Path("latency")), registration)
     }
     database.close()
     try? FileManager.default.removeItem(atPath: folder)
 }
 
 /// `rtdb serve` in this process on a free port, clients over real WebSockets on loopback.
-func networkBenchmark() throws {
+func networkBenchmark() async throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-net-" + UUID().uuidString
     let server = NetworkServer(namespaces: try Namespaces(folder: folder), log: { _ in })
     let port = try server.start(host: "127.0.0.1", port: 0)
     let group = MultiThreadedEventLoopGroup(numberOfThreads: 2)
     let address = ServerAddress(host: "127.0.0.1", port: port, namespace: "bench")
-    func connect() -> Repo {
+    func connect() async throws -> Repo {
         let repo = Repo(transport: WebSocketClientTransport(address: address, group: group))
-        while !repo.isConnected { usleep(500) }
+        _ = try await repo.firstConnectionEstablished()
         return repo
     }
-    let writer = connect()
+    let writer = try await connect()
     let n = 100_000
-    let time = seconds {
-        for i in 0..<n { writer.set(Path("w/k\(i)"), Node(.number(Double(i)))) }
-        writer.waitForPendingWrites(timeout: 600)
+    let time = try await seconds {
+        for i in 0..<n { try await writer.set(Path("w/k\(i)"), Node(.number(Double(i)))) }
+        await writer.waitForPendingWrites(timeout: 600)
     }
     print(String(format: "network: %d pipelined writes over one WebSocket, acknowledged and durable: %.2f s (%.0f/s)", n, time, Double(n) / time))
 
     var watchers: [Repo] = []
     let before = residentMegabytes()
     for count in [1, 100, 1000] {
-        while watchers.count < count { watchers.append(connect()) }
-        let lock = NSLock()
-        var got = 0
-        let all = DispatchSemaphore(value: 0)
+        while watchers.count < count { watchers.append(try await connect()) }
+        let ready = Countdown(count), all = Countdown(count)
         let path = Path("fan\(count)")
         var registrations: [EventRegistration] = []
-        let ready = DispatchSemaphore(value: 0)
         for watcher in watchers {
-            var first = true
+            let first = EventCounter()
             let registration = EventRegistration(types: [.value]) { _ in
-                lock.lock(); defer { lock.unlock() }
-                if first { first = false; ready.signal(); return }
-                got += 1
-                if got == count { all.signal() }
+                // The first event is the current (empty) value; the second is the write.
+                first.add() == 1 ? ready.tick() : all.tick()
             }
             registrations.append(registration)
-            watcher.listen(QuerySpec(path: path), registration)
+            await watcher.listen(QuerySpec(path: path), registration)
         }
-        for _ in 0..<count { ready.wait() }
-        let fanout = seconds {
-            writer.set(path, Node("news"))
-            all.wait()
+        try await ready.done.value()
+        let fanout = try await seconds {
+            try await writer.set(path, Node("news"))
+            try await all.done.value()
         }
         print(String(format: "network: one write fanned out to %4d watching connections: the last had it after %.1f ms", count, fanout * 1000))
-        for (watcher, registration) in zip(watchers, registrations) { watcher.unlisten(QuerySpec(path: path), registration) }
+        for (watcher, registration) in zip(watchers, registrations) { await watcher.unlisten(QuerySpec(path: path), registration) }
     }
     let after = residentMegabytes()
     print(String(format: "network: memory per idle connection (client and server ends, one process): %.0f KB (%.0f MB for %d)",
                  (after - before) * 1024 / Double(watchers.count), after - before, watchers.count))
-    watchers.forEach { $0.close() }
-    writer.close()
-    try? group.syncShutdownGracefully()
+    for watcher in watchers { await watcher.close() }
+    await writer.close()
+    try? await group.shutdownGracefully()
     server.shutdown()
     try? FileManager.default.removeItem(atPath: folder)
 }
@@ -259,7 +258,7 @@ func networkBenchmark() throws {
 /// Writes made while the server is down, then the time from its restart until every one is
 /// acknowledged (the restore itself: the client retries every 50 ms here). At most
 /// `maxPendingWrites` writes wait unacknowledged; more would block until the server is back.
-func reconnectBenchmark(_ requested: Int) throws {
+func reconnectBenchmark(_ requested: Int) async throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-reconnect-" + UUID().uuidString
     var server = NetworkServer(namespaces: try Namespaces(folder: folder), log: { _ in })
     let port = try server.start(host: "127.0.0.1", port: 0)
@@ -267,32 +266,32 @@ func reconnectBenchmark(_ requested: Int) throws {
     let address = ServerAddress(host: "127.0.0.1", port: port, namespace: "bench")
     let repo = Repo(connector: { _, last in WebSocketClientTransport(address: address, lastSessionID: last, group: group) },
                     reconnect: ReconnectPolicy(minDelay: 0.05, maxDelay: 0.05))
-    let n = min(requested, repo.maxPendingWrites)
-    while !repo.isConnected { usleep(500) }
-    let events = DispatchSemaphore(value: 0)
-    repo.listen(QuerySpec(path: Path("offline")), EventRegistration(types: [.value]) { _ in events.signal() })
-    events.wait()
+    let n = min(requested, await repo.maxPendingWrites)
+    _ = try await repo.firstConnectionEstablished()
+    let listening = OneShot<Void>()
+    await repo.listen(QuerySpec(path: Path("offline")), EventRegistration(types: [.value]) { _ in listening.succeed() })
+    try await listening.value()
     server.shutdown()
-    while repo.isConnected { usleep(500) }
-    let local = seconds {
-        for i in 0..<n { repo.set(Path("offline/k\(i)"), Node(.number(Double(i)))) }
-        repo.flushEvents()
+    while await repo.isConnected { usleep(500) }
+    let local = try await seconds {
+        for i in 0..<n { try await repo.set(Path("offline/k\(i)"), Node(.number(Double(i)))) }
+        await repo.flushEvents()
     }
     server = NetworkServer(namespaces: try Namespaces(folder: folder), log: { _ in })
-    let restore = try seconds {
+    let restore = try await seconds {
         _ = try server.start(host: "127.0.0.1", port: port)
-        repo.waitForPendingWrites(timeout: 600)
+        await repo.waitForPendingWrites(timeout: 600)
     }
     print(String(format: "reconnect: %d writes made offline (applied locally in %.2f s, watched); after the server's restart all were acknowledged in %.2f s",
                  n, local, restore))
-    repo.close()
-    try? group.syncShutdownGracefully()
+    await repo.close()
+    try? await group.shutdownGracefully()
     server.shutdown()
     try? FileManager.default.removeItem(atPath: folder)
 }
 
 /// Pipelined writes over `wss://` to a server with a certificate made here by openssl.
-func tlsBenchmark(_ n: Int) throws {
+func tlsBenchmark(_ n: Int) async throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-tls-" + UUID().uuidString
     try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
     let openssl = Process()
@@ -310,38 +309,57 @@ func tlsBenchmark(_ n: Int) throws {
     let tls = try ClientTLS.context(trustedCertificates: folder + "/cert.pem")
     let address = ServerAddress(host: "127.0.0.1", port: port, namespace: "bench", secure: true)
     let repo = Repo(transport: WebSocketClientTransport(address: address, tls: tls, group: group))
-    let connect = seconds { while !repo.isConnected { usleep(200) } }
-    let time = seconds {
-        for i in 0..<n { repo.set(Path("w/k\(i)"), Node(.number(Double(i)))) }
-        repo.waitForPendingWrites(timeout: 600)
+    let connect = try await seconds { _ = try await repo.firstConnectionEstablished() }
+    let time = try await seconds {
+        for i in 0..<n { try await repo.set(Path("w/k\(i)"), Node(.number(Double(i)))) }
+        await repo.waitForPendingWrites(timeout: 600)
     }
     print(String(format: "tls: connected (TCP, TLS, WebSocket, hello) in %.1f ms; %d pipelined writes over wss://, acknowledged and durable: %.2f s (%.0f/s)",
                  connect * 1000, n, time, Double(n) / time))
-    repo.close()
-    try? group.syncShutdownGracefully()
+    await repo.close()
+    try? await group.shutdownGracefully()
     server.shutdown()
     try? FileManager.default.removeItem(atPath: folder)
+}
+
+/// Counts events on the client core's queue; read after they are delivered.
+/// `@unchecked Sendable`: guarded by `lock`, which the compiler cannot see.
+final class EventCounter: @unchecked Sendable {
+    private let lock = NSLock()
+    private var seen = 0
+    @discardableResult
+    func add() -> Int { lock.withLock { seen += 1; return seen } }
+    var count: Int { lock.withLock { seen } }
+}
+
+/// Done after `count` ticks.
+final class Countdown: Sendable {
+    let done = OneShot<Void>()
+    private let ticks = EventCounter()
+    private let count: Int
+    init(_ count: Int) { self.count = count }
+    func tick() { if ticks.add() == count { done.succeed() } }
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "json": try jsonBenchmark()
-case "load": try loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
+case "load": try await loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
 case "open": try openBenchmark(arguments[1])
-case "latency": try latencyBenchmark(2000)
-case "network": try networkBenchmark()
-case "reconnect": try reconnectBenchmark(Int(arguments.dropFirst().first ?? "") ?? 10_000)
-case "tls": try tlsBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
+case "latency": try await latencyBenchmark(2000)
+case "network": try await networkBenchmark()
+case "reconnect": try await reconnectBenchmark(Int(arguments.dropFirst().first ?? "") ?? 10_000)
+case "tls": try await tlsBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 case "query":
-    for n in [10_000, 100_000, 1_000_000] { try queryBenchmark(n, writes: 100_000) }
-case "writes": try writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
+    for n in [10_000, 100_000, 1_000_000] { try await queryBenchmark(n, writes: 100_000) }
+case "writes": try await writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 default:
     try jsonBenchmark()
-    for n in [10_000, 100_000, 1_000_000] { try queryBenchmark(n, writes: 100_000) }
-    try latencyBenchmark(2000)
-    try networkBenchmark()
-    try tlsBenchmark(100_000)
-    try reconnectBenchmark(10_000)
-    try writeBenchmark(100_000)
-    try loadBenchmark(1_000_000)
+    for n in [10_000, 100_000, 1_000_000] { try await queryBenchmark(n, writes: 100_000) }
+    try await latencyBenchmark(2000)
+    try await networkBenchmark()
+    try await tlsBenchmark(100_000)
+    try await reconnectBenchmark(10_000)
+    try await writeBenchmark(100_000)
+    try await loadBenchmark(1_000_000)
 }

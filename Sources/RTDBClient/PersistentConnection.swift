@@ -13,9 +13,10 @@ import RTDBProtocol
 /// (in the order made), and every read still waiting. A compare-and-set write already sent
 /// fails with `disconnected` instead: it may or may not have been applied.
 ///
-/// Not thread-safe by itself: the `Repo` that owns it calls it on its own serial queue, and
-/// transport callbacks are hopped onto that queue.
-final class PersistentConnection {
+/// `@unchecked Sendable`: confined to the queue of the `Repo` that owns it. The Repo calls
+/// it only from its isolated code, which runs on that queue; transport callbacks and timers
+/// hop onto the queue before touching anything (each entry point checks it).
+final class PersistentConnection: @unchecked Sendable {
     enum State: Equatable {
         case connecting
         case connected
@@ -85,6 +86,8 @@ final class PersistentConnection {
     /// Why the server stopped accepting the credential, if it did; the client goes on without it.
     private(set) var credentialRevoked: String?
     var onConnectedChange: ((Bool) -> Void)?
+    /// An attempt to connect failed (the next one is scheduled, or the client is closed).
+    var onAttemptFailed: (() -> Void)?
     var onPush: ((Push) -> Void)?
 
     var connected: Bool { state == .connected }
@@ -110,13 +113,15 @@ final class PersistentConnection {
         let transport = connector(host, sessionID)
         self.transport = transport
         transport.start(onMessage: { [weak self] message in
+            guard let self else { return }
             queue.async {
-                guard let self, self.generation == generation else { return }
+                guard self.generation == generation else { return }
                 self.receive(message)
             }
         }, onClose: { [weak self] in
+            guard let self else { return }
             queue.async {
-                guard let self, self.generation == generation else { return }
+                guard self.generation == generation else { return }
                 self.transportClosed()
             }
         })
@@ -290,7 +295,10 @@ final class PersistentConnection {
         transport = nil
         inFlight = [:]
         let redirected = redirects > 0 && redirects <= 3 && !wasConnected
-        if !wasConnected && !redirected { failedAttempts += 1 }
+        if !wasConnected && !redirected {
+            failedAttempts += 1
+            onAttemptFailed?()
+        }
         // A compare-and-set already sent may have been applied or not: its caller decides.
         for (id, entry) in outstanding where entry.sent {
             if case .put(_, _, .some) = entry.request {

@@ -4,69 +4,104 @@ import RTDBProtocol
 
 // Follows the Firebase JS SDK's Repo (core/Repo.ts).
 
-/// The client core: the one owner of a connection's state. Every call hops onto a serial
-/// queue; completions and events are delivered on that queue.
+/// The client core: the one owner of a connection's state (the sync tree, the pending
+/// writes, the connection). An actor on its own serial queue; operations are `async`.
 ///
 /// Writes go into the sync tree first (listeners see them at once), then to the server; the
 /// acknowledgement removes them from the pending writes, a rejection reverts them with
 /// events. Listens register with the sync tree, which asks the server for what it lacks.
-public final class Repo: @unchecked Sendable {
-    let queue = DispatchQueue(label: "rtdb.repo")
+///
+/// Events are delivered on the core's queue to each registration's callback. A callback
+/// cannot call back into the core synchronously (every entry point is isolated to the
+/// actor), so no event handler and no caller can deadlock it.
+public actor Repo {
+    /// Transport callbacks and timers hop onto this queue, in order, and run isolated.
+    nonisolated let executor = QueueExecutor(label: "rtdb.repo")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     private let connection: PersistentConnection
-    private var syncTree: SyncTree!
+    private let syncTree: SyncTree
     /// `.info/connected` and `.info/serverTimeOffset`, kept locally.
-    fileprivate var infoTree: SyncTree!
-    private let infoProvider = InfoListenProvider()
-    private var infoData = Node.empty
+    private let infoTree: SyncTree
+    private let serverListens: ServerListens
+    private let infoListens: InfoListens
     private var pushIDs = PushIDGenerator()
     private var nextWriteID = 0
-    private var pendingWrites = 0
-    private var waiters = 0
-    private let idle = NSCondition()
+    /// Sent and not yet answered.
+    public private(set) var pendingWriteCount = 0
     /// Writes sent and not yet acknowledged at most; more wait (flow control for scripts).
-    public var maxPendingWrites = 10_000
+    public private(set) var maxPendingWrites = 10_000
+    /// Writers waiting for a free place, in the order they came.
+    private var writeSlots: [OneShot<Void>] = []
+    /// Waiting for every write to be answered.
+    private var drained: [OneShot<Void>] = []
+    /// Waiting for the first connection to come up or fail.
+    private var firstConnection: [OneShot<Bool>] = []
 
     /// A client that connects through `connector`, and again after losing the connection
     /// as `reconnect` says.
     public init(connector: @escaping Connector, reconnect: ReconnectPolicy = .standard) {
-        connection = PersistentConnection(connector: connector, policy: reconnect, queue: queue)
-        queue.sync {
-            syncTree = SyncTree(listenProvider: self)
-            infoTree = SyncTree(listenProvider: infoProvider)
-            infoProvider.repo = self
-            updateInfo("connected", Node(false))
-            // Weak: the connection's close can be reported after the Repo is gone.
-            connection.onConnectedChange = { [weak self] connected in
-                guard let self else { return }
-                updateInfo("connected", Node(connected))
-                updateInfo("serverTimeOffset", Node(connection.serverTimeOffset.rounded()))
-            }
-            connection.onPush = { [weak self] push in self?.receive(push) }
-            connection.start()
-        }
+        connection = PersistentConnection(connector: connector, policy: reconnect, queue: executor.queue)
+        syncTree = SyncTree(listenProvider: nil)
+        infoTree = SyncTree(listenProvider: nil)
+        serverListens = ServerListens(connection: connection)
+        infoListens = InfoListens()
+        // Started before anything a caller can ask is queued: what the transport delivers at
+        // once (an in-process server's hello) is then handled before the first request. The
+        // queue is not yet known to anyone else, so this wait cannot deadlock.
+        executor.queue.sync { self.assumeIsolated { $0.start() } }
     }
 
     /// A client over one transport: when it closes, the client is closed.
-    public convenience init(transport: Transport) {
+    public init(transport: Transport) {
         // Without reconnection the connector is asked once.
         self.init(connector: { _, _ in transport }, reconnect: .never)
+    }
+
+    private func start() {
+        syncTree.listenProvider = serverListens
+        infoTree.listenProvider = infoListens
+        serverListens.raise = { [unowned self] events in raise(events) }
+        infoListens.tree = infoTree
+        updateInfo("connected", Node(false))
+        // Unowned: the connection lives only as long as this Repo, and calls these on its queue.
+        connection.onConnectedChange = { [unowned self] connected in
+            updateInfo("connected", Node(connected))
+            updateInfo("serverTimeOffset", Node(connection.serverTimeOffset.rounded()))
+            settleFirstConnection()
+        }
+        connection.onAttemptFailed = { [unowned self] in settleFirstConnection() }
+        connection.onPush = { [unowned self] push in receive(push) }
+        connection.start()
     }
 
     // MARK: Listening
 
     /// Registers a listener; its first events (the current data, if known) follow at once.
     public func listen(_ query: QuerySpec, _ registration: EventRegistration) {
-        queue.async { [self] in
-            let tree = query.path.isInfo ? infoTree! : syncTree!
-            raise(tree.addRegistration(registration, for: query))
-        }
+        let tree = query.path.isInfo ? infoTree : syncTree
+        raise(tree.addRegistration(registration, for: query))
+        // `.info` listens are complete once their first events are out.
+        for complete in infoListens.takeCompletions() { raise(complete("ok")) }
     }
 
     public func unlisten(_ query: QuerySpec, _ registration: EventRegistration) {
-        queue.async { [self] in
-            let tree = query.path.isInfo ? infoTree! : syncTree!
-            for (registration, error) in tree.removeRegistration(registration, for: query) { registration.cancel(error) }
+        let tree = query.path.isInfo ? infoTree : syncTree
+        for (registration, error) in tree.removeRegistration(registration, for: query) { registration.cancel(error) }
+    }
+
+    /// The events of `types` at `query`, from now until the stream's consumer stops (which
+    /// ends the listen) or the server cancels the listen (the stream throws why).
+    public func events(_ query: QuerySpec, types: Set<EventType> = Set(EventType.allCases)) -> AsyncThrowingStream<Event, Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: Event.self)
+        let registration = EventRegistration(types: types, callback: { continuation.yield($0) },
+                                             cancel: { continuation.finish(throwing: $0) })
+        continuation.onTermination = { [weak self] _ in
+            guard let self else { return }
+            Task { await self.unlisten(query, registration) }
         }
+        listen(query, registration)
+        return stream
     }
 
     private func raise(_ events: [Event]) {
@@ -90,68 +125,103 @@ public final class Repo: @unchecked Sendable {
     }
 
     private func updateInfo(_ key: String, _ value: Node) {
-        infoData = infoData.updatingChild(ChildKey(key), value)
+        infoListens.data = infoListens.data.updatingChild(ChildKey(key), value)
         raise(infoTree.applyServerOverwrite(Path(keys: [".info", key]), value))
     }
 
-    fileprivate func infoValue(at path: Path) -> Node { infoData.child(at: path.dropFirst()) }
+    // MARK: Connection
 
-    // MARK: Credentials
+    public var isConnected: Bool { connection.connected }
+    /// Closed by `close()`, by the server for good, or (without reconnection) lost.
+    public var isClosed: Bool { connection.closed }
+    /// The first connection has not come up, and at least one attempt failed.
+    public var neverConnected: Bool { !connection.everConnected && (connection.failedAttempts > 0 || connection.closed) }
+    /// Why the server stopped accepting this client's credential, if it did.
+    public var credentialRevoked: String? { connection.credentialRevoked }
+    /// Why the server ended the connection for good, if it did.
+    public var shutdownReason: String? { connection.shutdownReason }
+    public var serverTimeOffset: Double { connection.serverTimeOffset }
+    /// How long a read made while offline waits for a connection before failing.
+    public var offlineReadTimeout: TimeInterval { connection.offlineReadTimeout }
+
+    public func setOfflineReadTimeout(_ seconds: TimeInterval) {
+        connection.offlineReadTimeout = seconds
+    }
+
+    public func setMaxPendingWrites(_ count: Int) {
+        maxPendingWrites = max(1, count)
+        releaseWriteSlots()
+    }
+
+    /// Waits for the first connection: true once it is up, false when an attempt failed
+    /// (or the client was closed) before it ever was.
+    public func firstConnectionEstablished() async throws -> Bool {
+        if connection.everConnected { return true }
+        if neverConnected { return false }
+        let waiter = OneShot<Bool>()
+        firstConnection.append(waiter)
+        return try await waiter.value()
+    }
+
+    private func settleFirstConnection() {
+        guard connection.everConnected || neverConnected else { return }
+        let waiting = firstConnection
+        firstConnection = []
+        for waiter in waiting { waiter.resolve(.success(connection.everConnected)) }
+    }
 
     /// Authenticates now and after every reconnection: an ID token or database secret, or
-    /// with `google` an OAuth2 access token. `completion` hears the first answer.
-    public func authenticate(token: String, google: Bool, completion: @escaping (Result<Void, DatabaseError>) -> Void) {
-        queue.async { [self] in
-            var answered = false
-            connection.authenticate(token: token, google: google) { response in
-                guard !answered else { return }
-                answered = true
-                completion(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
-            }
+    /// with `google` an OAuth2 access token. Returns (or throws) with the first answer.
+    public func authenticate(token: String, google: Bool) async throws {
+        let answer = OneShot<Void>()
+        connection.authenticate(token: token, google: google) { response in
+            answer.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
         }
+        try await answer.value()
+    }
+
+    public func close() {
+        connection.close()
+    }
+
+    /// Drops the current connection as a network failure would; the client reconnects as
+    /// its policy says.
+    public func interruptConnection() {
+        connection.interrupt()
     }
 
     // MARK: Reads
 
     /// Reads the value at `path` from the server; `.info` is answered locally, and so is a
     /// path this client already holds completely (it listens there) while offline.
-    public func get(_ path: Path, completion: @escaping (Result<Node, DatabaseError>) -> Void) {
-        queue.async { [self] in
-            if path.isInfo { return completion(.success(infoValue(at: path))) }
-            if !connection.connected, let cached = syncTree.completeEventCache(at: path, knownOnly: true) {
-                return completion(.success(cached))
-            }
-            connection.send(.get(path: path, query: nil)) { response in
-                // An answer without a value (`""`) is the empty string; a missing value is `null`.
-                let value = response.carriesValue ? response.data : Node(.string(""))
-                completion(response.isOK ? .success(value) : .failure(DatabaseError(status: response.status, message: response.message)))
-            }
+    public func get(_ path: Path) async throws -> Node {
+        if path.isInfo { return infoListens.value(at: path) }
+        if !connection.connected, let cached = syncTree.completeEventCache(at: path, knownOnly: true) {
+            return cached
         }
+        let answer = OneShot<Node>()
+        connection.send(.get(path: path, query: nil)) { response in
+            // An answer without a value (`""`) is the empty string; a missing value is `null`.
+            let value = response.carriesValue ? response.data : Node(.string(""))
+            answer.resolve(response.isOK ? .success(value) : .failure(DatabaseError(status: response.status, message: response.message)))
+        }
+        return try await answer.value()
     }
 
-    public var isConnected: Bool { queue.sync { connection.connected } }
-    /// Closed by `close()`, by the server for good, or (without reconnection) lost.
-    public var isClosed: Bool { queue.sync { connection.closed } }
-    /// The first connection has not come up, and at least one attempt failed.
-    public var neverConnected: Bool { queue.sync { !connection.everConnected && (connection.failedAttempts > 0 || connection.closed) } }
-    /// How long a read made while offline waits for a connection before failing.
-    public var offlineReadTimeout: TimeInterval {
-        get { queue.sync { connection.offlineReadTimeout } }
-        set { queue.sync { connection.offlineReadTimeout = newValue } }
-    }
-    /// Why the server stopped accepting this client's credential, if it did.
-    public var credentialRevoked: String? { queue.sync { connection.credentialRevoked } }
-    /// Why the server ended the connection for good, if it did.
-    public var shutdownReason: String? { queue.sync { connection.shutdownReason } }
-    public var serverTimeOffset: Double { queue.sync { connection.serverTimeOffset } }
+    /// Returns once every event already produced has been delivered (they are delivered
+    /// on the core's queue, before anything queued after them).
+    public func flushEvents() {}
 
     /// The server's clock as this client estimates it, in milliseconds.
     private var serverNow: Double { (Date().timeIntervalSince1970 * 1000 + connection.serverTimeOffset).rounded() }
 
     // MARK: Writes
 
-    public func set(_ path: Path, _ value: Node, completion: @escaping (Result<Void, DatabaseError>) -> Void = { _ in }) {
-        write(completion) { [self] id in
+    /// Applies `value` at `path` locally and queues it for the server. Returns once queued
+    /// (waiting while `maxPendingWrites` are unanswered); throws only when cancelled first.
+    @discardableResult
+    public func set(_ path: Path, _ value: Node) async throws -> PendingWrite {
+        try await write { [self] id in
             // Server values resolve locally for the optimistic view; the raw value is sent.
             var local = value
             if value.containsServerValues {
@@ -161,9 +231,10 @@ public final class Repo: @unchecked Sendable {
         }
     }
 
-    public func update(_ path: Path, _ updates: [Update], completion: @escaping (Result<Void, DatabaseError>) -> Void = { _ in }) {
-        if updates.isEmpty { return queue.async { completion(.success(())) } }
-        write(completion) { [self] id in
+    @discardableResult
+    public func update(_ path: Path, _ updates: [Update]) async throws -> PendingWrite {
+        if updates.isEmpty { return PendingWrite(outcome: OneShot(.success(()))) }
+        return try await write { [self] id in
             let now = serverNow
             let local = updates.map { update -> (Path, Node) in
                 guard update.value.containsServerValues else { return (update.path, update.value) }
@@ -174,83 +245,94 @@ public final class Repo: @unchecked Sendable {
         }
     }
 
-    public func setPriority(_ path: Path, _ priority: LeafValue?, completion: @escaping (Result<Void, DatabaseError>) -> Void = { _ in }) {
-        set(path.child(".priority"), priority.map { Node($0) } ?? .empty, completion: completion)
+    @discardableResult
+    public func setPriority(_ path: Path, _ priority: LeafValue?) async throws -> PendingWrite {
+        try await set(path.child(".priority"), priority.map { Node($0) } ?? .empty)
     }
 
-    /// Writes `value` under a new chronological key and returns the key at once.
+    /// Writes `value` under a new chronological key; the key is in the result at once.
     @discardableResult
-    public func push(_ path: Path, _ value: Node, completion: @escaping (Result<Void, DatabaseError>) -> Void = { _ in }) -> String {
-        let key = queue.sync { pushIDs.next(now: Int64(serverNow)) }
-        if !value.isEmpty { set(path.child(key), value, completion: completion) } else { queue.async { completion(.success(())) } }
-        return key
+    public func push(_ path: Path, _ value: Node) async throws -> PendingWrite {
+        let key = pushIDs.next(now: Int64(serverNow))
+        guard !value.isEmpty else { return PendingWrite(key: key, outcome: OneShot(.success(()))) }
+        let write = try await set(path.child(key), value)
+        return PendingWrite(key: key, outcome: write.outcome)
     }
 
     /// Applies a write locally and sends it; `body` gets the write id and returns the local
     /// events and the request.
-    private func write(_ completion: @escaping (Result<Void, DatabaseError>) -> Void, _ body: @escaping (Int) -> ([Event], Request)) {
-        idle.lock()
-        while pendingWrites >= maxPendingWrites { idle.wait() }
-        pendingWrites += 1
-        idle.unlock()
-        queue.async { [self] in
-            let id = nextWriteID
-            nextWriteID += 1
-            let (events, request) = body(id)
-            raise(events)
-            connection.send(request) { [self] response in
-                raise(syncTree.ackUserWrite(id, revert: !response.isOK))
-                finishWrite()
-                completion(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
+    private func write(_ body: (Int) -> ([Event], Request)) async throws -> PendingWrite {
+        // Places are handed out in the order writers came; a newcomer does not overtake.
+        if pendingWriteCount >= maxPendingWrites || !writeSlots.isEmpty {
+            let slot = OneShot<Void>()
+            writeSlots.append(slot)
+            do {
+                try await slot.value()
+            } catch {
+                writeSlots.removeAll { $0 === slot }
+                releaseWriteSlots()
+                throw error
             }
         }
-    }
-
-    private func finishWrite() {
-        idle.lock()
-        let wasFull = pendingWrites >= maxPendingWrites
-        pendingWrites -= 1
-        if waiters > 0 || wasFull { idle.broadcast() }
-        idle.unlock()
-    }
-
-    /// Writes sent but not yet acknowledged.
-    public var pendingWriteCount: Int {
-        idle.lock()
-        defer { idle.unlock() }
-        return pendingWrites
-    }
-
-    /// Blocks until every write made so far is acknowledged or rejected, or `timeout` passes.
-    /// Returns the number still unacknowledged.
-    @discardableResult
-    public func waitForPendingWrites(timeout: TimeInterval) -> Int {
-        let deadline = Date().addingTimeInterval(timeout)
-        idle.lock()
-        defer { idle.unlock() }
-        waiters += 1
-        while pendingWrites > 0 {
-            if !idle.wait(until: deadline) { break }
+        let id = nextWriteID
+        nextWriteID += 1
+        pendingWriteCount += 1
+        let (events, request) = body(id)
+        raise(events)
+        let outcome = OneShot<Void>()
+        connection.send(request) { [self] response in
+            raise(syncTree.ackUserWrite(id, revert: !response.isOK))
+            pendingWriteCount -= 1
+            releaseWriteSlots()
+            if pendingWriteCount == 0 {
+                let waiting = drained
+                drained = []
+                for waiter in waiting { waiter.succeed() }
+            }
+            outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
         }
-        waiters -= 1
-        return pendingWrites
+        return PendingWrite(outcome: outcome)
     }
 
-    /// Returns once every event already produced has been delivered.
-    public func flushEvents() { queue.sync {} }
-
-    public func close() {
-        queue.sync { connection.close() }
+    /// Lets waiting writers in while there is room; each one counts itself when it runs.
+    private func releaseWriteSlots() {
+        var room = maxPendingWrites - pendingWriteCount
+        var index = 0
+        while room > 0, index < writeSlots.count {
+            writeSlots[index].succeed()
+            room -= 1
+            index += 1
+        }
+        writeSlots.removeFirst(index)
     }
 
-    /// Drops the current connection as a network failure would; the client reconnects as
-    /// its policy says.
-    public func interruptConnection() {
-        queue.sync { connection.interrupt() }
+    /// Waits up to `timeout` (or until the task is cancelled) for every write made so far to
+    /// be answered; returns how many are still not.
+    @discardableResult
+    public nonisolated func waitForPendingWrites(timeout: TimeInterval) async -> Int {
+        try? await withTimeout(timeout) { try await self.pendingWritesAnswered() }
+        return await pendingWriteCount
+    }
+
+    /// Returns when every write made so far is answered (acknowledged or rejected); throws
+    /// `CancellationError` when the waiting task is cancelled first.
+    public func pendingWritesAnswered() async throws {
+        guard pendingWriteCount > 0 else { return }
+        let waiter = OneShot<Void>()
+        drained.append(waiter)
+        try await waiter.value()
     }
 }
 
-extension Repo: ListenProvider {
+/// Listens the server must serve go to the connection; the answer completes them.
+private final class ServerListens: ListenProvider {
+    unowned let connection: PersistentConnection
+    var raise: ([Event]) -> Void = { _ in }
+
+    init(connection: PersistentConnection) {
+        self.connection = connection
+    }
+
     func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (String) -> [Event]) -> [Event] {
         let params = query.params.isDefault ? nil : query.params
         connection.listen(query.path, query: params, tag: tag, hash: hash) { [self] status in
@@ -265,15 +347,25 @@ extension Repo: ListenProvider {
 }
 
 /// `.info` data never goes to a server: a listen is complete at once with what is known.
-final class InfoListenProvider: ListenProvider {
-    weak var repo: Repo?
+private final class InfoListens: ListenProvider {
+    var data = Node.empty
+    weak var tree: SyncTree?
+    /// Listens started and not yet completed: the Repo completes them after their first events.
+    private var completions: [(String) -> [Event]] = []
+
+    func value(at path: Path) -> Node { data.child(at: path.dropFirst()) }
+
     func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (String) -> [Event]) -> [Event] {
-        guard let repo, let tree = repo.infoTree else { return [] }
-        // The data first, then the listen is complete.
-        let node = repo.infoValue(at: query.path)
-        let events = node.isEmpty ? [] : tree.applyServerOverwrite(query.path, node)
-        repo.queue.async { for event in complete("ok") { event.registration.callback(event) } }
-        return events
+        guard let tree else { return [] }
+        completions.append(complete)
+        let node = value(at: query.path)
+        return node.isEmpty ? [] : tree.applyServerOverwrite(query.path, node)
     }
+
+    func takeCompletions() -> [(String) -> [Event]] {
+        defer { completions = [] }
+        return completions
+    }
+
     func stopListening(_ query: QuerySpec, tag: Int?) {}
 }

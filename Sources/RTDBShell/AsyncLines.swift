@@ -16,7 +16,7 @@ public enum AsyncLines {
         writeEnd = w
     }
 
-    public static func post(_ line: String) {
+    @Sendable public static func post(_ line: String) {
         lock.lock()
         defer { lock.unlock() }
         if promptUp {

@@ -8,16 +8,24 @@ final class BackgroundWatch {
     let query: QuerySpec
     let events: Set<EventType>
     let registration: EventRegistration
-    private let lock = NSLock()
-    private var seen = 0
+    private let seen: Counter
 
-    init(id: Int, query: QuerySpec, events: Set<EventType>, registration: EventRegistration) {
+    init(id: Int, query: QuerySpec, events: Set<EventType>, registration: EventRegistration, seen: Counter) {
         self.id = id
         self.query = query
         self.events = events
         self.registration = registration
+        self.seen = seen
     }
 
-    func count() { lock.lock(); seen += 1; lock.unlock() }
-    var eventCount: Int { lock.lock(); defer { lock.unlock() }; return seen }
+    var eventCount: Int { seen.value }
+
+    /// Events seen, counted on the client core's queue and read by the shell.
+    /// `@unchecked Sendable`: guarded by `lock`, which the compiler cannot see.
+    final class Counter: @unchecked Sendable {
+        private let lock = NSLock()
+        private var seen = 0
+        func count() { lock.withLock { seen += 1 } }
+        var value: Int { lock.withLock { seen } }
+    }
 }

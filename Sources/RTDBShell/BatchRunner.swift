@@ -7,16 +7,20 @@ public struct BatchRunner {
 
     public init(keepGoing: Bool = false) { self.keepGoing = keepGoing }
 
-    /// Exit status: 0 when every line succeeded and every write was acknowledged.
-    public func run<S: Sequence>(_ lines: S, shell: Shell, label: (Int) -> String) -> ExitStatus where S.Element == String {
+    /// Exit status: 0 when every line succeeded and every write was acknowledged. Each line
+    /// runs as a command Ctrl-C can interrupt.
+    @MainActor
+    public func run<Lines: AsyncSequence>(_ lines: Lines, shell: Shell, label: (Int) -> String) async -> ExitStatus where Lines.Element == String {
         var failed = false
         var number = 0
-        for raw in lines {
+        var iterator = lines.makeAsyncIterator()
+        while let raw = try? await iterator.next() {
             number += 1
             let line = raw.trimmingCharacters(in: .whitespaces)
             if line.isEmpty || line.hasPrefix("#") { continue }
             shell.recordHistory(line)
-            let outcome = shell.run(line, source: label(number), lineNumber: number)
+            let source = label(number)
+            let outcome = await Interrupt.cancellable { [number] in await shell.run(line, source: source, lineNumber: number) }
             if shell.reportRejectedWrites() > 0 { failed = true }
             switch outcome {
             case .ok: continue
@@ -27,17 +31,15 @@ public struct BatchRunner {
             }
             break
         }
-        let acknowledged = shell.finishWrites()
-        if shell.reportRejectedWrites() > 0 { failed = true }
-        if !acknowledged { return .unacknowledgedWrites }
-        return failed ? .commandFailed : .success
+        return await BatchRunner.finish(shell, failed: failed)
     }
 }
 
 extension BatchRunner {
     /// Ends a one-shot command: waits for its writes, reports rejections, picks the status.
-    public static func finish(_ shell: Shell, failed: Bool) -> ExitStatus {
-        let acknowledged = shell.finishWrites()
+    @MainActor
+    public static func finish(_ shell: Shell, failed: Bool) async -> ExitStatus {
+        let acknowledged = await Interrupt.cancellable { await shell.finishWrites() }
         let rejected = shell.reportRejectedWrites() > 0
         if !acknowledged { return .unacknowledgedWrites }
         return failed || rejected ? .commandFailed : .success

@@ -1,3 +1,5 @@
+import Dispatch
+import RTDBClient
 import RTDBData
 
 /// Tab completion: command names, the command's flags, and child keys of the path being typed
@@ -55,5 +57,30 @@ public struct Completer {
             while !c.hasPrefix(prefix) { prefix.removeLast() }
         }
         return prefix
+    }
+}
+
+extension Completer {
+    /// The child keys at `path`, read from the client core for Tab completion.
+    ///
+    /// libedit asks synchronously, on the line editor's own thread: that thread waits (2 s at
+    /// most) while a task reads. The core's queue is never the one waiting, so this cannot
+    /// deadlock it.
+    static func childKeys(of path: Path, in repo: Repo) -> [(key: String, hasChildren: Bool)]? {
+        let keys = OneShot<[(key: String, hasChildren: Bool)]>()
+        let done = DispatchSemaphore(value: 0)
+        let reading = Task {
+            do {
+                keys.resolve(.success(try await repo.get(path).children.map { (key: $0.key.name, hasChildren: !$0.value.isLeaf) }))
+            } catch {
+                keys.resolve(.failure(error))
+            }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 2) == .success, case .success(let found)? = keys.current else {
+            reading.cancel()
+            return nil
+        }
+        return found
     }
 }

@@ -1,28 +1,59 @@
 import Foundation
 import Glibc
 
-/// Waiting for Ctrl-C (or SIGTERM) outside the line editor, e.g. a foreground watch.
+/// Ctrl-C for the command that is running: the one mechanism by which a long command (a
+/// read waiting for the server, a foreground watch, the wait for an offline write) stops.
+/// The command runs in a task of its own; SIGINT or SIGTERM cancels that task, and so does
+/// the reader of standard output going away (`rtdb watch … | head`).
 public enum Interrupt {
-    /// Blocks until an interrupt arrives (true) or `timeout` passes (false).
-    public static func wait(timeout: TimeInterval?) -> Bool {
+    /// Runs `operation` in its own task, cancelled by Ctrl-C or by the caller's cancellation.
+    /// `interrupted` runs (on another thread) when a signal cancels it.
+    @MainActor
+    public static func cancellable<T: Sendable>(interrupted: @escaping @Sendable () -> Void = {},
+                                                _ operation: @escaping @MainActor () async -> T) async -> T {
         InterruptPipe.install()
-        let deadline = timeout.map { Date().addingTimeInterval($0) }
-        while true {
-            var fd = pollfd(fd: InterruptPipe.readEnd, events: Int16(POLLIN), revents: 0)
-            let remaining = deadline.map { max(0, Int32($0.timeIntervalSinceNow * 1000)) } ?? 250
-            let ready = poll(&fd, 1, min(remaining, 250))
-            if ready > 0 {
-                if InterruptPipe.drain().contains(InterruptPipe.interrupted) { return true }
-            }
-            if StandardOutput.closed { return true }  // the reader of our output went away
-            if let deadline, Date() >= deadline { return false }
+        let task = Task { @MainActor in await operation() }
+        let watcher = Watcher {
+            interrupted()
+            task.cancel()
+        }
+        defer { watcher.stop() }
+        return await withTaskCancellationHandler {
+            await task.value
+        } onCancel: {
+            task.cancel()
         }
     }
 
-    /// Wakes a waiter as Ctrl-C would.
-    public static func raise() {
-        InterruptPipe.install()
-        var byte = InterruptPipe.interrupted
-        _ = write(InterruptPipe.writeEnd, &byte, 1)
+    /// Watches the interrupt pipe on a thread of its own while one command runs.
+    ///
+    /// `@unchecked Sendable`: `stopped` is guarded by `lock`, held while the pipe is drained,
+    /// so once `stop` returns the line editor is the pipe's only reader again.
+    private final class Watcher: @unchecked Sendable {
+        private let lock = NSLock()
+        private var stopped = false
+
+        init(cancel: @escaping @Sendable () -> Void) {
+            let thread = Thread { [self] in
+                while true {
+                    var fd = pollfd(fd: InterruptPipe.readEnd, events: Int16(POLLIN), revents: 0)
+                    let ready = poll(&fd, 1, 100)
+                    lock.lock()
+                    if stopped { return lock.unlock() }
+                    let interrupted = ready > 0 && InterruptPipe.drain().contains(InterruptPipe.interrupted)
+                    lock.unlock()
+                    if interrupted || StandardOutput.closed {
+                        cancel()
+                        return
+                    }
+                }
+            }
+            thread.name = "rtdb.interrupt"
+            thread.start()
+        }
+
+        func stop() {
+            lock.withLock { stopped = true }
+        }
     }
 }

@@ -6,5 +6,5 @@ public protocol DatabaseConnection: AnyObject {
     var repo: Repo { get }
     /// A short description for the banner and `status`.
     var location: String { get }
-    func close()
+    func close() async
 }

@@ -9,6 +9,12 @@ import RTDBProtocol
 /// pipeline writes: each is sent without waiting and a rejection is reported later with the
 /// line it came from; reads still see earlier writes because a connection's requests are
 /// processed in order.
+///
+/// Commands are `async`: a command runs in the caller's task, and cancelling that task
+/// (Ctrl-C, through `Interrupt.cancellable`) stops what it waits for: a read, a query, a
+/// foreground watch, the acknowledgement of a write. The shell lives on the main actor; the
+/// client core is an actor of its own, and the line editor has its own thread.
+@MainActor
 public final class Shell {
     public struct Options {
         /// Wait for each write to be acknowledged before the next command.
@@ -19,13 +25,11 @@ public final class Shell {
         public var confirm: ((String) -> Bool)? = nil
         /// Prints a line while the user may be typing (above the prompt); nil when the shell
         /// is not interactive, so there is no background.
-        public var backgroundOutput: ((String) -> Void)? = nil
-        /// Blocks until the user interrupts (Ctrl-C) or output is gone; false on timeout.
-        public var waitForInterrupt: (TimeInterval?) -> Bool = { Interrupt.wait(timeout: $0) }
+        public var backgroundOutput: (@Sendable (String) -> Void)? = nil
         public init() {}
     }
 
-    public enum Outcome: Equatable {
+    public enum Outcome: Equatable, Sendable {
         case ok
         case failed
         case exit
@@ -41,9 +45,8 @@ public final class Shell {
 
     private var backgroundWatches: [BackgroundWatch] = []
     private var nextWatchID = 1
-
-    private let failuresLock = NSLock()
-    private var asyncFailures: [(line: Int, source: String, error: DatabaseError)] = []
+    /// Rejections of writes nobody waited for, reported after the line that follows them.
+    private let rejected = RejectedWrites()
 
     public init(repo: Repo, output: Output, options: Options = Options()) {
         self.repo = repo
@@ -55,21 +58,24 @@ public final class Shell {
 
     /// Parses and runs one line. `source` names it in messages ("line 3", "-c 1").
     @discardableResult
-    public func run(_ line: String, source: String? = nil, lineNumber: Int = 0) -> Outcome {
-        run(line, source: source, lineNumber: lineNumber) { try Tokenizer.tokenize(line) }
+    public func run(_ line: String, source: String? = nil, lineNumber: Int = 0) async -> Outcome {
+        await run(line, source: source, lineNumber: lineNumber) { try Tokenizer.tokenize(line) }
     }
 
     /// Runs a command given as separate words (command-line arguments).
-    public func run(arguments: [String]) -> Outcome {
-        run(arguments.joined(separator: " "), source: nil, lineNumber: 0) { Tokenizer.tokens(fromArguments: arguments) }
+    public func run(arguments: [String]) async -> Outcome {
+        await run(arguments.joined(separator: " "), source: nil, lineNumber: 0) { Tokenizer.tokens(fromArguments: arguments) }
     }
 
-    private func run(_ line: String, source: String?, lineNumber: Int, tokens: () throws -> [Token]) -> Outcome {
+    private func run(_ line: String, source: String?, lineNumber: Int, tokens: () throws -> [Token]) async -> Outcome {
         do {
             guard let parsed = try CommandParser.parse(tokens: tokens(), cwd: cwd) else { return .ok }
-            return try execute(parsed, source: source, lineNumber: lineNumber)
+            return try await execute(parsed, source: source, lineNumber: lineNumber)
         } catch let error as ShellError {
             report(error.message, line: line, column: error.column, source: source)
+            return .failed
+        } catch is CancellationError {
+            report("interrupted", line: nil, column: nil, source: source)
             return .failed
         } catch {
             report("\(error)", line: line, column: nil, source: source)
@@ -91,14 +97,14 @@ public final class Shell {
 
     // MARK: Commands
 
-    func execute(_ parsed: ParsedLine, source: String?, lineNumber: Int) throws -> Outcome {
+    func execute(_ parsed: ParsedLine, source: String?, lineNumber: Int) async throws -> Outcome {
         let renderer = parsed.json ? Renderer.machine : options.renderer
         switch parsed.command {
         case let .get(path, shallow, export):
-            let value = try read(path)
+            let value = try await read(path)
             output.write(renderer.value(shallow ? value.shallow : value, export: export))
         case let .ls(path, long):
-            let value = try read(path)
+            let value = try await read(path)
             if value.isLeaf {
                 throw ShellError("\(path) is a value, not a list: \(JSONWriter.string(value).prefix(60))")
             }
@@ -108,24 +114,25 @@ public final class Shell {
         case .pwd:
             output.write(parsed.json ? JSONWriter.string(Node(.string(cwd.description))) + "\n" : cwd.description + "\n")
         case let .set(path, value):
-            try write(source: source, line: lineNumber) { repo.set(path, value, completion: $0) }
+            try await finish(repo.set(path, value), source: source, line: lineNumber)
         case let .update(path, updates):
-            try write(source: source, line: lineNumber) { repo.update(path, updates, completion: $0) }
+            try await finish(repo.update(path, updates), source: source, line: lineNumber)
         case let .push(path, value):
-            var key = ""
-            try write(source: source, line: lineNumber) { key = repo.push(path, value ?? .empty, completion: $0) }
+            let write = try await repo.push(path, value ?? .empty)
+            try await finish(write, source: source, line: lineNumber)
+            let key = write.key ?? ""
             output.write(parsed.json ? JSONWriter.string(Node(.string(key))) + "\n" : key + "\n")
         case let .remove(path, force):
-            if !force, try !confirmRemoval(path) { return .failed }
-            try write(source: source, line: lineNumber) { repo.set(path, .empty, completion: $0) }
+            if !force, try await !confirmRemoval(path) { return .failed }
+            try await finish(repo.set(path, .empty), source: source, line: lineNumber)
         case let .priority(path, priority):
-            try write(source: source, line: lineNumber) { repo.setPriority(path, priority, completion: $0) }
+            try await finish(repo.setPriority(path, priority), source: source, line: lineNumber)
         case let .query(query, watch, events, background):
-            if watch { return try runWatch(query, events: events, background: background, json: parsed.json) }
-            let value = try readQuery(query)
+            if watch { return try await runWatch(query, events: events, background: background, json: parsed.json) }
+            let value = try await readQuery(query)
             output.write(renderer.queryResult(value, index: query.params.index))
         case let .watch(query, events, background):
-            return try runWatch(query, events: events, background: background, json: parsed.json)
+            return try await runWatch(query, events: events, background: background, json: parsed.json)
         case .watches:
             if backgroundWatches.isEmpty { output.write(parsed.json ? "[]\n" : "no background watches\n") }
             for watch in backgroundWatches {
@@ -136,7 +143,7 @@ public final class Shell {
         case .unwatch(let id):
             let stopping = backgroundWatches.filter { id == nil || $0.id == id }
             if let id, stopping.isEmpty { throw ShellError("no background watch \(id): see 'watches'") }
-            for watch in stopping { repo.unlisten(watch.query, watch.registration) }
+            for watch in stopping { await repo.unlisten(watch.query, watch.registration) }
             backgroundWatches.removeAll { w in stopping.contains { $0 === w } }
         case .help(let topic):
             output.write(topic.map(Help.command) ?? Help.overview())
@@ -152,36 +159,44 @@ public final class Shell {
     }
 
     /// Runs a query once: listens until the server has answered, then stops.
-    private func readQuery(_ query: QuerySpec) throws -> Node {
-        let semaphore = DispatchSemaphore(value: 0)
-        let lock = NSLock()
-        var result: Node?
-        var failure: DatabaseError?
-        let registration = EventRegistration(types: [.value], callback: { event in
-            lock.lock()
-            if result == nil { result = event.node; semaphore.signal() }
-            lock.unlock()
-        }, cancel: { error in
-            lock.lock(); failure = error; lock.unlock()
-            semaphore.signal()
-        })
-        repo.listen(query, registration)
-        defer { repo.unlisten(query, registration) }
-        // Offline, data this client does not hold cannot come: say so as a read does.
-        let offlineWait = min(readTimeout, repo.offlineReadTimeout)
-        if semaphore.wait(timeout: .now() + offlineWait) == .timedOut {
-            if !repo.isConnected { throw ShellError("\(DatabaseError.offline)") }
-            if semaphore.wait(timeout: .now() + readTimeout - offlineWait) == .timedOut {
-                throw ShellError("the server did not answer within \(Int(readTimeout)) seconds")
-            }
+    private func readQuery(_ query: QuerySpec) async throws -> Node {
+        let first = OneShot<Node>()
+        let registration = EventRegistration(types: [.value], callback: { first.resolve(.success($0.node)) },
+                                             cancel: { first.resolve(.failure($0)) })
+        await repo.listen(query, registration)
+        do {
+            let value = try await answer(first)
+            await repo.unlisten(query, registration)
+            return value
+        } catch {
+            await repo.unlisten(query, registration)
+            throw error
         }
-        lock.lock(); defer { lock.unlock() }
-        if let failure { throw ShellError("\(failure)") }
-        return result ?? .empty
     }
 
-    /// A watch in the foreground (until Ctrl-C) or, on the terminal, in the background.
-    private func runWatch(_ query: QuerySpec, events: Set<EventType>, background: Bool, json: Bool) throws -> Outcome {
+    /// Waits for the answer to a read. Offline, data this client does not hold cannot come:
+    /// after the offline wait that says so as the core's reads do.
+    private func answer(_ result: OneShot<Node>) async throws -> Node {
+        let offlineWait = min(readTimeout, await repo.offlineReadTimeout)
+        do {
+            return try await withTimeout(offlineWait) { try await result.value() }
+        } catch is TimeoutError {
+            if await !repo.isConnected { throw ShellError("\(DatabaseError.offline)") }
+        } catch let error as DatabaseError {
+            throw ShellError("\(error)")
+        }
+        do {
+            return try await withTimeout(readTimeout - offlineWait) { try await result.value() }
+        } catch is TimeoutError {
+            throw ShellError("the server did not answer within \(Int(readTimeout)) seconds")
+        } catch let error as DatabaseError {
+            throw ShellError("\(error)")
+        }
+    }
+
+    /// A watch in the foreground (until the task is cancelled: Ctrl-C) or, on the terminal,
+    /// in the background.
+    private func runWatch(_ query: QuerySpec, events: Set<EventType>, background: Bool, json: Bool) async throws -> Outcome {
         let formatter = EventFormatter(json: json || !options.renderer.pretty, color: options.renderer.color && !json)
         if background {
             guard let print = options.backgroundOutput else {
@@ -189,129 +204,98 @@ public final class Shell {
             }
             let id = nextWatchID
             nextWatchID += 1
-            var watch: BackgroundWatch?
+            let seen = BackgroundWatch.Counter()
             let registration = EventRegistration(types: events, callback: { event in
-                watch?.count()
+                seen.count()
                 print(formatter.line(event, watchID: id))
             }, cancel: { error in print("[\(id)] watch cancelled: \(error)") })
-            watch = BackgroundWatch(id: id, query: query, events: events, registration: registration)
-            backgroundWatches.append(watch!)
+            backgroundWatches.append(BackgroundWatch(id: id, query: query, events: events, registration: registration, seen: seen))
             output.write(json ? "{\"watch\":\(id)}\n" : "watch \(id) started on \(query.path); 'unwatch \(id)' stops it\n")
-            repo.listen(query, registration)
+            await repo.listen(query, registration)
             return .ok
         }
-        let output = self.output
-        let lock = NSLock()
-        var cancelled: DatabaseError?
-        let registration = EventRegistration(types: events, callback: { event in
-            lock.lock(); defer { lock.unlock() }
-            output.write(formatter.line(event) + "\n")
-        }, cancel: { error in
-            lock.lock(); cancelled = error; lock.unlock()
-            Interrupt.raise()
-        })
-        repo.listen(query, registration)
-        _ = options.waitForInterrupt(nil)
-        repo.unlisten(query, registration)
-        repo.flushEvents()  // let events already on their way finish printing
-        lock.lock(); defer { lock.unlock() }
-        if let cancelled { throw ShellError("the watch was cancelled: \(cancelled)") }
+        do {
+            for try await event in await repo.events(query, types: events) {
+                output.write(formatter.line(event) + "\n")
+            }
+        } catch let error as DatabaseError {
+            throw ShellError("the watch was cancelled: \(error)")
+        }
+        // The stream ends when this task is cancelled: the watch's normal end.
         return .ok
     }
 
-    private func read(_ path: Path) throws -> Node {
-        let semaphore = DispatchSemaphore(value: 0)
-        var result: Result<Node, DatabaseError>?
-        repo.get(path) { result = $0; semaphore.signal() }
-        if semaphore.wait(timeout: .now() + readTimeout) == .timedOut {
+    private func read(_ path: Path) async throws -> Node {
+        let repo = self.repo
+        do {
+            return try await withTimeout(readTimeout) { try await repo.get(path) }
+        } catch is TimeoutError {
             throw ShellError("the server did not answer within \(Int(readTimeout)) seconds")
-        }
-        switch result! {
-        case .success(let node): return node
-        case .failure(let error): throw ShellError("\(error)")
+        } catch let error as DatabaseError {
+            throw ShellError("\(error)")
         }
     }
 
-    private func write(source: String?, line: Int, _ start: (@escaping (Result<Void, DatabaseError>) -> Void) -> Void) throws {
-        if options.waitForWrites {
-            try writeAndWait(start)
-        } else {
-            start { [weak self] result in
-                guard case .failure(let error) = result, let self else { return }
-                self.failuresLock.lock()
-                self.asyncFailures.append((line, source ?? "", error))
-                self.failuresLock.unlock()
+    /// Interactive: waits for the acknowledgement. A script goes on; a rejection is
+    /// reported later with the line the write came from.
+    private func finish(_ write: PendingWrite, source: String?, line: Int) async throws {
+        guard options.waitForWrites else {
+            let rejected = self.rejected
+            write.whenAnswered { result in
+                if case .failure(let error) = result { rejected.add(line: line, source: source ?? "", error: error) }
             }
+            return
         }
-    }
-
-    /// Waits for the acknowledgement. Offline, the write waits for the connection; Ctrl-C
-    /// stops waiting (the write stays queued, and its outcome is printed when it comes).
-    private func writeAndWait(_ start: (@escaping (Result<Void, DatabaseError>) -> Void) -> Void) throws {
-        let semaphore = DispatchSemaphore(value: 0)
-        let lock = NSLock()
-        var result: Result<Void, DatabaseError>?
-        var abandoned = false
-        let late = options.backgroundOutput
-        start { outcome in
-            lock.lock()
-            result = outcome
-            let nobodyWaits = abandoned
-            lock.unlock()
-            semaphore.signal()
-            guard nobodyWaits else { return }
-            switch outcome {
-            case .success: late?("a queued write was acknowledged by the server")
-            case .failure(let error): late?("a queued write was rejected: \(error)")
-            }
-        }
-        if semaphore.wait(timeout: .now() + 0.5) == .timedOut {
-            if !repo.isConnected {
+        do {
+            do {
+                try await withTimeout(0.5) { try await write.acknowledged() }
+                return
+            } catch is TimeoutError {}
+            if await !repo.isConnected {
                 output.writeError("offline: the write is applied locally and will be sent when the connection returns (Ctrl-C stops waiting)\n")
             }
-            while semaphore.wait(timeout: .now()) == .timedOut {
-                guard options.waitForInterrupt(0.2) else { continue }
-                lock.lock()
-                let done = result != nil
-                abandoned = !done
-                lock.unlock()
-                if !done { throw ShellError("not acknowledged yet: the write stays queued and is sent when the connection returns") }
+            try await write.acknowledged()
+        } catch let error as DatabaseError {
+            throw ShellError("\(error)")
+        } catch is CancellationError {
+            // Ctrl-C stops the waiting; the write stays queued and its outcome is printed when it comes.
+            let late = options.backgroundOutput
+            write.whenAnswered { outcome in
+                switch outcome {
+                case .success: late?("a queued write was acknowledged by the server")
+                case .failure(let error): late?("a queued write was rejected: \(error)")
+                }
             }
+            throw ShellError("not acknowledged yet: the write stays queued and is sent when the connection returns")
         }
-        lock.lock()
-        defer { lock.unlock() }
-        if case .failure(let error)? = result { throw ShellError("\(error)") }
     }
 
     /// Reports writes the server rejected since the last call; returns how many.
     public func reportRejectedWrites() -> Int {
-        failuresLock.lock()
-        let failures = asyncFailures
-        asyncFailures = []
-        failuresLock.unlock()
+        let failures = rejected.take()
         for failure in failures {
             report("write rejected: \(failure.error)", line: nil, column: nil, source: failure.source.isEmpty ? nil : failure.source)
         }
         return failures.count
     }
 
-    /// Waits for every write to be acknowledged; says so if some never were.
-    /// Returns false when writes remain unacknowledged.
-    public func finishWrites(timeout: TimeInterval = 30) -> Bool {
-        let left = repo.waitForPendingWrites(timeout: timeout)
-        if left > 0 {
-            output.writeError(options.renderer.error("\(left) write\(left == 1 ? " was" : "s were") not acknowledged by the server within \(Int(timeout)) seconds and may be lost"))
-            return false
-        }
-        return true
+    /// Waits for every write to be acknowledged; says so if some never were (within
+    /// `timeout`, or before the task was cancelled). Returns false when writes remain
+    /// unacknowledged.
+    public func finishWrites(timeout: TimeInterval = 30) async -> Bool {
+        let left = await repo.waitForPendingWrites(timeout: timeout)
+        guard left > 0 else { return true }
+        let why = Task.isCancelled ? "before the wait was interrupted" : "within \(Int(timeout)) seconds"
+        output.writeError(options.renderer.error("\(left) write\(left == 1 ? " was" : "s were") not acknowledged by the server \(why) and may be lost"))
+        return false
     }
 
-    private func confirmRemoval(_ path: Path) throws -> Bool {
+    private func confirmRemoval(_ path: Path) async throws -> Bool {
         if path.isRoot && options.confirm == nil {
             throw ShellError("removing / deletes the whole database: add --force to do it from a script")
         }
         guard let confirm = options.confirm else { return true }
-        let value = try read(path)
+        let value = try await read(path)
         let leaves = value.leafCount
         guard path.isRoot || leaves > 100 else { return true }
         if value.isEmpty { return true }

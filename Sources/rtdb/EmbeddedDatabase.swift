@@ -19,8 +19,8 @@ final class EmbeddedDatabase: DatabaseConnection {
         location = folder
     }
 
-    func close() {
-        repo.close()
+    func close() async {
+        await repo.close()
         database.close()
     }
 

@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 @main
-struct RTDBCommand: ParsableCommand {
+struct RTDBCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "rtdb",
         abstract: "An interactive shell for realtime JSON databases.",
@@ -64,10 +64,14 @@ struct RTDBCommand: ParsableCommand {
     var words: [String] = []
 
     /// Usage errors exit with 2 (as documented), not ArgumentParser's 64.
-    static func main() {
+    static func main() async {
         do {
             var command = try parseAsRoot()
-            try command.run()
+            if var command = command as? AsyncParsableCommand {
+                try await command.run()
+            } else {
+                try command.run()
+            }
         } catch {
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n" + usageLine).utf8))
@@ -79,7 +83,7 @@ struct RTDBCommand: ParsableCommand {
 
     static let usageLine = "Usage: rtdb [--data DIR] [-c COMMAND ...] [--keep-going] [--no-color] [COMMAND ...]\nSee 'rtdb --help'.\n"
 
-    func run() throws {
+    func run() async throws {
         // The pass-through argument captures everything, --help included.
         if let first = words.first, ["-h", "--help", "-help"].contains(first) {
             print(Self.helpMessage())
@@ -110,8 +114,8 @@ struct RTDBCommand: ParsableCommand {
         let connection: DatabaseConnection
         do {
             if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns) {
-                connection = try RemoteDatabase(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath },
-                                                credential: .fromEnvironment())
+                connection = try await RemoteDatabase.connect(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath },
+                                                              credential: .fromEnvironment())
             } else {
                 connection = try EmbeddedDatabase(folder: folder)
             }
@@ -119,12 +123,13 @@ struct RTDBCommand: ParsableCommand {
             FileHandle.standardError.write(Data("rtdb: \(error)\n".utf8))
             throw ExitCode(ExitStatus.unavailable.rawValue)
         }
-        let status = runShell(connection)
-        connection.close()
+        let status = await runShell(connection)
+        await connection.close()
         throw ExitCode(status.rawValue)
     }
 
-    private func runShell(_ connection: DatabaseConnection) -> ExitStatus {
+    @MainActor
+    private func runShell(_ connection: DatabaseConnection) async -> ExitStatus {
         let stdinIsTerminal = isatty(STDIN_FILENO) == 1
         let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
         let color = stdoutIsTerminal && !noColor && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
@@ -138,24 +143,30 @@ struct RTDBCommand: ParsableCommand {
             options.confirm = stdinIsTerminal && stdoutIsTerminal ? Terminal.confirm : nil
             let shell = Shell(repo: connection.repo, output: output, options: options)
             if !words.isEmpty {
-                let outcome = shell.run(arguments: words)
-                return BatchRunner.finish(shell, failed: outcome == .failed)
+                let words = self.words
+                let outcome = await Interrupt.cancellable { await shell.run(arguments: words) }
+                return await BatchRunner.finish(shell, failed: outcome == .failed)
             }
-            return BatchRunner(keepGoing: keepGoing).run(commands, shell: shell) { "-c \($0)" }
+            return await BatchRunner(keepGoing: keepGoing).run(AsyncStream(commands), shell: shell) { "-c \($0)" }
         }
         if stdinIsTerminal && stdoutIsTerminal {
             options.confirm = Terminal.confirm
             options.backgroundOutput = AsyncLines.post
             let shell = Shell(repo: connection.repo, output: output, options: options)
-            return InteractiveSession(shell: shell, location: connection.location).run()
+            return await InteractiveSession(shell: shell, location: connection.location).run()
         }
         options.waitForWrites = false
         let shell = Shell(repo: connection.repo, output: output, options: options)
-        return BatchRunner(keepGoing: keepGoing).run(StandardInputLines(), shell: shell) { "line \($0)" }
+        return await BatchRunner(keepGoing: keepGoing).run(StandardInputLines(), shell: shell) { "line \($0)" }
     }
 }
 
-/// Lines of standard input, read as they come.
-struct StandardInputLines: Sequence, IteratorProtocol {
-    mutating func next() -> String? { readLine(strippingNewline: true) }
+extension AsyncStream where Element == String {
+    /// The lines of an array, for the same runner as standard input.
+    init(_ lines: [String]) {
+        self.init { continuation in
+            for line in lines { continuation.yield(line) }
+            continuation.finish()
+        }
+    }
 }

@@ -11,12 +11,11 @@ import RTDBShell
 final class RemoteDatabase: DatabaseConnection {
     let repo: Repo
     let location: String
-    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-    private let lastTransport = LastTransport()
+    private let group: MultiThreadedEventLoopGroup
 
     /// A credential from the environment: never from the command line, where other users'
     /// `ps` would see it, and never printed.
-    struct Credential {
+    struct Credential: Sendable {
         let token: String
         let google: Bool
         let variable: String
@@ -30,59 +29,54 @@ final class RemoteDatabase: DatabaseConnection {
         }
     }
 
-    /// `trustedCertificates`: a PEM file to trust instead of the system's authorities.
-    init(address: ServerAddress, trustedCertificates: String? = nil, credential: Credential? = nil, timeout: TimeInterval = 10) throws {
+    private init(repo: Repo, location: String, group: MultiThreadedEventLoopGroup) {
+        self.repo = repo
+        self.location = location
+        self.group = group
+    }
+
+    /// Connects; the first connection must succeed (after that, losing it means
+    /// reconnecting). `trustedCertificates`: a PEM file to trust instead of the system's
+    /// authorities.
+    static func connect(address: ServerAddress, trustedCertificates: String? = nil, credential: Credential? = nil,
+                        timeout: TimeInterval = 10) async throws -> RemoteDatabase {
         let tls: NIOSSLContext? = address.secure ? try ClientTLS.context(trustedCertificates: trustedCertificates) : nil
-        let group = self.group
-        let lastTransport = self.lastTransport
+        let lastTransport = LastTransport()
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         // Reconnections go where the server last said it lives (its hello or a redirect).
-        repo = Repo(connector: { host, lastSession in
+        let repo = Repo(connector: { host, lastSession in
             let transport = WebSocketClientTransport(address: host.map { address.at(host: $0) } ?? address,
                                                      lastSessionID: lastSession, tls: tls, group: group)
             lastTransport.set(transport)
             return transport
         })
-        location = address.description
-        // The first connection must succeed; after that, losing it means reconnecting.
-        let deadline = Date().addingTimeInterval(timeout)
-        while !repo.isConnected {
-            let failed = repo.neverConnected
-            if failed || Date() >= deadline {
-                let closedEarly = "the connection closed before the server's hello" + (address.secure ? "" : " (for a TLS server use wss:// or https://)")
-                let reason = lastTransport.failure ?? (failed ? closedEarly : "no answer within \(Int(timeout)) seconds")
-                repo.close()
-                try? group.syncShutdownGracefully()
-                throw RemoteError("cannot connect to \(address): \(reason)")
-            }
-            usleep(5_000)
-        }
-        if let credential { try authenticate(credential, timeout: timeout) }
-    }
-
-    private func authenticate(_ credential: Credential, timeout: TimeInterval) throws {
-        let answered = DispatchSemaphore(value: 0)
-        let lock = NSLock()
-        var outcome: Result<Void, DatabaseError>?
-        repo.authenticate(token: credential.token, google: credential.google) { result in
-            lock.lock(); outcome = result; lock.unlock()
-            answered.signal()
-        }
+        let database = RemoteDatabase(repo: repo, location: address.description, group: group)
         let failure: String?
-        if answered.wait(timeout: .now() + timeout) == .timedOut {
-            failure = "no answer within \(Int(timeout)) seconds"
-        } else {
-            lock.lock(); defer { lock.unlock() }
-            if case .failure(let error)? = outcome { failure = "\(error)" } else { failure = nil }
+        do {
+            let connected = try await withTimeout(timeout) { try await repo.firstConnectionEstablished() }
+            let closedEarly = "the connection closed before the server's hello" + (address.secure ? "" : " (for a TLS server use wss:// or https://)")
+            failure = connected ? nil : lastTransport.failure ?? closedEarly
+        } catch {
+            failure = lastTransport.failure ?? "no answer within \(Int(timeout)) seconds"
         }
         if let failure {
-            close()
-            throw RemoteError("the server refused the credential in \(credential.variable): \(failure)")
+            await database.close()
+            throw RemoteError("cannot connect to \(address): \(failure)")
         }
+        if let credential {
+            do {
+                try await withTimeout(timeout) { try await repo.authenticate(token: credential.token, google: credential.google) }
+            } catch {
+                await database.close()
+                throw RemoteError("the server refused the credential in \(credential.variable): \(error)")
+            }
+        }
+        return database
     }
 
-    func close() {
-        repo.close()
-        try? group.syncShutdownGracefully()
+    func close() async {
+        await repo.close()
+        try? await group.shutdownGracefully()
     }
 
     /// `--url`, `--emulator HOST:PORT`, or FIREBASE_DATABASE_EMULATOR_HOST.
@@ -96,17 +90,18 @@ final class RemoteDatabase: DatabaseConnection {
 }
 
 /// The newest transport, to say why connecting failed.
+///
+/// `@unchecked Sendable`: guarded by `lock`, which the compiler cannot see.
 private final class LastTransport: @unchecked Sendable {
     private let lock = NSLock()
     private var transport: WebSocketClientTransport?
 
     func set(_ transport: WebSocketClientTransport) {
-        lock.lock(); self.transport = transport; lock.unlock()
+        lock.withLock { self.transport = transport }
     }
 
     var failure: String? {
-        lock.lock(); defer { lock.unlock() }
-        return transport?.failureDescription
+        lock.withLock { transport?.failureDescription }
     }
 }
 

@@ -17,19 +17,18 @@ let database = try Database(folder: arguments[1])
 let (client, server) = InProcessTransport.pair()
 database.accept(server)
 let repo = Repo(transport: client)
-let inFlight = DispatchSemaphore(value: 64)
-var i = 0
+// At most 64 writes in flight: the core makes the next one wait for a place.
+await repo.setMaxPendingWrites(64)
+var n = 0
 while true {
-    inFlight.wait()
-    let n = i
-    let done: (Result<Void, DatabaseError>) -> Void = { result in
-        if case .success = result { print("ack \(n)") }
-        inFlight.signal()
-    }
+    let write: PendingWrite
     if n % 2 == 0 {
-        repo.set(Path("r\(round)/k\(n)"), Node(Double(n)), completion: done)
+        write = try await repo.set(Path("r\(round)/k\(n)"), Node(Double(n)))
     } else {
-        repo.update(Path("r\(round)/m\(n)"), [Update(Path("a"), Node(Double(n))), Update(Path("b/c"), Node(Double(n)))], completion: done)
+        write = try await repo.update(Path("r\(round)/m\(n)"), [Update(Path("a"), Node(Double(n))), Update(Path("b/c"), Node(Double(n)))])
     }
-    i += 1
+    write.whenAnswered { [n] result in
+        if case .success = result { print("ack \(n)") }
+    }
+    n += 1
 }

@@ -14,8 +14,8 @@ final class LiveEventTests: XCTestCase {
         database = try Database(folder: NSTemporaryDirectory() + "rtdb-live-" + UUID().uuidString)
     }
 
-    override func tearDown() {
-        repos.forEach { $0.close() }
+    override func tearDown() async throws {
+        for repo in repos { await repo.close() }
         database.close()
     }
 
@@ -49,61 +49,61 @@ final class LiveEventTests: XCTestCase {
         }
     }
 
-    func wait(_ repo: Repo) { XCTAssertEqual(repo.waitForPendingWrites(timeout: 10), 0) }
+    func wait(_ repo: Repo) async { assertEqual(await repo.waitForPendingWrites(timeout: 10), 0) }
 
-    func testAnotherClientsWritesArrive() {
+    func testAnotherClientsWritesArrive() async throws {
         let writer = connect(), watcher = connect()
-        writer.set(Path("notes"), try! JSONReader.parse(#"{"a": 1, "b": 2}"#))
-        wait(writer)
+        try await writer.set(Path("notes"), try! JSONReader.parse(#"{"a": 1, "b": 2}"#))
+        await wait(writer)
         let recorder = Recorder()
-        watcher.listen(QuerySpec(path: Path("notes")), recorder.registration)
+        await watcher.listen(QuerySpec(path: Path("notes")), recorder.registration)
         XCTAssertEqual(recorder.take(3), ["child_added a - 1", "child_added b a 2", #"value - - {"a":1,"b":2}"#])
-        writer.set(Path("notes/c"), Node(3))
+        try await writer.set(Path("notes/c"), Node(3))
         XCTAssertEqual(recorder.take(2), ["child_added c b 3", #"value - - {"a":1,"b":2,"c":3}"#])
-        writer.update(Path("notes"), [Update(Path("a"), .empty), Update(Path("b"), Node(20))])
+        try await writer.update(Path("notes"), [Update(Path("a"), .empty), Update(Path("b"), Node(20))])
         XCTAssertEqual(recorder.take(3), ["child_removed a - 1", "child_changed b - 20", #"value - - {"b":20,"c":3}"#])
     }
 
-    func testOwnWritesRaiseEventsAtOnceAndRejectionsRevert() {
+    func testOwnWritesRaiseEventsAtOnceAndRejectionsRevert() async throws {
         let repo = connect()
         let recorder = Recorder()
-        repo.listen(QuerySpec(path: Path("x")), recorder.registration)
+        await repo.listen(QuerySpec(path: Path("x")), recorder.registration)
         XCTAssertEqual(recorder.take(1), ["value - - null"])
-        repo.set(Path("x/ok"), Node(1))
+        try await repo.set(Path("x/ok"), Node(1))
         XCTAssertEqual(recorder.take(2), ["child_added ok - 1", #"value - - {"ok":1}"#])
         // The engine refuses a key with a dot: the optimistic child comes and goes.
-        repo.set(Path(keys: ["x", "bad.key"]), Node(2))
+        try await repo.set(Path(keys: ["x", "bad.key"]), Node(2))
         XCTAssertEqual(recorder.take(4), ["child_added bad.key - 2", #"value - - {"bad.key":2,"ok":1}"#,
                                           "child_removed bad.key - 2", #"value - - {"ok":1}"#])
     }
 
-    func testLimitedQueryKeepsTheNewestFour() {
+    func testLimitedQueryKeepsTheNewestFour() async throws {
         let writer = connect(), watcher = connect()
-        for i in 1...6 { writer.set(Path("notes/n\(i)"), try! JSONReader.parse(#"{"lastModified": \#(i * 10)}"#)) }
-        wait(writer)
+        for i in 1...6 { try await writer.set(Path("notes/n\(i)"), try! JSONReader.parse(#"{"lastModified": \#(i * 10)}"#)) }
+        await wait(writer)
         let recorder = Recorder()
         let query = QueryParams().ordered(by: .child(Path("lastModified"))).limitToLast(4)
-        watcher.listen(QuerySpec(path: Path("notes"), params: query), recorder.registration)
+        await watcher.listen(QuerySpec(path: Path("notes"), params: query), recorder.registration)
         let initial = recorder.take(5)
         XCTAssertEqual(initial.prefix(4).map { $0.split(separator: " ")[1] }, ["n3", "n4", "n5", "n6"])
         // A newer note pushes the oldest of the window out.
-        writer.set(Path("notes/n7"), try! JSONReader.parse(#"{"lastModified": 70}"#))
+        try await writer.set(Path("notes/n7"), try! JSONReader.parse(#"{"lastModified": 70}"#))
         XCTAssertEqual(recorder.take(3), ["child_removed n3 - {\"lastModified\":30}", "child_added n7 n6 {\"lastModified\":70}",
                                           #"value - - {"n4":{"lastModified":40},"n5":{"lastModified":50},"n6":{"lastModified":60},"n7":{"lastModified":70}}"#])
         // An old note edited to be newest moves to the end.
-        writer.set(Path("notes/n4/lastModified"), Node(80))
+        try await writer.set(Path("notes/n4/lastModified"), Node(80))
         XCTAssertEqual(recorder.take(3).map { $0.split(separator: " ").prefix(3).joined(separator: " ") },
                        ["child_moved n4 n7", "child_changed n4 n7", "value - -"])
         // Removing one pulls the next newest back in.
-        writer.set(Path("notes/n7"), .empty)
+        try await writer.set(Path("notes/n7"), .empty)
         XCTAssertEqual(recorder.take(3).map { $0.split(separator: " ").prefix(3).joined(separator: " ") },
                        ["child_removed n7 -", "child_added n3 -", "value - -"])
     }
 
-    func testInfoConnected() {
+    func testInfoConnected() async throws {
         let repo = connect()
         let recorder = Recorder()
-        repo.listen(QuerySpec(path: Path(".info/connected")), recorder.registration)
+        await repo.listen(QuerySpec(path: Path(".info/connected")), recorder.registration)
         XCTAssertEqual(recorder.take(1), ["value - - true"])
     }
 }

@@ -98,37 +98,29 @@ final class ReconnectTests: XCTestCase {
         server.database = database
     }
 
-    override func tearDown() {
-        repos.forEach { $0.close() }
+    override func tearDown() async throws {
+        for repo in repos { await repo.close() }
         database.close()
     }
 
-    func connect() -> Repo {
+    func connect() async -> Repo {
         let server = self.server
         let repo = Repo(connector: { server.connect(host: $0, lastSession: $1) },
                         reconnect: ReconnectPolicy(minDelay: 0.01, maxDelay: 0.05))
         repos.append(repo)
-        XCTAssertTrue(waitUntil { repo.isConnected })
+        await assertEventually { await repo.isConnected }
         return repo
     }
 
-    func waitUntil(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while !condition() {
-            if Date() >= deadline { return false }
-            usleep(2_000)
-        }
-        return true
-    }
 
-    func testListensAndOfflineWritesSurviveALostConnection() throws {
-        let watcher = connect()
+    func testListensAndOfflineWritesSurviveALostConnection() async throws {
+        let watcher = await connect()
         let writer = Repo(transport: { let (c, s) = InProcessTransport.pair(); database.accept(s); return c }())
         repos.append(writer)
         let events = LiveEventTests.Recorder()
         let connected = LiveEventTests.Recorder()
-        watcher.listen(QuerySpec(path: Path("items")), events.registration)
-        watcher.listen(QuerySpec(path: Path(".info/connected")), connected.registration)
+        await watcher.listen(QuerySpec(path: Path("items")), events.registration)
+        await watcher.listen(QuerySpec(path: Path(".info/connected")), connected.registration)
         XCTAssertEqual(events.take(1), ["value - - null"])
         XCTAssertEqual(connected.take(1), ["value - - true"])
 
@@ -136,16 +128,16 @@ final class ReconnectTests: XCTestCase {
         server.dropAll()
         XCTAssertEqual(connected.take(1), ["value - - false"])
         // Offline: the write is seen locally at once and waits for the server.
-        watcher.set(Path("items/a"), Node(1))
+        try await watcher.set(Path("items/a"), Node(1))
         XCTAssertEqual(events.take(2), ["child_added a - 1", #"value - - {"a":1}"#])
-        writer.set(Path("items/b"), Node(2))
-        XCTAssertEqual(writer.waitForPendingWrites(timeout: 10), 0)
-        XCTAssertEqual(watcher.waitForPendingWrites(timeout: 0.2), 1)
+        try await writer.set(Path("items/b"), Node(2))
+        assertEqual(await writer.waitForPendingWrites(timeout: 10), 0)
+        assertEqual(await watcher.waitForPendingWrites(timeout: 0.2), 1)
         XCTAssertTrue(database.value(at: Path("items/a")).isEmpty)
 
         server.setDown(false)
         XCTAssertEqual(connected.take(1), ["value - - true"])
-        XCTAssertEqual(watcher.waitForPendingWrites(timeout: 10), 0)
+        assertEqual(await watcher.waitForPendingWrites(timeout: 10), 0)
         XCTAssertEqual(database.value(at: Path("items/a")), Node(1))
         // The listen was restored: the other client's write made while away arrives.
         XCTAssertEqual(events.take(2), ["child_added b a 2", #"value - - {"a":1,"b":2}"#])
@@ -158,22 +150,18 @@ final class ReconnectTests: XCTestCase {
         XCTAssertNotNil(asked.last?.lastSession)
     }
 
-    func testACredentialIsSentFirstOnEveryConnection() throws {
-        let repo = connect()
-        let answered = expectation(description: "auth")
-        var outcome: Result<Void, DatabaseError>?
-        repo.authenticate(token: "owner", google: true) { outcome = $0; answered.fulfill() }
-        wait(for: [answered], timeout: 10)
-        XCTAssertNoThrow(try outcome?.get())
+    func testACredentialIsSentFirstOnEveryConnection() async throws {
+        let repo = await connect()
+        try await repo.authenticate(token: "owner", google: true)
         let recorder = LiveEventTests.Recorder()
-        repo.listen(QuerySpec(path: Path("a")), recorder.registration)
+        await repo.listen(QuerySpec(path: Path("a")), recorder.registration)
         XCTAssertEqual(recorder.take(1), ["value - - null"])
         server.setDown(true)
         server.dropAll()
-        XCTAssertTrue(waitUntil { !repo.isConnected })
-        repo.set(Path("a"), Node(1))
+        await assertEventually { await !repo.isConnected }
+        try await repo.set(Path("a"), Node(1))
         server.setDown(false)
-        XCTAssertEqual(repo.waitForPendingWrites(timeout: 10), 0)
+        assertEqual(await repo.waitForPendingWrites(timeout: 10), 0)
         server.lock.lock()
         let requests = server.requests
         server.lock.unlock()
@@ -181,16 +169,14 @@ final class ReconnectTests: XCTestCase {
         XCTAssertEqual(requests.last, ["gauth", "q", "p"])
     }
 
-    func testARevokedCredentialIsDroppedAndTheClientReconnectsWithoutIt() throws {
-        let repo = connect()
-        let answered = expectation(description: "auth")
-        repo.authenticate(token: "owner", google: false) { _ in answered.fulfill() }
-        wait(for: [answered], timeout: 10)
+    func testARevokedCredentialIsDroppedAndTheClientReconnectsWithoutIt() async throws {
+        let repo = await connect()
+        try await repo.authenticate(token: "owner", google: false)
         server.sendToAll(.push(.authRevoked(status: "expired_token", reason: "Auth token is expired.")))
-        XCTAssertTrue(waitUntil { repo.credentialRevoked != nil })
-        XCTAssertEqual(repo.credentialRevoked, "expired_token: Auth token is expired.")
-        repo.set(Path("after"), Node(1))
-        XCTAssertEqual(repo.waitForPendingWrites(timeout: 10), 0)
+        await assertEventually { await repo.credentialRevoked != nil }
+        assertEqual(await repo.credentialRevoked, "expired_token: Auth token is expired.")
+        try await repo.set(Path("after"), Node(1))
+        assertEqual(await repo.waitForPendingWrites(timeout: 10), 0)
         server.lock.lock()
         let requests = server.requests
         server.lock.unlock()
@@ -198,61 +184,61 @@ final class ReconnectTests: XCTestCase {
         XCTAssertEqual(requests.last, ["p"], "the new connection goes on without the credential")
     }
 
-    func testARestoredListenRaisesNoEventsForUnchangedData() throws {
-        let watcher = connect()
-        watcher.set(Path("big"), try JSONReader.parse(#"{"a":1,"b":{"c":2}}"#))
-        XCTAssertEqual(watcher.waitForPendingWrites(timeout: 10), 0)
+    func testARestoredListenRaisesNoEventsForUnchangedData() async throws {
+        let watcher = await connect()
+        try await watcher.set(Path("big"), try JSONReader.parse(#"{"a":1,"b":{"c":2}}"#))
+        assertEqual(await watcher.waitForPendingWrites(timeout: 10), 0)
         let events = LiveEventTests.Recorder()
-        watcher.listen(QuerySpec(path: Path("big")), events.registration)
+        await watcher.listen(QuerySpec(path: Path("big")), events.registration)
         XCTAssertEqual(events.take(3).count, 3)
         server.dropAll()
-        XCTAssertTrue(waitUntil { !watcher.isConnected })
-        XCTAssertTrue(waitUntil { watcher.isConnected })
-        watcher.set(Path("big/d"), Node(3))
-        XCTAssertEqual(watcher.waitForPendingWrites(timeout: 10), 0)
+        await assertEventually { await !watcher.isConnected }
+        await assertEventually { await watcher.isConnected }
+        try await watcher.set(Path("big/d"), Node(3))
+        assertEqual(await watcher.waitForPendingWrites(timeout: 10), 0)
         // Only the new child: the restored listen raised nothing of its own.
         XCTAssertEqual(events.take(2), ["child_added d b 3", #"value - - {"a":1,"b":{"c":2},"d":3}"#])
     }
 
-    func testOfflineReadsUseWhatIsHeldOrFail() throws {
-        let repo = connect()
-        repo.offlineReadTimeout = 0.2
-        repo.set(Path("held"), Node("x"))
+    func testOfflineReadsUseWhatIsHeldOrFail() async throws {
+        let repo = await connect()
+        await repo.setOfflineReadTimeout(0.2)
+        try await repo.set(Path("held"), Node("x"))
         let recorder = LiveEventTests.Recorder()
-        repo.listen(QuerySpec(path: Path("held")), recorder.registration)
+        await repo.listen(QuerySpec(path: Path("held")), recorder.registration)
         XCTAssertEqual(recorder.take(1), [#"value - - "x""#])
         server.setDown(true)
         server.dropAll()
-        XCTAssertTrue(waitUntil { !repo.isConnected })
-        XCTAssertEqual(try read(repo, "held").get(), Node("x"))
-        XCTAssertEqual(read(repo, "elsewhere"), .failure(DatabaseError(code: "DISCONNECTED", message: "Client is offline.")))
+        await assertEventually { await !repo.isConnected }
+        assertEqual(try await read(repo, "held").get(), Node("x"))
+        assertEqual(await read(repo, "elsewhere"), .failure(DatabaseError(code: "DISCONNECTED", message: "Client is offline.")))
     }
 
-    func read(_ repo: Repo, _ path: String) -> Result<Node, DatabaseError> {
-        let done = expectation(description: "get")
-        var result: Result<Node, DatabaseError>!
-        repo.get(Path(path)) { result = $0; done.fulfill() }
-        wait(for: [done], timeout: 10)
-        return result
+    func read(_ repo: Repo, _ path: String) async -> Result<Node, DatabaseError> {
+        do {
+            return .success(try await repo.get(Path(path)))
+        } catch {
+            return .failure(error as! DatabaseError)
+        }
     }
 
-    func testARedirectSendsTheClientToTheNamedHost() {
+    func testARedirectSendsTheClientToTheNamedHost() async throws {
         server.redirectTo = "s-elsewhere.example:9000"
-        let repo = connect()
+        let repo = await connect()
         server.lock.lock()
         let hosts = server.asked.map(\.host)
         server.lock.unlock()
         XCTAssertEqual(Array(hosts.prefix(2)), [nil, "s-elsewhere.example:9000"])
-        XCTAssertTrue(repo.isConnected)
+        assertEqual(await repo.isConnected, true)
     }
 
-    func testAFirstConnectionThatFailsIsReported() {
+    func testAFirstConnectionThatFailsIsReported() async throws {
         server.setDown(true)
         let repo = Repo(connector: { [server] in server.connect(host: $0, lastSession: $1) },
                         reconnect: ReconnectPolicy(minDelay: 0.01, maxDelay: 0.05))
         repos.append(repo)
-        XCTAssertTrue(waitUntil { repo.neverConnected })
-        XCTAssertFalse(repo.isClosed, "it keeps trying")
+        await assertEventually { await repo.neverConnected }
+        assertEqual(await repo.isClosed, false, "it keeps trying")
     }
 
     func testBackoffGrowsToItsCapAndResetsAfterAStableConnection() {

@@ -17,55 +17,53 @@ final class RepoTests: XCTestCase {
         repo = Repo(transport: client)
     }
 
-    override func tearDown() {
-        repo.close()
+    override func tearDown() async throws {
+        await repo.close()
         database.close()
     }
 
-    func get(_ path: String) throws -> Node {
-        let done = expectation(description: "get")
-        var result: Result<Node, DatabaseError>!
-        repo.get(Path(path)) { result = $0; done.fulfill() }
-        wait(for: [done], timeout: 10)
-        return try result.get()
+    func get(_ path: String) async throws -> Node {
+        try await repo.get(Path(path))
     }
 
-    func write(_ start: (@escaping (Result<Void, DatabaseError>) -> Void) -> Void) -> Result<Void, DatabaseError> {
-        let done = expectation(description: "write")
-        var result: Result<Void, DatabaseError>!
-        start { result = $0; done.fulfill() }
-        wait(for: [done], timeout: 10)
-        return result
+    /// Waits for a write's answer.
+    func write(_ start: () async throws -> PendingWrite) async -> Result<Void, DatabaseError> {
+        do {
+            try await start().acknowledged()
+            return .success(())
+        } catch {
+            return .failure(error as! DatabaseError)
+        }
     }
 
-    func testWritesAreAcknowledgedAndReadBack() throws {
-        XCTAssertNoThrow(try write { repo.set(Path("a/b"), Node(1), completion: $0) }.get())
-        XCTAssertNoThrow(try write { repo.update(Path("a"), [Update(Path("c/d"), Node("x")), Update(Path("b"), .empty)], completion: $0) }.get())
-        XCTAssertEqual(JSONWriter.string(try get("/")), #"{"a":{"c":{"d":"x"}}}"#)
-        XCTAssertNoThrow(try write { repo.setPriority(Path("a/c"), .number(3), completion: $0) }.get())
-        XCTAssertEqual(try get("a/c").priority, .number(3))
-        XCTAssertEqual(repo.pendingWriteCount, 0)
+    func testWritesAreAcknowledgedAndReadBack() async throws {
+        try await write { try await repo.set(Path("a/b"), Node(1)) }.get()
+        try await write { try await repo.update(Path("a"), [Update(Path("c/d"), Node("x")), Update(Path("b"), .empty)]) }.get()
+        assertEqual(JSONWriter.string(try await get("/")), #"{"a":{"c":{"d":"x"}}}"#)
+        try await write { try await repo.setPriority(Path("a/c"), .number(3)) }.get()
+        assertEqual(try await get("a/c").priority, .number(3))
+        assertEqual(await repo.pendingWriteCount, 0)
     }
 
-    func testPushKeysAreChronological() throws {
+    func testPushKeysAreChronological() async throws {
         var keys: [String] = []
-        for i in 0..<50 { keys.append(repo.push(Path("list"), Node(Double(i)))) }
-        XCTAssertEqual(repo.waitForPendingWrites(timeout: 10), 0)
+        for i in 0..<50 { keys.append(try await repo.push(Path("list"), Node(Double(i))).key!) }
+        assertEqual(await repo.waitForPendingWrites(timeout: 10), 0)
         XCTAssertEqual(keys, keys.sorted())
-        XCTAssertEqual(try get("list").children.keys.map(\.name), keys)
+        assertEqual(try await get("list").children.keys.map(\.name), keys)
     }
 
-    func testServerRejectionReachesTheCaller() {
+    func testServerRejectionReachesTheCaller() async {
         // The shell validates paths itself; the engine checks them again for other clients.
-        let result = write { repo.set(Path(keys: ["a.b"]), Node(1), completion: $0) }
+        let result = await write { try await repo.set(Path(keys: ["a.b"]), Node(1)) }
         guard case .failure(let error) = result else { return XCTFail("accepted an invalid key") }
         XCTAssertEqual(error.code, "INVALID_PATH")
         XCTAssertTrue(error.message.hasPrefix(#"invalid key "a.b""#), error.message)
-        XCTAssertEqual(repo.pendingWriteCount, 0)
+        assertEqual(await repo.pendingWriteCount, 0)
     }
 
-    func testCompareAndSet() throws {
-        XCTAssertNoThrow(try write { repo.set(Path("n"), Node(1), completion: $0) }.get())
+    func testCompareAndSet() async throws {
+        try await write { try await repo.set(Path("n"), Node(1)) }.get()
         let stale = Node(2).hashString  // not the hash of what is there
         let done = expectation(description: "cas")
         var response: Response?
@@ -76,13 +74,13 @@ final class RepoTests: XCTestCase {
             if case .response(_, let r) = message { response = r; done.fulfill() }
         }, onClose: {})
         client.send(.request(id: 1, .put(path: Path("n"), data: Node(5), hash: stale)))
-        wait(for: [done], timeout: 10)
+        await fulfillment(of: [done], timeout: 10)
         XCTAssertEqual(response?.status, "datastale")
-        XCTAssertEqual(try get("n"), Node(1))
+        assertEqual(try await get("n"), Node(1))
     }
 
-    func testInfoIsLocal() throws {
-        XCTAssertEqual(try get("/.info/connected"), Node(true))
-        guard case .leaf(.number) = try get("/.info/serverTimeOffset").content else { return XCTFail() }
+    func testInfoIsLocal() async throws {
+        assertEqual(try await get("/.info/connected"), Node(true))
+        guard case .leaf(.number) = try await get("/.info/serverTimeOffset").content else { return XCTFail() }
     }
 }

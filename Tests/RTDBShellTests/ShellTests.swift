@@ -16,25 +16,31 @@ final class ShellTests: XCTestCase {
         let (client, server) = InProcessTransport.pair()
         database.accept(server)
         output = BufferOutput()
-        shell = Shell(repo: Repo(transport: client), output: output)
+        shell = MainActor.assumeIsolated { Shell(repo: Repo(transport: client), output: output) }
     }
 
-    override func tearDown() {
-        shell.repo.close()
+    override func tearDown() async throws {
+        await shell.repo.close()
         database.close()
     }
 
-    func testWritesAndReads() {
-        XCTAssertEqual(shell.run(#"set /users/ada {"name": "Ada", "born": 1815}"#), .ok)
-        XCTAssertEqual(shell.run("cd /users"), .ok)
-        XCTAssertEqual(shell.run(#"update ada {"born": 1816, "langs/0": "en"}"#), .ok)
-        XCTAssertEqual(shell.run("get ada"), .ok)
-        XCTAssertEqual(shell.run("ls"), .ok)
-        XCTAssertEqual(shell.run("ls ada --long"), .ok)
-        XCTAssertEqual(shell.run("pwd"), .ok)
-        XCTAssertEqual(shell.run("priority ada 5"), .ok)
-        XCTAssertEqual(shell.run("get / --export"), .ok)
-        XCTAssertEqual(shell.run("get / --shallow"), .ok)
+    /// The outcome of a command (an async call cannot sit inside XCTAssertEqual).
+    func assertOutcome(_ outcome: Shell.Outcome, _ expected: Shell.Outcome, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(outcome, expected, file: file, line: line)
+    }
+
+    @MainActor
+    func testWritesAndReads() async {
+        assertOutcome(await shell.run(#"set /users/ada {"name": "Ada", "born": 1815}"#), .ok)
+        assertOutcome(await shell.run("cd /users"), .ok)
+        assertOutcome(await shell.run(#"update ada {"born": 1816, "langs/0": "en"}"#), .ok)
+        assertOutcome(await shell.run("get ada"), .ok)
+        assertOutcome(await shell.run("ls"), .ok)
+        assertOutcome(await shell.run("ls ada --long"), .ok)
+        assertOutcome(await shell.run("pwd"), .ok)
+        assertOutcome(await shell.run("priority ada 5"), .ok)
+        assertOutcome(await shell.run("get / --export"), .ok)
+        assertOutcome(await shell.run("get / --shallow"), .ok)
         XCTAssertEqual(output.stdout, """
         {"born":1816,"langs":["en"],"name":"Ada"}
         ["ada"]
@@ -47,9 +53,10 @@ final class ShellTests: XCTestCase {
         XCTAssertEqual(output.stderr, "")
     }
 
-    func testPushPrintsAChronologicalKey() {
-        XCTAssertEqual(shell.run("push /log first"), .ok)
-        XCTAssertEqual(shell.run("push /log second"), .ok)
+    @MainActor
+    func testPushPrintsAChronologicalKey() async {
+        assertOutcome(await shell.run("push /log first"), .ok)
+        assertOutcome(await shell.run("push /log second"), .ok)
         let keys = output.stdout.split(separator: "\n").map(String.init)
         XCTAssertEqual(keys.count, 2)
         XCTAssertTrue(keys.allSatisfy { $0.count == 20 })
@@ -57,46 +64,51 @@ final class ShellTests: XCTestCase {
         XCTAssertEqual(database.value(at: Path("log/\(keys[1])")), Node("second"))
     }
 
-    func testServerValues() {
-        XCTAssertEqual(shell.run("set /n 5"), .ok)
-        XCTAssertEqual(shell.run("set /n increment(2)"), .ok)
-        XCTAssertEqual(shell.run("set /t now()"), .ok)
+    @MainActor
+    func testServerValues() async {
+        assertOutcome(await shell.run("set /n 5"), .ok)
+        assertOutcome(await shell.run("set /n increment(2)"), .ok)
+        assertOutcome(await shell.run("set /t now()"), .ok)
         XCTAssertEqual(database.value(at: Path("n")), Node(7))
         guard case .leaf(.number(let t)) = database.value(at: Path("t")).content else { return XCTFail() }
         XCTAssertEqual(t, Date().timeIntervalSince1970 * 1000, accuracy: 60_000)
     }
 
-    func testInfo() {
-        XCTAssertEqual(shell.run("get /.info/connected"), .ok)
+    @MainActor
+    func testInfo() async {
+        assertOutcome(await shell.run("get /.info/connected"), .ok)
         XCTAssertEqual(output.stdout, "true\n")
     }
 
-    func testRemoveRootNeedsForceInScripts() {
-        shell.run("set /a 1")
-        XCTAssertEqual(shell.run("rm /"), .failed)
+    @MainActor
+    func testRemoveRootNeedsForceInScripts() async {
+        await shell.run("set /a 1")
+        assertOutcome(await shell.run("rm /"), .failed)
         XCTAssertEqual(output.stderr, "error: removing / deletes the whole database: add --force to do it from a script\n")
         XCTAssertEqual(database.value(at: Path("a")), Node(1))
-        XCTAssertEqual(shell.run("rm / --force"), .ok)
+        assertOutcome(await shell.run("rm / --force"), .ok)
         XCTAssertTrue(database.value(at: .root).isEmpty)
     }
 
-    func testRemoveAsksOnATerminal() {
+    @MainActor
+    func testRemoveAsksOnATerminal() async {
         var asked: [String] = []
         var answer = false
         shell.options.confirm = { asked.append($0); return answer }
-        shell.run(#"set /big {"a": 1}"#)
-        for i in 0..<101 { shell.run("set /list/k\(i) \(i)") }
-        XCTAssertEqual(shell.run("rm /big"), .ok)  // small: no question
-        XCTAssertEqual(shell.run("rm /list"), .failed)
+        await shell.run(#"set /big {"a": 1}"#)
+        for i in 0..<101 { await shell.run("set /list/k\(i) \(i)") }
+        assertOutcome(await shell.run("rm /big"), .ok)  // small: no question
+        assertOutcome(await shell.run("rm /list"), .failed)
         XCTAssertEqual(asked, ["remove /list (101 values)? [y/N] "])
         XCTAssertEqual(database.value(at: Path("list")).childCount, 101)
         answer = true
-        XCTAssertEqual(shell.run("rm /list"), .ok)
+        assertOutcome(await shell.run("rm /list"), .ok)
         XCTAssertTrue(database.value(at: .root).isEmpty)
     }
 
-    func testErrorsNameTheSourceAndColumn() {
-        XCTAssertEqual(shell.run(#"set /x {"a": }"#, source: "line 3"), .failed)
+    @MainActor
+    func testErrorsNameTheSourceAndColumn() async {
+        assertOutcome(await shell.run(#"set /x {"a": }"#, source: "line 3"), .failed)
         XCTAssertEqual(output.stderr, """
         error: line 3, column 14: expected a value, found '}'
           set /x {"a": }
@@ -106,15 +118,17 @@ final class ShellTests: XCTestCase {
         XCTAssertTrue(database.value(at: .root).isEmpty, "nothing written")
     }
 
-    func testHelp() {
-        shell.run("help set")
+    @MainActor
+    func testHelp() async {
+        await shell.run("help set")
         XCTAssertTrue(output.stdout.hasPrefix("usage: set PATH VALUE [--priority P]\n"), output.stdout)
         XCTAssertTrue(output.stdout.contains("  --priority P          also set the priority (a number or a string)\n"), output.stdout)
-        shell.run("help")
+        await shell.run("help")
         XCTAssertTrue(output.stdout.contains("  remove PATH [--force] (rm)"), output.stdout)
     }
 
-    func testOfflineReadsAnswerFromWatchedDataOrSaySo() {
+    @MainActor
+    func testOfflineReadsAnswerFromWatchedDataOrSaySo() async {
         // A client whose server is reachable once: after the drop, every attempt is refused.
         let database = self.database!
         let attempts = Counter()
@@ -123,23 +137,23 @@ final class ShellTests: XCTestCase {
             if attempts.next() == 0 { database.accept(server) } else { server.close() }
             return client
         }, reconnect: ReconnectPolicy(minDelay: 0.01, maxDelay: 0.05))
-        defer { repo.close() }
-        repo.offlineReadTimeout = 0.2
+        defer { Task { await repo.close() } }
+        await repo.setOfflineReadTimeout(0.2)
         let offline = Shell(repo: repo, output: output)
         offline.readTimeout = 0.3
         let watched = DispatchSemaphore(value: 0)
         offline.options.backgroundOutput = { _ in watched.signal() }
-        XCTAssertEqual(offline.run(#"set /kept {"a": 1}"#), .ok)
-        XCTAssertEqual(offline.run("watch /kept --bg"), .ok)
+        assertOutcome(await offline.run(#"set /kept {"a": 1}"#), .ok)
+        assertOutcome(await offline.run("watch /kept --bg"), .ok)
         XCTAssertEqual(watched.wait(timeout: .now() + 10), .success, "the watch has the data")
-        repo.interruptConnection()
-        while repo.isConnected { usleep(1_000) }
+        await repo.interruptConnection()
+        while await repo.isConnected { try? await Task.sleep(nanoseconds: 1_000_000) }
         let before = output.stdout.count
-        XCTAssertEqual(offline.run("get /kept"), .ok)
-        XCTAssertEqual(offline.run("query /kept --orderByKey"), .ok)
+        assertOutcome(await offline.run("get /kept"), .ok)
+        assertOutcome(await offline.run("query /kept --orderByKey"), .ok)
         XCTAssertEqual(String(output.stdout.dropFirst(before)), #"{"a":1}"# + "\n" + #"[{"key":"a","value":1}]"# + "\n")
-        XCTAssertEqual(offline.run("get /other"), .failed)
-        XCTAssertEqual(offline.run("query /other --orderByKey"), .failed)
+        assertOutcome(await offline.run("get /other"), .failed)
+        assertOutcome(await offline.run("query /other --orderByKey"), .failed)
         XCTAssertEqual(output.stderr, "error: DISCONNECTED: Client is offline.\nerror: DISCONNECTED: Client is offline.\n")
     }
 }
@@ -156,7 +170,8 @@ final class Counter: @unchecked Sendable {
 
     /// A line that contains the credential in use never reaches the history, whatever the
     /// command; lines without it do.
-    func testHistoryNeverKeepsTheCurrentCredential() {
+    @MainActor
+    func testHistoryNeverKeepsTheCurrentCredential() async {
         let saved = HistoryFilter.credentials
         defer { HistoryFilter.credentials = saved }
         HistoryFilter.credentials = ["ya29.a0AfH6SMBx-secret"]

@@ -4,7 +4,7 @@ import RTDBData
 
 /// Several user writes layered into one tree of overwrites: a write below an existing one
 /// is folded into it; a write above replaces everything beneath.
-struct CompoundWrite {
+struct CompoundWrite: Sendable {
     var tree: ImmutableTree<Node>
 
     static let empty = CompoundWrite(tree: ImmutableTree())

@@ -12,13 +12,15 @@ public enum EventType: String, Sendable, CaseIterable {
 }
 
 /// A listener's registration: which events it wants and where they go.
-public final class EventRegistration: @unchecked Sendable {
+/// Callbacks run on the client core's queue, in order; they cannot call the core
+/// synchronously (its operations are `async`), so they never deadlock it.
+public final class EventRegistration: Sendable {
     public let types: Set<EventType>
-    let callback: (Event) -> Void
-    let cancel: (DatabaseError) -> Void
+    let callback: @Sendable (Event) -> Void
+    let cancel: @Sendable (DatabaseError) -> Void
 
-    public init(types: Set<EventType> = Set(EventType.allCases), callback: @escaping (Event) -> Void,
-                cancel: @escaping (DatabaseError) -> Void = { _ in }) {
+    public init(types: Set<EventType> = Set(EventType.allCases), callback: @escaping @Sendable (Event) -> Void,
+                cancel: @escaping @Sendable (DatabaseError) -> Void = { _ in }) {
         self.types = types
         self.callback = callback
         self.cancel = cancel
@@ -28,7 +30,7 @@ public final class EventRegistration: @unchecked Sendable {
 }
 
 /// An event raised for a registration: what happened, to which child, after which sibling.
-public struct Event: @unchecked Sendable {
+public struct Event: Sendable {
     public var type: EventType
     /// The listened location.
     public var path: Path

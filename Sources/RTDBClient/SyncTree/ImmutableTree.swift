@@ -129,3 +129,5 @@ struct ImmutableTree<T> {
         }
     }
 }
+
+extension ImmutableTree: Sendable where T: Sendable {}

@@ -1,0 +1,54 @@
+import Dispatch
+import RTDBData
+
+/// The line editor on a thread of its own: libedit blocks while the user types, so it runs
+/// on its own serial queue and hands each line over to the shell's task when it is entered.
+///
+/// `@unchecked Sendable`: the editor (a C handle) is only ever touched on `queue`.
+final class LineReader: @unchecked Sendable {
+    private let queue = DispatchQueue(label: "rtdb.line-editor")
+    private let editor: LineEditor
+    /// The shell's current path while a line is typed, for completing relative paths.
+    private var cwd = Path.root
+
+    init(historyFile: String, completer: Completer) {
+        editor = LineEditor(program: "rtdb", historyFile: historyFile)
+        editor.complete = { [unowned self] before in
+            let completion = completer.complete(before, cwd: cwd)
+            let common = Completer.commonPrefix(completion.candidates)
+            if common.count > completion.word.count {
+                return (String(common.dropFirst(completion.word.count)), [])
+            }
+            // List choices by their last segment, as a shell lists file names.
+            let shown = completion.candidates.map { candidate -> String in
+                let trimmed = candidate.hasSuffix(" ") ? String(candidate.dropLast()) : candidate
+                let body = trimmed.hasSuffix("/") ? String(trimmed.dropLast()) : trimmed
+                guard let slash = body.lastIndex(of: "/") else { return trimmed }
+                return String(trimmed[trimmed.index(after: slash)...])
+            }
+            return ("", shown.count > 1 ? shown : [])
+        }
+    }
+
+    /// Every remembered line, oldest first (including earlier sessions').
+    func entries() async -> [String] {
+        await withCheckedContinuation { done in
+            queue.async { [self] in done.resume(returning: editor.entries) }
+        }
+    }
+
+    /// Shows `prompt` and waits for the user's line.
+    func readLine(prompt: String, cwd: Path) async -> LineEditor.Input {
+        await withCheckedContinuation { done in
+            queue.async { [self] in
+                self.cwd = cwd
+                done.resume(returning: editor.readLine(prompt: prompt))
+            }
+        }
+    }
+
+    /// Adds a line to the history (and its file), unless it may hold a credential.
+    func remember(_ line: String) {
+        queue.async { [self] in editor.remember(line) }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+
+/// The lines of standard input, read ahead on a thread of their own (a read blocks) and
+/// handed to the script runner as it asks for them; at most `capacity` lines wait in
+/// memory, so a long script is never read whole.
+///
+/// `@unchecked Sendable`: its state is guarded by `condition`, which the compiler cannot see.
+final class StandardInputLines: AsyncSequence, AsyncIteratorProtocol, @unchecked Sendable {
+    typealias Element = String
+
+    private let condition = NSCondition()
+    private var buffer: [String] = []
+    private var head = 0
+    private var finished = false
+    private var waiting: CheckedContinuation<String?, Never>?
+    private let capacity: Int
+
+    init(capacity: Int = 4096) {
+        self.capacity = capacity
+        let reader = Thread { [self] in readAll() }
+        reader.name = "rtdb.stdin"
+        reader.start()
+    }
+
+    func makeAsyncIterator() -> StandardInputLines { self }
+
+    func next() async -> String? {
+        await withCheckedContinuation { (next: CheckedContinuation<String?, Never>) in
+            condition.lock()
+            if head < buffer.count {
+                let line = buffer[head]
+                head += 1
+                if head == buffer.count {
+                    buffer.removeAll(keepingCapacity: true)
+                    head = 0
+                }
+                condition.signal()
+                condition.unlock()
+                next.resume(returning: line)
+            } else if finished {
+                condition.unlock()
+                next.resume(returning: nil)
+            } else {
+                waiting = next
+                condition.unlock()
+            }
+        }
+    }
+
+    private func readAll() {
+        while let line = readLine(strippingNewline: true) {
+            condition.lock()
+            if let next = waiting {
+                waiting = nil
+                condition.unlock()
+                next.resume(returning: line)
+                continue
+            }
+            while buffer.count - head >= capacity { condition.wait() }
+            buffer.append(line)
+            condition.unlock()
+        }
+        condition.lock()
+        finished = true
+        let next = waiting
+        waiting = nil
+        condition.unlock()
+        next?.resume(returning: nil)
+    }
+}
