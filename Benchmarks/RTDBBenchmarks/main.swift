@@ -266,7 +266,7 @@ func reconnectBenchmark(_ requested: Int) async throws {
     let address = ServerAddress(host: "127.0.0.1", port: port, namespace: "bench")
     let repo = Repo(connector: { _, last in WebSocketClientTransport(address: address, lastSessionID: last, group: group) },
                     reconnect: ReconnectPolicy(minDelay: 0.05, maxDelay: 0.05))
-    let n = min(requested, await repo.maxPendingWrites)
+    let n = min(requested, repo.maxPendingWrites)
     _ = try await repo.firstConnectionEstablished()
     let listening = OneShot<Void>()
     await repo.listen(QuerySpec(path: Path("offline")), EventRegistration(types: [.value]) { _ in listening.succeed() })

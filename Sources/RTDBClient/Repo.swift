@@ -25,16 +25,11 @@ public actor Repo {
     private let infoTree: SyncTree
     private let serverListens: ServerListens
     private let infoListens: InfoListens
-    private var pushIDs = PushIDGenerator()
     private var nextWriteID = 0
-    /// Sent and not yet answered.
-    public private(set) var pendingWriteCount = 0
-    /// Writes sent and not yet acknowledged at most; more wait (flow control for scripts).
-    public private(set) var maxPendingWrites = 10_000
-    /// Writers waiting for a free place, in the order they came.
-    private var writeSlots: [OneShot<Void>] = []
-    /// Waiting for every write to be answered.
-    private var drained: [OneShot<Void>] = []
+    /// Flow control: at most 10,000 writes unanswered by default.
+    private nonisolated let gate = WriteGate(limit: 10_000)
+    /// The server's clock (from the handshake) and push ids, read by writers on any executor.
+    private nonisolated let clock = ServerClock()
     /// Waiting for the first connection to come up or fail.
     private var firstConnection: [OneShot<Bool>] = []
 
@@ -67,6 +62,7 @@ public actor Repo {
         // Unowned: the connection lives only as long as this Repo, and calls these on its queue.
         connection.onConnectedChange = { [unowned self] connected in
             updateInfo("connected", Node(connected))
+            clock.offset = connection.serverTimeOffset
             updateInfo("serverTimeOffset", Node(connection.serverTimeOffset.rounded()))
             settleFirstConnection()
         }
@@ -148,11 +144,6 @@ public actor Repo {
         connection.offlineReadTimeout = seconds
     }
 
-    public func setMaxPendingWrites(_ count: Int) {
-        maxPendingWrites = max(1, count)
-        releaseWriteSlots()
-    }
-
     /// Waits for the first connection: true once it is up, false when an attempt failed
     /// (or the client was closed) before it ever was.
     public func firstConnectionEstablished() async throws -> Bool {
@@ -213,114 +204,109 @@ public actor Repo {
     public func flushEvents() {}
 
     /// The server's clock as this client estimates it, in milliseconds.
-    private var serverNow: Double { (Date().timeIntervalSince1970 * 1000 + connection.serverTimeOffset).rounded() }
+    private nonisolated var serverNow: Double { clock.now }
 
     // MARK: Writes
 
     /// Applies `value` at `path` locally and queues it for the server. Returns once queued
     /// (waiting while `maxPendingWrites` are unanswered); throws only when cancelled first.
+    /// Runs on the caller's executor: a pipelined script pays no hop per write.
     @discardableResult
-    public func set(_ path: Path, _ value: Node) async throws -> PendingWrite {
-        try await write { [self] id in
+    public nonisolated(nonsending) func set(_ path: Path, _ value: Node) async throws -> PendingWrite {
+        try await submit(.overwrite(path, value))
+    }
+
+    @discardableResult
+    public nonisolated(nonsending) func update(_ path: Path, _ updates: [Update]) async throws -> PendingWrite {
+        if updates.isEmpty { return PendingWrite(outcome: OneShot(.success(()))) }
+        return try await submit(.merge(path, updates))
+    }
+
+    @discardableResult
+    public nonisolated(nonsending) func setPriority(_ path: Path, _ priority: LeafValue?) async throws -> PendingWrite {
+        try await set(path.child(".priority"), priority.map { Node($0) } ?? .empty)
+    }
+
+    /// Writes `value` under a new chronological key; the key is in the result at once.
+    @discardableResult
+    public nonisolated(nonsending) func push(_ path: Path, _ value: Node) async throws -> PendingWrite {
+        let key = clock.nextPushID()
+        guard !value.isEmpty else { return PendingWrite(key: key, outcome: OneShot(.success(()))) }
+        let write = try await set(path.child(key), value)
+        return PendingWrite(key: key, outcome: write.outcome)
+    }
+
+    /// A user's write on its way into the core.
+    private enum UserWrite: Sendable {
+        case overwrite(Path, Node)
+        case merge(Path, [Update])
+    }
+
+    /// Takes a place (flow control), then queues the write onto the core's queue, where it is
+    /// applied in the order submitted.
+    private nonisolated(nonsending) func submit(_ write: UserWrite) async throws -> PendingWrite {
+        try await gate.enter()
+        let outcome = OneShot<Void>()
+        executor.queue.async { self.assumeIsolated { $0.apply(write, outcome: outcome) } }
+        return PendingWrite(outcome: outcome)
+    }
+
+    /// Applies a write locally (events at once) and sends it; the answer acknowledges or
+    /// reverts it.
+    private func apply(_ write: UserWrite, outcome: OneShot<Void>) {
+        let id = nextWriteID
+        nextWriteID += 1
+        let events: [Event]
+        let request: Request
+        switch write {
+        case let .overwrite(path, value):
             // Server values resolve locally for the optimistic view; the raw value is sent.
             var local = value
             if value.containsServerValues {
                 local = value.resolvingServerValues(now: serverNow, existing: syncTree.completeEventCache(at: path) ?? .empty)
             }
-            return (syncTree.applyUserOverwrite(path, local, writeID: id), .put(path: path, data: value, hash: nil))
-        }
-    }
-
-    @discardableResult
-    public func update(_ path: Path, _ updates: [Update]) async throws -> PendingWrite {
-        if updates.isEmpty { return PendingWrite(outcome: OneShot(.success(()))) }
-        return try await write { [self] id in
+            events = syncTree.applyUserOverwrite(path, local, writeID: id)
+            request = .put(path: path, data: value, hash: nil)
+        case let .merge(path, updates):
             let now = serverNow
             let local = updates.map { update -> (Path, Node) in
                 guard update.value.containsServerValues else { return (update.path, update.value) }
                 let existing = syncTree.completeEventCache(at: path.appending(update.path)) ?? .empty
                 return (update.path, update.value.resolvingServerValues(now: now, existing: existing))
             }
-            return (syncTree.applyUserMerge(path, local, writeID: id), .merge(path: path, data: updates))
+            events = syncTree.applyUserMerge(path, local, writeID: id)
+            request = .merge(path: path, data: updates)
         }
-    }
-
-    @discardableResult
-    public func setPriority(_ path: Path, _ priority: LeafValue?) async throws -> PendingWrite {
-        try await set(path.child(".priority"), priority.map { Node($0) } ?? .empty)
-    }
-
-    /// Writes `value` under a new chronological key; the key is in the result at once.
-    @discardableResult
-    public func push(_ path: Path, _ value: Node) async throws -> PendingWrite {
-        let key = pushIDs.next(now: Int64(serverNow))
-        guard !value.isEmpty else { return PendingWrite(key: key, outcome: OneShot(.success(()))) }
-        let write = try await set(path.child(key), value)
-        return PendingWrite(key: key, outcome: write.outcome)
-    }
-
-    /// Applies a write locally and sends it; `body` gets the write id and returns the local
-    /// events and the request.
-    private func write(_ body: (Int) -> ([Event], Request)) async throws -> PendingWrite {
-        // Places are handed out in the order writers came; a newcomer does not overtake.
-        if pendingWriteCount >= maxPendingWrites || !writeSlots.isEmpty {
-            let slot = OneShot<Void>()
-            writeSlots.append(slot)
-            do {
-                try await slot.value()
-            } catch {
-                writeSlots.removeAll { $0 === slot }
-                releaseWriteSlots()
-                throw error
-            }
-        }
-        let id = nextWriteID
-        nextWriteID += 1
-        pendingWriteCount += 1
-        let (events, request) = body(id)
         raise(events)
-        let outcome = OneShot<Void>()
         connection.send(request) { [self] response in
             raise(syncTree.ackUserWrite(id, revert: !response.isOK))
-            pendingWriteCount -= 1
-            releaseWriteSlots()
-            if pendingWriteCount == 0 {
-                let waiting = drained
-                drained = []
-                for waiter in waiting { waiter.succeed() }
-            }
+            gate.leave()
             outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
         }
-        return PendingWrite(outcome: outcome)
     }
 
-    /// Lets waiting writers in while there is room; each one counts itself when it runs.
-    private func releaseWriteSlots() {
-        var room = maxPendingWrites - pendingWriteCount
-        var index = 0
-        while room > 0, index < writeSlots.count {
-            writeSlots[index].succeed()
-            room -= 1
-            index += 1
-        }
-        writeSlots.removeFirst(index)
+    /// Writes sent and not yet answered.
+    public nonisolated var pendingWriteCount: Int { gate.count }
+    /// Writes sent and not yet acknowledged at most; more wait (flow control for scripts).
+    public nonisolated var maxPendingWrites: Int { gate.capacity }
+
+    public nonisolated func setMaxPendingWrites(_ count: Int) {
+        gate.setLimit(count)
     }
 
     /// Waits up to `timeout` (or until the task is cancelled) for every write made so far to
     /// be answered; returns how many are still not.
     @discardableResult
     public nonisolated func waitForPendingWrites(timeout: TimeInterval) async -> Int {
-        try? await withTimeout(timeout) { try await self.pendingWritesAnswered() }
-        return await pendingWriteCount
+        let gate = self.gate
+        try? await withTimeout(timeout) { try await gate.allAnswered() }
+        return gate.count
     }
 
     /// Returns when every write made so far is answered (acknowledged or rejected); throws
     /// `CancellationError` when the waiting task is cancelled first.
-    public func pendingWritesAnswered() async throws {
-        guard pendingWriteCount > 0 else { return }
-        let waiter = OneShot<Void>()
-        drained.append(waiter)
-        try await waiter.value()
+    public nonisolated func pendingWritesAnswered() async throws {
+        try await gate.allAnswered()
     }
 }
 

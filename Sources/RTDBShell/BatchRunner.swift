@@ -7,29 +7,32 @@ public struct BatchRunner {
 
     public init(keepGoing: Bool = false) { self.keepGoing = keepGoing }
 
-    /// Exit status: 0 when every line succeeded and every write was acknowledged. Each line
-    /// runs as a command Ctrl-C can interrupt.
+    /// Exit status: 0 when every line succeeded and every write was acknowledged. Ctrl-C
+    /// interrupts the line being run and stops the script; its writes are still waited for.
     @MainActor
-    public func run<Lines: AsyncSequence>(_ lines: Lines, shell: Shell, label: (Int) -> String) async -> ExitStatus where Lines.Element == String {
-        var failed = false
-        var number = 0
-        var iterator = lines.makeAsyncIterator()
-        while let raw = try? await iterator.next() {
-            number += 1
-            let line = raw.trimmingCharacters(in: .whitespaces)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            shell.recordHistory(line)
-            let source = label(number)
-            let outcome = await Interrupt.cancellable { [number] in await shell.run(line, source: source, lineNumber: number) }
-            if shell.reportRejectedWrites() > 0 { failed = true }
-            switch outcome {
-            case .ok: continue
-            case .exit: break
-            case .failed:
-                failed = true
-                if keepGoing { continue }
+    /// `nextLine` gives the script's lines, nil at its end.
+    public func run(_ nextLine: @escaping @MainActor () async -> String?, shell: Shell, label: @escaping @Sendable (Int) -> String) async -> ExitStatus {
+        let keepGoing = self.keepGoing
+        let failed = await Interrupt.cancellable { () -> Bool in
+            var failed = false
+            var number = 0
+            while !Task.isCancelled, let raw = await nextLine() {
+                number += 1
+                let line = raw.trimmingCharacters(in: .whitespaces)
+                if line.isEmpty || line.hasPrefix("#") { continue }
+                shell.recordHistory(line)
+                let outcome = await shell.run(line, source: label(number), lineNumber: number)
+                if shell.reportRejectedWrites() > 0 { failed = true }
+                switch outcome {
+                case .ok: continue
+                case .exit: break
+                case .failed:
+                    failed = true
+                    if keepGoing { continue }
+                }
+                break
             }
-            break
+            return failed
         }
         return await BatchRunner.finish(shell, failed: failed)
     }

@@ -11,13 +11,12 @@ public enum Interrupt {
     @MainActor
     public static func cancellable<T: Sendable>(interrupted: @escaping @Sendable () -> Void = {},
                                                 _ operation: @escaping @MainActor () async -> T) async -> T {
-        InterruptPipe.install()
         let task = Task { @MainActor in await operation() }
-        let watcher = Watcher {
+        Watcher.shared.arm {
             interrupted()
             task.cancel()
         }
-        defer { watcher.stop() }
+        defer { Watcher.shared.disarm() }
         return await withTaskCancellationHandler {
             await task.value
         } onCancel: {
@@ -25,35 +24,52 @@ public enum Interrupt {
         }
     }
 
-    /// Watches the interrupt pipe on a thread of its own while one command runs.
+    /// Watches the interrupt pipe on a thread of its own while a command runs; between
+    /// commands it sleeps and leaves the pipe to the line editor.
     ///
-    /// `@unchecked Sendable`: `stopped` is guarded by `lock`, held while the pipe is drained,
-    /// so once `stop` returns the line editor is the pipe's only reader again.
+    /// `@unchecked Sendable`: its state is guarded by `condition`, held while the pipe is
+    /// drained, so once `disarm` returns the line editor is the pipe's only reader.
     private final class Watcher: @unchecked Sendable {
-        private let lock = NSLock()
-        private var stopped = false
+        static let shared = Watcher()
 
-        init(cancel: @escaping @Sendable () -> Void) {
-            let thread = Thread { [self] in
-                while true {
-                    var fd = pollfd(fd: InterruptPipe.readEnd, events: Int16(POLLIN), revents: 0)
-                    let ready = poll(&fd, 1, 100)
-                    lock.lock()
-                    if stopped { return lock.unlock() }
-                    let interrupted = ready > 0 && InterruptPipe.drain().contains(InterruptPipe.interrupted)
-                    lock.unlock()
-                    if interrupted || StandardOutput.closed {
-                        cancel()
-                        return
-                    }
-                }
-            }
+        private let condition = NSCondition()
+        private var cancel: (@Sendable () -> Void)?
+
+        private init() {
+            InterruptPipe.install()
+            let thread = Thread { [self] in watch() }
             thread.name = "rtdb.interrupt"
             thread.start()
         }
 
-        func stop() {
-            lock.withLock { stopped = true }
+        func arm(_ cancel: @escaping @Sendable () -> Void) {
+            condition.withLock {
+                self.cancel = cancel
+                condition.signal()
+            }
+        }
+
+        func disarm() {
+            condition.withLock { cancel = nil }
+        }
+
+        private func watch() {
+            while true {
+                condition.lock()
+                while cancel == nil { condition.wait() }
+                condition.unlock()
+                var fd = pollfd(fd: InterruptPipe.readEnd, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&fd, 1, 100)
+                condition.lock()
+                guard let cancel else {
+                    condition.unlock()
+                    continue
+                }
+                let fire = (ready > 0 && InterruptPipe.drain().contains(InterruptPipe.interrupted)) || StandardOutput.closed
+                if fire { self.cancel = nil }
+                condition.unlock()
+                if fire { cancel() }
+            }
         }
     }
 }

@@ -147,7 +147,8 @@ struct RTDBCommand: AsyncParsableCommand {
                 let outcome = await Interrupt.cancellable { await shell.run(arguments: words) }
                 return await BatchRunner.finish(shell, failed: outcome == .failed)
             }
-            return await BatchRunner(keepGoing: keepGoing).run(AsyncStream(commands), shell: shell) { "-c \($0)" }
+            var next = commands.makeIterator()
+            return await BatchRunner(keepGoing: keepGoing).run({ next.next() }, shell: shell) { "-c \($0)" }
         }
         if stdinIsTerminal && stdoutIsTerminal {
             options.confirm = Terminal.confirm
@@ -157,16 +158,7 @@ struct RTDBCommand: AsyncParsableCommand {
         }
         options.waitForWrites = false
         let shell = Shell(repo: connection.repo, output: output, options: options)
-        return await BatchRunner(keepGoing: keepGoing).run(StandardInputLines(), shell: shell) { "line \($0)" }
-    }
-}
-
-extension AsyncStream where Element == String {
-    /// The lines of an array, for the same runner as standard input.
-    init(_ lines: [String]) {
-        self.init { continuation in
-            for line in lines { continuation.yield(line) }
-            continuation.finish()
-        }
+        let input = StandardInputLines()
+        return await BatchRunner(keepGoing: keepGoing).run({ await input.next() }, shell: shell) { "line \($0)" }
     }
 }

@@ -5,9 +5,7 @@ import Foundation
 /// memory, so a long script is never read whole.
 ///
 /// `@unchecked Sendable`: its state is guarded by `condition`, which the compiler cannot see.
-final class StandardInputLines: AsyncSequence, AsyncIteratorProtocol, @unchecked Sendable {
-    typealias Element = String
-
+final class StandardInputLines: @unchecked Sendable {
     private let condition = NSCondition()
     private var buffer: [String] = []
     private var head = 0
@@ -22,19 +20,12 @@ final class StandardInputLines: AsyncSequence, AsyncIteratorProtocol, @unchecked
         reader.start()
     }
 
-    func makeAsyncIterator() -> StandardInputLines { self }
-
-    func next() async -> String? {
-        await withCheckedContinuation { (next: CheckedContinuation<String?, Never>) in
+    nonisolated(nonsending) func next() async -> String? {
+        // A line already read is taken without suspending (the common case in a long script).
+        if let line = condition.withLock({ takeLocked() }) { return line }
+        return await withCheckedContinuation { (next: CheckedContinuation<String?, Never>) in
             condition.lock()
-            if head < buffer.count {
-                let line = buffer[head]
-                head += 1
-                if head == buffer.count {
-                    buffer.removeAll(keepingCapacity: true)
-                    head = 0
-                }
-                condition.signal()
+            if let line = takeLocked() {
                 condition.unlock()
                 next.resume(returning: line)
             } else if finished {
@@ -45,6 +36,19 @@ final class StandardInputLines: AsyncSequence, AsyncIteratorProtocol, @unchecked
                 condition.unlock()
             }
         }
+    }
+
+    /// The next buffered line, if any; the reader may go on. Called with `condition` locked.
+    private func takeLocked() -> String? {
+        guard head < buffer.count else { return nil }
+        let line = buffer[head]
+        head += 1
+        if head == buffer.count {
+            buffer.removeAll(keepingCapacity: true)
+            head = 0
+        }
+        condition.signal()
+        return line
     }
 
     private func readAll() {

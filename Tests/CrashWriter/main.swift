@@ -18,7 +18,7 @@ let (client, server) = InProcessTransport.pair()
 database.accept(server)
 let repo = Repo(transport: client)
 // At most 64 writes in flight: the core makes the next one wait for a place.
-await repo.setMaxPendingWrites(64)
+repo.setMaxPendingWrites(64)
 var n = 0
 while true {
     let write: PendingWrite

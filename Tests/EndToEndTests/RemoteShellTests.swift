@@ -28,6 +28,23 @@ final class RemoteShellTests: XCTestCase {
         XCTAssertEqual(refused.stderr, "rtdb: cannot connect to ws://127.0.0.1:1/.ws?ns=demo: connection refused: is a server listening there?\n")
     }
 
+    /// Ctrl-C ends a command that waits for a server that no longer answers (stopped, not
+    /// gone: the connection stays up): the shell says so and exits at once.
+    func testCtrlCStopsAReadTheServerNeverAnswers() throws {
+        let folder = Binary.temporaryFolder()
+        let (server, port) = try Binary.startServer(folder: folder)
+        defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
+        let shell = try Binary.start(["--url", "ws://127.0.0.1:\(port)?ns=demo"])
+        shell.input.write(Data("get /.info/connected\n".utf8))
+        XCTAssertTrue(shell.stdout.waitFor("true\n"))
+        kill(server.processIdentifier, SIGSTOP)
+        shell.input.write(Data("get /a\n".utf8))
+        usleep(500_000)
+        shell.interrupt()  // without it the read would wait for its 60-second limit and say so
+        XCTAssertEqual(shell.process.terminationStatus, 1)
+        XCTAssertEqual(shell.stderr.text(), "error: line 2: interrupted\n")
+    }
+
     func testAShellRidesOutAServerRestart() throws {
         let folder = Binary.temporaryFolder()
         var (server, port) = try Binary.startServer(folder: folder)

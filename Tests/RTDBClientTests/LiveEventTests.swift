@@ -106,4 +106,39 @@ final class LiveEventTests: XCTestCase {
         await repo.listen(QuerySpec(path: Path(".info/connected")), recorder.registration)
         XCTAssertEqual(recorder.take(1), ["value - - true"])
     }
+
+    /// A handler that writes and reads the core's state from inside an event, while the
+    /// writer is held back by flow control: every echo lands, nothing waits forever.
+    func testAnEventHandlerThatCallsBackIntoTheCoreDoesNotDeadlock() async throws {
+        let repo = connect()
+        repo.setMaxPendingWrites(2)
+        let echoed = Countdown(20)
+        let handler = EventRegistration(types: [.childAdded]) { event in
+            Task {
+                let echo = try await repo.push(Path("echo"), event.node)
+                _ = await repo.isConnected
+                _ = repo.pendingWriteCount
+                _ = try await repo.get(Path("in"))
+                try await echo.acknowledged()
+                echoed.tick()
+            }
+        }
+        await repo.listen(QuerySpec(path: Path("in")), handler)
+        for i in 0..<20 { try await repo.set(Path("in/k\(i)"), Node(Double(i))) }
+        try await withTimeout(10) { try await echoed.done.value() }
+        let values = try await repo.get(Path("echo")).children.map { JSONWriter.string($0.value) }.sorted()
+        XCTAssertEqual(values, (0..<20).map { "\($0)" }.sorted())
+    }
+}
+
+/// Done after `count` ticks from any thread.
+final class Countdown: @unchecked Sendable {
+    let done = OneShot<Void>()
+    private let lock = NSLock()
+    private var left: Int
+    init(_ count: Int) { left = count }
+    func tick() {
+        let finished = lock.withLock { left -= 1; return left == 0 }
+        if finished { done.succeed() }
+    }
 }

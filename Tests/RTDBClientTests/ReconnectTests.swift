@@ -142,9 +142,7 @@ final class ReconnectTests: XCTestCase {
         // The listen was restored: the other client's write made while away arrives.
         XCTAssertEqual(events.take(2), ["child_added b a 2", #"value - - {"a":1,"b":2}"#])
         // Reconnections name the previous session.
-        server.lock.lock()
-        let asked = server.asked
-        server.lock.unlock()
+        let asked = server.lock.withLock { server.asked }
         XCTAssertGreaterThanOrEqual(asked.count, 3)
         XCTAssertNil(asked[0].lastSession)
         XCTAssertNotNil(asked.last?.lastSession)
@@ -162,9 +160,7 @@ final class ReconnectTests: XCTestCase {
         try await repo.set(Path("a"), Node(1))
         server.setDown(false)
         assertEqual(await repo.waitForPendingWrites(timeout: 10), 0)
-        server.lock.lock()
-        let requests = server.requests
-        server.lock.unlock()
+        let requests = server.lock.withLock { server.requests }
         XCTAssertEqual(requests.first, ["gauth", "q"])
         XCTAssertEqual(requests.last, ["gauth", "q", "p"])
     }
@@ -177,9 +173,7 @@ final class ReconnectTests: XCTestCase {
         assertEqual(await repo.credentialRevoked, "expired_token: Auth token is expired.")
         try await repo.set(Path("after"), Node(1))
         assertEqual(await repo.waitForPendingWrites(timeout: 10), 0)
-        server.lock.lock()
-        let requests = server.requests
-        server.lock.unlock()
+        let requests = server.lock.withLock { server.requests }
         XCTAssertEqual(requests.first, ["auth"])
         XCTAssertEqual(requests.last, ["p"], "the new connection goes on without the credential")
     }
@@ -225,9 +219,7 @@ final class ReconnectTests: XCTestCase {
     func testARedirectSendsTheClientToTheNamedHost() async throws {
         server.redirectTo = "s-elsewhere.example:9000"
         let repo = await connect()
-        server.lock.lock()
-        let hosts = server.asked.map(\.host)
-        server.lock.unlock()
+        let hosts = server.lock.withLock { server.asked.map(\.host) }
         XCTAssertEqual(Array(hosts.prefix(2)), [nil, "s-elsewhere.example:9000"])
         assertEqual(await repo.isConnected, true)
     }

@@ -42,7 +42,7 @@ final class RepoTests: XCTestCase {
         assertEqual(JSONWriter.string(try await get("/")), #"{"a":{"c":{"d":"x"}}}"#)
         try await write { try await repo.setPriority(Path("a/c"), .number(3)) }.get()
         assertEqual(try await get("a/c").priority, .number(3))
-        assertEqual(await repo.pendingWriteCount, 0)
+        XCTAssertEqual(repo.pendingWriteCount, 0)
     }
 
     func testPushKeysAreChronological() async throws {
@@ -59,23 +59,22 @@ final class RepoTests: XCTestCase {
         guard case .failure(let error) = result else { return XCTFail("accepted an invalid key") }
         XCTAssertEqual(error.code, "INVALID_PATH")
         XCTAssertTrue(error.message.hasPrefix(#"invalid key "a.b""#), error.message)
-        assertEqual(await repo.pendingWriteCount, 0)
+        XCTAssertEqual(repo.pendingWriteCount, 0)
     }
 
     func testCompareAndSet() async throws {
         try await write { try await repo.set(Path("n"), Node(1)) }.get()
         let stale = Node(2).hashString  // not the hash of what is there
-        let done = expectation(description: "cas")
-        var response: Response?
+        let response = OneShot<Response>()
         database.accept(InProcessTransport.pair().server)  // a second connection does not disturb the first
         let (client, server) = InProcessTransport.pair()
         database.accept(server)
         client.start(onMessage: { message in
-            if case .response(_, let r) = message { response = r; done.fulfill() }
+            if case .response(_, let r) = message { response.resolve(.success(r)) }
         }, onClose: {})
         client.send(.request(id: 1, .put(path: Path("n"), data: Node(5), hash: stale)))
-        await fulfillment(of: [done], timeout: 10)
-        XCTAssertEqual(response?.status, "datastale")
+        let answer = try await withTimeout(10) { try await response.value() }
+        XCTAssertEqual(answer.status, "datastale")
         assertEqual(try await get("n"), Node(1))
     }
 

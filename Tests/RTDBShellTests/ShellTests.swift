@@ -158,6 +158,43 @@ final class ShellTests: XCTestCase {
     }
 }
 
+/// Ctrl-C: each kind of long command ends when its task is cancelled (as the signal does).
+final class CancellationTests: XCTestCase {
+    /// A server that says hello and then never answers anything.
+    func silentRepo() -> Repo {
+        let (client, server) = InProcessTransport.pair()
+        server.start(onMessage: { _ in }, onClose: {})
+        server.send(.handshake(Handshake(timestamp: Int64(Date().timeIntervalSince1970 * 1000), host: "", sessionID: "s")))
+        return Repo(transport: client)
+    }
+
+    @MainActor
+    func testCancellingTheTaskStopsEachLongCommand() async throws {
+        let cases: [(command: String, outcome: Shell.Outcome, stderr: String)] = [
+            ("get /a", .failed, "error: interrupted\n"),
+            ("ls /a", .failed, "error: interrupted\n"),
+            ("query /a --orderByKey --limitToFirst 2", .failed, "error: interrupted\n"),
+            ("watch /a", .ok, ""),
+            ("query /a --orderByKey --watch", .ok, ""),
+            ("set /a 1", .failed, "error: not acknowledged yet: the write stays queued and is sent when the connection returns\n"),
+            ("push /a 1", .failed, "error: not acknowledged yet: the write stays queued and is sent when the connection returns\n"),
+        ]
+        for (command, expected, stderr) in cases {
+            let repo = silentRepo()
+            let output = BufferOutput()
+            let shell = Shell(repo: repo, output: output)
+            let running = Task { await shell.run(command) }
+            try await Task.sleep(nanoseconds: 200_000_000)
+            running.cancel()
+            let outcome = await running.value
+            XCTAssertEqual(outcome, expected, command)
+            XCTAssertEqual(output.stderr, stderr, command)
+            XCTAssertEqual(output.stdout, "", command)
+            await repo.close()
+        }
+    }
+}
+
 /// Counts calls from any thread.
 final class Counter: @unchecked Sendable {
     private let lock = NSLock()
