@@ -1,8 +1,9 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// Targets already checked in the Swift 6 language mode.
-let swift6: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+/// RTDBServer's NIO handlers still hand themselves to other threads in ways the Swift 6
+/// checker rejects; it stays in the Swift 5 mode until they are reshaped.
+let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
 
 let package = Package(
     name: "rtdb",
@@ -34,7 +35,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
         // The client core.
-        .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol"], swiftSettings: swift6),
+        .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol"]),
         // The engine: a database's live tree, its durable store, sessions and listens.
         .target(name: "RTDBEngine", dependencies: ["RTDBData", "RTDBProtocol"]),
         // `rtdb serve`: the engine's network fronts (WebSocket, REST, Server-Sent Events).
@@ -45,7 +46,7 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
-        ]),
+        ], swiftSettings: swift5),
         // libedit, with inline non-variadic wrappers.
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         // Command language, renderers, line editor, batch runner.
@@ -74,5 +75,5 @@ let package = Package(
         .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBEngine"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RTDBData", "RTDBShell", "rtdb"]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

@@ -82,7 +82,7 @@ func loadBenchmark(_ n: Int) async throws {
                      n, build, Double(n) / build, close))
     }
     // Measure opening in a fresh process, so memory left from building does not count.
-    fflush(stdout)
+    fflush(nil)  // every stream: the child prints to the same terminal
     let process = Process()
     process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
     process.arguments = ["open", folder]

@@ -42,12 +42,12 @@ public final class Database: @unchecked Sendable {
 
     /// Runs a request from outside a realtime session (REST); `completion` gets the answer
     /// (for writes, once durable).
-    public func submit(_ request: Request, completion: @escaping (Response) -> Void) {
+    public func submit(_ request: Request, completion: @escaping @Sendable (Response) -> Void) {
         queue.async { self.handle(request, from: nil, reply: completion) }
     }
 
     /// Writes `value` under a new push id made with the server's clock.
-    public func push(_ path: Path, _ value: Node, completion: @escaping (String, Response) -> Void) {
+    public func push(_ path: Path, _ value: Node, completion: @escaping @Sendable (String, Response) -> Void) {
         queue.async {
             let key = self.pushIDs.next(now: Int64(self.clock()))
             self.handle(.put(path: path.child(key), data: value, hash: nil), from: nil) { completion(key, $0) }
@@ -55,7 +55,7 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Reads the value at `path`, filtered by a query when given (answered from an index).
-    public func read(_ path: Path, query: QueryParams?, completion: @escaping (Node) -> Void) {
+    public func read(_ path: Path, query: QueryParams?, completion: @escaping @Sendable (Node) -> Void) {
         queue.async { completion(self.evaluate(path, query: query)) }
     }
 
@@ -196,7 +196,7 @@ public final class Database: @unchecked Sendable {
     }
 
     /// A REST stream went away (from any thread): its listens go with it, then `completion` runs.
-    public func detach(_ sink: ListenSink, then completion: @escaping () -> Void = {}) {
+    public func detach(_ sink: ListenSink, then completion: @escaping @Sendable () -> Void = {}) {
         queue.async {
             self.sessionClosed(sink)
             completion()

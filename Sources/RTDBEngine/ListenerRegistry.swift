@@ -2,7 +2,7 @@ import RTDBData
 import RTDBProtocol
 
 /// Where a listen's data goes: a realtime session, or a REST stream.
-public protocol ListenSink: AnyObject {
+public protocol ListenSink: AnyObject, Sendable {
     func send(_ push: Push)
 }
 

@@ -24,8 +24,8 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
         }, onClose: { [self] in
             database.queue.async {
                 database.sessionClosed(self)
-                database.runOnDisconnect(onDisconnect.operations)
-                onDisconnect = OnDisconnectQueue()
+                database.runOnDisconnect(self.onDisconnect.operations)
+                self.onDisconnect = OnDisconnectQueue()
             }
         })
         let now = Int64(database.clock())

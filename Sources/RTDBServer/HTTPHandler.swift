@@ -254,7 +254,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let wantsETag = head.headers.first(name: "X-Firebase-ETag") == "true"
             let ifNoneMatch = head.headers.first(name: "if-none-match")
             // A namespace with no folder holds nothing.
-            let read: (@escaping (Node) -> Void) -> Void = { done in
+            let read: (@escaping @Sendable (Node) -> Void) -> Void = { done in
                 if let database { database.read(path, query: query, completion: done) } else { done(.empty) }
             }
             read { node in

@@ -14,7 +14,9 @@ struct EventFormatter {
         return f
     }()
 
-    private static let iso: ISO8601DateFormatter = {
+    // Safe to use from several threads once configured (Foundation documents it); configured
+    // here and never changed, which the compiler cannot see.
+    nonisolated(unsafe) private static let iso: ISO8601DateFormatter = {
         let f = ISO8601DateFormatter()
         f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         return f

@@ -1,7 +1,7 @@
 import Foundation
 
 /// The process exit statuses, as documented in the manual.
-public enum ExitStatus: Int32 {
+public enum ExitStatus: Int32, Sendable {
     case success = 0
     /// A command failed (bad input, a rejected write, a failed read).
     case commandFailed = 1

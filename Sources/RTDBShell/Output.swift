@@ -36,10 +36,15 @@ public final class StandardOutput: Output {
 }
 
 /// Collects output in memory (tests).
-public final class BufferOutput: Output {
-    public private(set) var stdout = ""
-    public private(set) var stderr = ""
+///
+/// `@unchecked Sendable`: guarded by `lock`, which the compiler cannot see.
+public final class BufferOutput: Output, @unchecked Sendable {
+    private let lock = NSLock()
+    private var out = ""
+    private var err = ""
     public init() {}
-    public func write(_ text: String) { stdout += text }
-    public func writeError(_ text: String) { stderr += text }
+    public var stdout: String { lock.withLock { out } }
+    public var stderr: String { lock.withLock { err } }
+    public func write(_ text: String) { lock.withLock { out += text } }
+    public func writeError(_ text: String) { lock.withLock { err += text } }
 }

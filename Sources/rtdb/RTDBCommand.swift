@@ -140,7 +140,7 @@ struct RTDBCommand: AsyncParsableCommand {
         if !words.isEmpty || !commands.isEmpty {
             // One-shot: rtdb get /a, or -c 'CMD' (repeatable).
             options.waitForWrites = false
-            options.confirm = stdinIsTerminal && stdoutIsTerminal ? Terminal.confirm : nil
+            if stdinIsTerminal && stdoutIsTerminal { options.confirm = { Terminal.confirm($0) } }
             let shell = Shell(repo: connection.repo, output: output, options: options)
             if !words.isEmpty {
                 let words = self.words

@@ -124,7 +124,7 @@ enum Serve {
         }
         let (ws, http) = tls == nil ? ("ws", "http") : ("wss", "https")
         print("rtdb serve: listening on \(options.host):\(port) (\(ws)://\(options.host):\(port)/.ws?ns=NAME, \(http)://\(options.host):\(port)/PATH.json?ns=NAME); data in \(folder)")
-        fflush(stdout)
+        fflush(nil)
         if !AccessPolicy.isLoopback(listenHost: options.host) {
             FileHandle.standardError.write(Data("rtdb serve: warning: listening on \(options.host), beyond this machine: anyone who can reach it can read and write every database (there are no security rules yet)\n".utf8))
         }

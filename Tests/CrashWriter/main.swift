@@ -7,7 +7,6 @@ import RTDBData
 import RTDBProtocol
 import RTDBEngine
 
-setvbuf(stdout, nil, _IOLBF, 0)
 let arguments = CommandLine.arguments
 guard arguments.count == 3, let round = Int(arguments[2]) else {
     FileHandle.standardError.write(Data("usage: rtdb-crash-writer FOLDER ROUND\n".utf8))
@@ -28,7 +27,8 @@ while true {
         write = try await repo.update(Path("r\(round)/m\(n)"), [Update(Path("a"), Node(Double(n))), Update(Path("b/c"), Node(Double(n)))])
     }
     write.whenAnswered { [n] result in
-        if case .success = result { print("ack \(n)") }
+        // Unbuffered: a line is out before the next write can be acknowledged.
+        if case .success = result { FileHandle.standardOutput.write(Data("ack \(n)\n".utf8)) }
     }
     n += 1
 }

@@ -29,16 +29,21 @@ final class ServeTests: XCTestCase {
         request.httpBody = body.map { Data($0.utf8) }
         for (k, v) in headers { request.setValue(v, forHTTPHeaderField: k) }
         let done = DispatchSemaphore(value: 0)
-        var result: (Int, String, [String: String]) = (0, "", [:])
+        let result = Answer()
         URLSession.shared.dataTask(with: request) { data, response, _ in
             let http = response as? HTTPURLResponse
             var fields: [String: String] = [:]
             for (k, v) in http?.allHeaderFields ?? [:] { fields[String(describing: k).lowercased()] = String(describing: v) }
-            result = (http?.statusCode ?? 0, String(decoding: data ?? Data(), as: UTF8.self), fields)
+            result.value = (http?.statusCode ?? 0, String(decoding: data ?? Data(), as: UTF8.self), fields)
             done.signal()
         }.resume()
         done.wait()
-        return result
+        return result.value
+    }
+
+    /// `@unchecked Sendable`: written before `done.signal()`, read after `done.wait()`.
+    final class Answer: @unchecked Sendable {
+        var value: (Int, String, [String: String]) = (0, "", [:])
     }
 
     func testRESTWritesReadsAndErrors() throws {

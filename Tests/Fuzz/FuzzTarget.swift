@@ -12,9 +12,9 @@ struct PropertyFailure: Error, CustomStringConvertible {
 
 /// One reader of untrusted bytes and what must hold for any input: no trap, and where the
 /// reader accepts an input, what it makes survives a round trip.
-struct FuzzTarget {
+struct FuzzTarget: Sendable {
     let name: String
-    let run: ([UInt8]) throws -> Void
+    let run: @Sendable ([UInt8]) throws -> Void
 
     static let all: [FuzzTarget] = [json, wire, frames, rest, shell]
 

@@ -142,7 +142,7 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(refused.message, #"invalid value at "/n": the increment overflows: the result is beyond ±1.8e308, which no JSON number can hold"#)
         client.request(3, .merge(path: .root, data: [Update(Path("m"), Node(1)), Update(Path("n"), Node(.serverValue(.increment(-1e308))))]))
         XCTAssertEqual(client.waitFor(response: 3)?.status, "ok")
-        client.request(4, .merge(path: .root, data: [Update(Path("m"), Node(2)), Update(Path("n"), Node(.serverValue(.increment(1.8e308))))]))
+        client.request(4, .merge(path: .root, data: [Update(Path("m"), Node(2)), Update(Path("n"), Node(.serverValue(.increment(.infinity))))]))
         XCTAssertEqual(client.waitFor(response: 4)?.status, "invalid_data")
         XCTAssertEqual(database.value(at: Path("m")), Node(1), "a refused update changes nothing")
         client.request(5, .put(path: Path("after"), data: Node(true), hash: nil))

@@ -15,7 +15,8 @@ final class ShellTests: XCTestCase {
         database = try Database(folder: NSTemporaryDirectory() + "rtdb-shell-" + UUID().uuidString)
         let (client, server) = InProcessTransport.pair()
         database.accept(server)
-        output = BufferOutput()
+        let output = BufferOutput()
+        self.output = output
         shell = MainActor.assumeIsolated { Shell(repo: Repo(transport: client), output: output) }
     }
 
