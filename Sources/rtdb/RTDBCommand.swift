@@ -66,12 +66,8 @@ struct RTDBCommand: AsyncParsableCommand {
     /// Usage errors exit with 2 (as documented), not ArgumentParser's 64.
     static func main() async {
         do {
-            var command = try parseAsRoot()
-            if var command = command as? AsyncParsableCommand {
-                try await command.run()
-            } else {
-                try command.run()
-            }
+            let command = try parse()
+            try await command.run()
         } catch {
             if exitCode(for: error) == .validationFailure {
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n" + usageLine).utf8))
