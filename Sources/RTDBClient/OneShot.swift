@@ -38,8 +38,6 @@ public final class OneShot<Value: Sendable>: Sendable {
         for handler in taken.handlers { handler(outcome) }
     }
 
-    public var isResolved: Bool { current != nil }
-
     /// The result if it has arrived.
     public var current: Result<Value, Error>? {
         state.withLock { $0.result }

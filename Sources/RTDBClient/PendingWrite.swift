@@ -5,7 +5,7 @@ public struct PendingWrite: Sendable {
     public let key: String?
     let outcome: OneShot<Void>
 
-    init(key: String? = nil, outcome: OneShot<Void> = OneShot()) {
+    init(key: String? = nil, outcome: OneShot<Void>) {
         self.key = key
         self.outcome = outcome
     }
@@ -15,8 +15,6 @@ public struct PendingWrite: Sendable {
     public func acknowledged() async throws {
         try await outcome.value()
     }
-
-    public var isAnswered: Bool { outcome.isResolved }
 
     /// Calls `handler` with the server's answer when it comes (at once if it has).
     public func whenAnswered(_ handler: @escaping @Sendable (Result<Void, DatabaseError>) -> Void) {

@@ -302,12 +302,6 @@ public actor Repo {
         try? await withTimeout(timeout) { try await gate.allAnswered() }
         return gate.count
     }
-
-    /// Returns when every write made so far is answered (acknowledged or rejected); throws
-    /// `CancellationError` when the waiting task is cancelled first.
-    public nonisolated func pendingWritesAnswered() async throws {
-        try await gate.allAnswered()
-    }
 }
 
 /// Listens the server must serve go to the connection; the answer completes them.

@@ -185,13 +185,7 @@ public final class Shell {
         } catch let error as DatabaseError {
             throw ShellError("\(error)")
         }
-        do {
-            return try await withTimeout(readTimeout - offlineWait) { try await result.value() }
-        } catch is TimeoutError {
-            throw ShellError("the server did not answer within \(Int(readTimeout)) seconds")
-        } catch let error as DatabaseError {
-            throw ShellError("\(error)")
-        }
+        return try await fromServer(within: readTimeout - offlineWait) { try await result.value() }
     }
 
     /// A watch in the foreground (until the task is cancelled: Ctrl-C) or, on the terminal,
@@ -227,8 +221,14 @@ public final class Shell {
 
     private func read(_ path: Path) async throws -> Node {
         let repo = self.repo
+        return try await fromServer(within: readTimeout) { try await repo.get(path) }
+    }
+
+    /// What the server answers within `seconds`, its refusal and its silence (counted from
+    /// the read's start, `readTimeout`) as the shell reports them.
+    private func fromServer(within seconds: TimeInterval, _ operation: @escaping @Sendable () async throws -> Node) async throws -> Node {
         do {
-            return try await withTimeout(readTimeout) { try await repo.get(path) }
+            return try await withTimeout(seconds, operation)
         } catch is TimeoutError {
             throw ShellError("the server did not answer within \(Int(readTimeout)) seconds")
         } catch let error as DatabaseError {
