@@ -45,6 +45,23 @@ final class RemoteShellTests: XCTestCase {
         XCTAssertEqual(shell.stderr.text(), "error: line 2: interrupted\n")
     }
 
+    /// Ctrl-C during a script's end wait for its writes stops the wait and says what may be lost.
+    func testCtrlCStopsTheWaitForAScriptsWrites() throws {
+        let folder = Binary.temporaryFolder()
+        let (server, port) = try Binary.startServer(folder: folder)
+        defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
+        let shell = try Binary.start(["--url", "ws://127.0.0.1:\(port)?ns=demo"])
+        shell.input.write(Data("get /.info/connected\n".utf8))
+        XCTAssertTrue(shell.stdout.waitFor("true\n"))
+        kill(server.processIdentifier, SIGSTOP)
+        shell.input.write(Data("set /a 1\n".utf8))
+        try shell.input.close()
+        usleep(500_000)
+        shell.interrupt()  // without it the wait would last its 30 seconds and say so
+        XCTAssertEqual(shell.process.terminationStatus, 4)
+        XCTAssertEqual(shell.stderr.text(), "error: 1 write was not acknowledged by the server before the wait was interrupted and may be lost\n")
+    }
+
     func testAShellRidesOutAServerRestart() throws {
         let folder = Binary.temporaryFolder()
         var (server, port) = try Binary.startServer(folder: folder)
