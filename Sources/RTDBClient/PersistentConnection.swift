@@ -41,7 +41,7 @@ final class PersistentConnection: @unchecked Sendable {
         let query: QueryParams?
         let tag: Int?
         let hash: () -> String
-        let onComplete: (String) -> Void
+        let onComplete: (ResponseStatus) -> Void
     }
 
     private struct ListenKey: Hashable {
@@ -166,9 +166,9 @@ final class PersistentConnection: @unchecked Sendable {
         transport.send(.request(id: id, .auth(credential: credential.token, google: credential.google)))
     }
 
-    func listen(_ path: Path, query: QueryParams?, tag: Int?, hash: @escaping () -> String, onComplete: @escaping (String) -> Void) {
+    func listen(_ path: Path, query: QueryParams?, tag: Int?, hash: @escaping () -> String, onComplete: @escaping (ResponseStatus) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        if closed { return onComplete("disconnected") }
+        if closed { return onComplete(.disconnected) }
         let spec = ListenSpec(path: path, query: query, tag: tag, hash: hash, onComplete: onComplete)
         listens[ListenKey(path, query)] = spec
         if connected { transmit(spec) }
@@ -246,7 +246,7 @@ final class PersistentConnection: @unchecked Sendable {
             // As the official clients do: drop the credential and start a fresh connection
             // (it would be refused again; a new one must come from the user).
             credential = nil
-            credentialRevoked = reason.isEmpty ? status : "\(status): \(reason)"
+            credentialRevoked = reason.isEmpty ? status.rawValue : "\(status): \(reason)"
             transport?.close()
         case .push(let push):
             if case let .listenRevoked(path, query) = push {

@@ -78,7 +78,7 @@ public actor Repo {
         let tree = query.path.isInfo ? infoTree : syncTree
         raise(tree.addRegistration(registration, for: query))
         // `.info` listens are complete once their first events are out.
-        for complete in infoListens.takeCompletions() { raise(complete("ok")) }
+        for complete in infoListens.takeCompletions() { raise(complete(.ok)) }
     }
 
     public func unlisten(_ query: QuerySpec, _ registration: EventRegistration) {
@@ -112,7 +112,7 @@ public actor Repo {
             let entries = updates.map { ($0.path, $0.value) }
             raise(tag.map { syncTree.applyTaggedMerge(path, entries, tag: $0) } ?? syncTree.applyServerMerge(path, entries))
         case let .listenRevoked(path, query):
-            let error = DatabaseError(status: "permission_denied", message: SyncTree.message(forStatus: "permission_denied"))
+            let error = DatabaseError(status: .permissionDenied, message: SyncTree.message(forStatus: .permissionDenied))
             let spec = QuerySpec(path: path, params: query ?? .default)
             for (registration, error) in syncTree.removeRegistration(nil, for: spec, error: error) { registration.cancel(error) }
         case .authRevoked:
@@ -313,7 +313,7 @@ private final class ServerListens: ListenProvider {
         self.connection = connection
     }
 
-    func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (String) -> [Event]) -> [Event] {
+    func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (ResponseStatus) -> [Event]) -> [Event] {
         let params = query.params.isDefault ? nil : query.params
         connection.listen(query.path, query: params, tag: tag, hash: hash) { [self] status in
             raise(complete(status))
@@ -331,18 +331,18 @@ private final class InfoListens: ListenProvider {
     var data = Node.empty
     weak var tree: SyncTree?
     /// Listens started and not yet completed: the Repo completes them after their first events.
-    private var completions: [(String) -> [Event]] = []
+    private var completions: [(ResponseStatus) -> [Event]] = []
 
     func value(at path: Path) -> Node { data.child(at: path.dropFirst()) }
 
-    func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (String) -> [Event]) -> [Event] {
+    func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (ResponseStatus) -> [Event]) -> [Event] {
         guard let tree else { return [] }
         completions.append(complete)
         let node = value(at: query.path)
         return node.isEmpty ? [] : tree.applyServerOverwrite(query.path, node)
     }
 
-    func takeCompletions() -> [(String) -> [Event]] {
+    func takeCompletions() -> [(ResponseStatus) -> [Event]] {
         defer { completions = [] }
         return completions
     }

@@ -2,6 +2,8 @@ import Foundation
 
 /// The two ends of an in-process connection: embedded mode's client and server exchange the
 /// same protocol messages as over a socket, without serialising them.
+///
+/// `@unchecked Sendable`: guarded by `lock`, which the compiler cannot see.
 public final class InProcessTransport: Transport, @unchecked Sendable {
     private let lock = NSLock()
     private weak var peer: InProcessTransport?

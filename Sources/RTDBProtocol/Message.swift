@@ -60,37 +60,37 @@ public enum Push: Sendable, Equatable {
     /// `c`: the listen was cancelled (for example, permission was revoked).
     case listenRevoked(path: Path, query: QueryParams?)
     /// `ac`: the connection's credential is no longer valid (e.g. `expired_token`).
-    case authRevoked(status: String, reason: String)
+    case authRevoked(status: ResponseStatus, reason: String)
 }
 
 /// A server's answer to one request.
 public struct Response: Sendable, Equatable {
-    public var status: String
+    public var status: ResponseStatus
     /// The data for `g`; a human-readable explanation for an error status.
     public var data: Node
     /// True for an answer that carries a value (`g`), sent as JSON even when empty (`null`);
     /// a write's acknowledgement carries none and is sent as `""`.
     public var carriesValue: Bool
 
-    public init(status: String, data: Node = .empty) {
+    public init(status: ResponseStatus, data: Node = .empty) {
         self.status = status
         self.data = data
-        self.carriesValue = status == "ok" && !data.isEmpty
+        self.carriesValue = status == .ok && !data.isEmpty
     }
 
     /// The answer to a read: the value, `null` when there is none.
     public static func value(_ node: Node) -> Response {
-        var response = Response(status: "ok", data: node)
+        var response = Response(status: .ok, data: node)
         response.carriesValue = true
         return response
     }
 
-    public static let ok = Response(status: "ok")
-    public static func error(_ status: String, _ message: String) -> Response {
+    public static let ok = Response(status: .ok)
+    public static func error(_ status: ResponseStatus, _ message: String) -> Response {
         Response(status: status, data: Node(.string(message)))
     }
 
-    public var isOK: Bool { status == "ok" }
+    public var isOK: Bool { status == .ok }
     public var message: String {
         if case .leaf(.string(let s)) = data.content { return s }
         return ""

@@ -48,7 +48,7 @@ public enum WireCodec {
             append(&out, "}}")
         case let .response(id, response):
             append(&out, #"{"t":"d","d":{"r":\#(id),"b":{"s":"#)
-            JSONWriter.writeString(response.status, to: &out)
+            JSONWriter.writeString(response.status.rawValue, to: &out)
             append(&out, #","d":"#)
             if response.isOK, !response.carriesValue {
                 append(&out, #""""#)
@@ -78,7 +78,7 @@ public enum WireCodec {
                 if let query { append(&out, #","q":["#); query.wireObject.write(to: &out); append(&out, "]") }
             case let .authRevoked(status, reason):
                 append(&out, #""ac","b":{"s":"#)
-                JSONWriter.writeString(status, to: &out)
+                JSONWriter.writeString(status.rawValue, to: &out)
                 append(&out, #","d":"#)
                 JSONWriter.writeString(reason, to: &out)
             }
@@ -254,7 +254,7 @@ public enum WireCodec {
             }
         }
         let message = (try? data.json()).map { $0.string ?? $0.serialized() } ?? ""
-        return .response(id: id, .error(status, message))
+        return .response(id: id, .error(ResponseStatus(status), message))
     }
 
     private static func path(_ body: JSONValue, id: Int?, writing: Bool = false) throws -> Path {
@@ -367,7 +367,7 @@ public enum WireCodec {
             let query = try q.flatMap { $0.members?.isEmpty == false ? try Self.query(.object([("q", $0)]), id: nil) : nil }
             return .listenRevoked(path: p, query: query)
         case "ac":
-            return .authRevoked(status: body["s"]?.string ?? "", reason: (try? raw.json())?.string ?? "")
+            return .authRevoked(status: ResponseStatus(body["s"]?.string ?? ""), reason: (try? raw.json())?.string ?? "")
         default:
             throw WireError("unknown push \"\(action)\"")
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import RTDBData
+import RTDBProtocol
 @testable import RTDBClient
 
 /// One case of the official SDKs' syncPointSpec.json (read from ../shared/conformance), named
@@ -52,7 +53,7 @@ final class RecordingListenProvider: ListenProvider {
 
     func key(_ query: QuerySpec, _ tag: Int?) -> String { "\(query.path)|\(query.identifier)|\(tag.map(String.init) ?? "")" }
 
-    func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (String) -> [Event]) -> [Event] {
+    func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (ResponseStatus) -> [Event]) -> [Event] {
         let k = key(query, tag)
         if listens.contains(k) { problems.append("duplicate listen \(k)") }
         listens.insert(k)

@@ -1,11 +1,12 @@
 import RTDBData
+import RTDBProtocol
 
 // Follows the Firebase JS SDK's SyncTree (core/SyncTree.ts).
 
 /// Tells the connection which listens the server must serve.
 protocol ListenProvider: AnyObject {
     /// Starts a listen; `complete` is called with the server's status when it answers.
-    func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (String) -> [Event]) -> [Event]
+    func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (ResponseStatus) -> [Event]) -> [Event]
     func stopListening(_ query: QuerySpec, tag: Int?)
 }
 
@@ -222,14 +223,14 @@ final class SyncTree {
 
     // MARK: Listens
 
-    private func makeListener(_ view: View) -> (hash: () -> String, complete: (String) -> [Event]) {
+    private func makeListener(_ view: View) -> (hash: () -> String, complete: (ResponseStatus) -> [Event]) {
         let query = view.query
         let tag = self.tag(for: query)
         return (
             hash: { view.serverCache.hashString },
             complete: { [weak self] status in
                 guard let self else { return [] }
-                if status == "ok" {
+                if status == .ok {
                     return tag.map { self.applyTaggedListenComplete(query.path, tag: $0) } ?? self.applyListenComplete(query.path)
                 }
                 let error = DatabaseError(status: status, message: SyncTree.message(forStatus: status))
@@ -240,10 +241,10 @@ final class SyncTree {
         )
     }
 
-    static func message(forStatus status: String) -> String {
+    static func message(forStatus status: ResponseStatus) -> String {
         switch status {
-        case "permission_denied": return "Client doesn't have permission to access the desired data."
-        case "unavailable": return "The service is unavailable"
+        case .permissionDenied: return "Client doesn't have permission to access the desired data."
+        case .unavailable: return "The service is unavailable"
         default: return "the server refused the listen (\(status))"
         }
     }
