@@ -1,10 +1,6 @@
 // swift-tools-version:6.0
 import PackageDescription
 
-/// RTDBServer's NIO handlers still hand themselves to other threads in ways the Swift 6
-/// checker rejects; it stays in the Swift 5 mode until they are reshaped.
-let swift5: [SwiftSetting] = [.swiftLanguageMode(.v5)]
-
 let package = Package(
     name: "rtdb",
     platforms: [.macOS(.v13)],
@@ -46,7 +42,8 @@ let package = Package(
             .product(name: "NIOHTTP1", package: "swift-nio"),
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
-        ], swiftSettings: swift5),
+            .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+        ]),
         // libedit, with inline non-variadic wrappers.
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         // Command language, renderers, line editor, batch runner.

@@ -7,6 +7,8 @@ import RTDBProtocol
 ///
 /// A write is applied to the tree at once (later requests see it) and acknowledged only when
 /// its log record is durable. A multi-path update is one record: all of it or none of it.
+///
+/// `@unchecked Sendable`: its tree, indexes and listeners are touched only on `queue`.
 public final class Database: @unchecked Sendable {
     let queue = DispatchQueue(label: "rtdb.database")
     private var root: Node

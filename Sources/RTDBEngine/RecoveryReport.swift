@@ -1,6 +1,8 @@
 /// What a salvaging open (`--recover`) kept and what it had to leave out.
+///
+/// `@unchecked Sendable`: written only by the one thread that opens the store, read after
+/// that open returns.
 public final class RecoveryReport: @unchecked Sendable {
-    // Written only by the one thread that opens the store, read after it returns.
     /// Log records read and applied.
     public var records = 0
     /// One line per stretch that could not be read.

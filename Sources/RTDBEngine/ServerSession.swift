@@ -4,6 +4,8 @@ import RTDBProtocol
 
 /// The server's side of one connection: greets the client, runs its requests in order and
 /// answers them.
+///
+/// `@unchecked Sendable`: its onDisconnect queue is touched only on its database's queue.
 public final class ServerSession: ListenSink, @unchecked Sendable {
     private let database: Database
     private let transport: Transport

@@ -14,6 +14,9 @@ import Glibc
 /// the snapshot is durable are older files removed. Recovery loads the newest snapshot and
 /// replays later logs, cutting a torn record at the end of the last log (a crash mid-write:
 /// that record was never acknowledged); damage anywhere else stops the open (see `replay`).
+///
+/// `@unchecked Sendable`: the commit state is guarded by `condition` and the log file is
+/// written only on `committer`, which the compiler cannot see.
 public final class Store: @unchecked Sendable {
     public let folder: String
     /// The tree as recovered at open.

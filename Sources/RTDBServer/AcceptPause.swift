@@ -36,7 +36,7 @@ final class AcceptPause: ChannelInboundHandler {
         }
         let channel = context.channel
         channel.setOption(ChannelOptions.autoRead, value: false).whenComplete { _ in }
-        context.eventLoop.scheduleTask(in: pause) { [weak self] in
+        context.eventLoop.assumeIsolated().scheduleTask(in: pause) { [weak self] in
             self?.paused = false
             channel.setOption(ChannelOptions.autoRead, value: true).whenComplete { _ in }
         }

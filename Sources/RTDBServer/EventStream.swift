@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOHTTP1
 import RTDBData
@@ -8,10 +9,11 @@ import RTDBProtocol
 /// out as a Server-Sent Event — `put` (the data at a relative path is now …) or `patch`
 /// (merge these children) — with `keep-alive` every 30 seconds; `cancel` and `auth_revoked`
 /// end it.
-final class EventStream: ListenSink, @unchecked Sendable {
+final class EventStream: ListenSink, Sendable {
     let channel: Channel
     let path: Path
-    private var keepAlive: RepeatedTask?
+    /// Started by whoever starts the stream, cancelled when its channel closes.
+    private let keepAlive = NIOLockedValueBox<RepeatedTask?>(nil)
 
     init(channel: Channel, path: Path) {
         self.channel = channel
@@ -20,20 +22,22 @@ final class EventStream: ListenSink, @unchecked Sendable {
 
     /// `extraHeaders`: CORS headers for a page the server allows.
     func start(version: HTTPVersion, headers extraHeaders: [(String, String)] = []) {
-        var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "text/event-stream")
-        headers.add(name: "Cache-Control", value: "no-cache")
-        for (name, value) in extraHeaders { headers.add(name: name, value: value) }
+        var head = HTTPHeaders()
+        head.add(name: "Content-Type", value: "text/event-stream")
+        head.add(name: "Cache-Control", value: "no-cache")
+        for (name, value) in extraHeaders { head.add(name: name, value: value) }
+        let headers = head
         let channel = self.channel
         channel.eventLoop.execute {
             channel.writeAndFlush(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: .ok, headers: headers)), promise: nil)
         }
-        keepAlive = channel.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(30), delay: .seconds(30)) { [weak self] _ in
+        let task = channel.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(30), delay: .seconds(30)) { [weak self] _ in
             self?.write(event: "keep-alive", data: "null")
         }
+        keepAlive.withLockedValue { $0 = task }
     }
 
-    func stop() { keepAlive?.cancel() }
+    func stop() { keepAlive.withLockedValue { $0?.cancel() } }
 
     func send(_ push: Push) {
         switch push {

@@ -5,6 +5,8 @@ import RTDBEngine
 /// The databases of one server, one per namespace, each in its own folder under the data
 /// folder. A database is opened on first use and closed again once nobody has used it for
 /// `idleClose`; a read of a namespace that has no folder opens nothing and creates nothing.
+///
+/// `@unchecked Sendable`: the table of open databases is guarded by `lock`.
 public final class Namespaces: @unchecked Sendable {
     public let folder: String
     /// How long a database stays open with no connection, stream or request using it.

@@ -10,6 +10,8 @@ import RTDBProtocol
 
 /// `rtdb serve`: the engine on a TCP port — the realtime protocol over WebSocket at
 /// `/.ws?ns=NAME`, and the REST API at `/path.json` — one database per namespace.
+///
+/// `@unchecked Sendable`: configured and started by one thread; `stop` reads what `start` set.
 public final class NetworkServer: @unchecked Sendable {
     public let namespaces: Namespaces
     public let policy: AccessPolicy
@@ -84,15 +86,15 @@ public final class NetworkServer: @unchecked Sendable {
         return NIOWebSocketServerUpgrader(
             maxFrameSize: WireFraming.maxMessageBytes,
             shouldUpgrade: { channel, head in
-                let (path, _) = HTTPHandler.split(head.uri)
+                let (path, _) = RESTRouter.split(head.uri)
                 // A refused upgrade goes on as an HTTP request, which says why (403).
                 let allowed = path == "/.ws" && policy.refusal(host: head.headers.first(name: "Host")) == nil
                     && policy.refusal(origin: head.headers.first(name: "Origin")) == nil
                 return channel.eventLoop.makeSucceededFuture(allowed ? HTTPHeaders() : nil)
             },
             upgradePipelineHandler: { channel, head in
-                let (_, items) = HTTPHandler.split(head.uri)
-                let namespace = items["ns"] ?? HTTPHandler.namespace(fromHost: head.headers.first(name: "Host"))
+                let (_, items) = RESTRouter.split(head.uri)
+                let namespace = items["ns"] ?? RESTRouter.namespace(fromHost: head.headers.first(name: "Host"))
                 let transport = WebSocketTransport(channel: channel, log: log)
                 let peer = channel.remoteAddress?.description ?? "?"
                 return channel.eventLoop.makeCompletedFuture {

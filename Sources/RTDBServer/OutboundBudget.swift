@@ -35,9 +35,12 @@ final class OutboundBudget: ChannelOutboundHandler, RemovableChannelHandler {
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        timer = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { [weak self] _ in
-            guard let self, self.waiting > 0, NIODeadline.now() - self.lastProgress > self.stallTimeout else { return }
-            self.overflow(context, "its peer has read nothing for \(self.stallTimeout.nanoseconds / 1_000_000_000) s")
+        // Runs on the channel's event loop; `handlerRemoved` cancels it, ending the capture.
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { _ in
+            let (handler, context) = bound.value
+            guard handler.waiting > 0, NIODeadline.now() - handler.lastProgress > handler.stallTimeout else { return }
+            handler.overflow(context, "its peer has read nothing for \(handler.stallTimeout.nanoseconds / 1_000_000_000) s")
         }
     }
 
@@ -60,7 +63,7 @@ final class OutboundBudget: ChannelOutboundHandler, RemovableChannelHandler {
         waiting += size
         unflushed += size
         let done = promise ?? context.eventLoop.makePromise()
-        done.futureResult.whenComplete { [weak self] _ in
+        done.futureResult.assumeIsolated().whenComplete { [weak self] _ in
             guard let self else { return }
             self.waiting -= size
             self.unflushed = min(self.unflushed, self.waiting)

@@ -45,9 +45,10 @@ final class RequestDeadline: ChannelDuplexHandler, RemovableChannelHandler {
     init(limits: Limits = Limits()) { self.limits = limits }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        let loop = context.eventLoop
-        timer = loop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { [weak self] _ in
-            self?.check(context: context)
+        // Runs on the channel's event loop; `handlerRemoved` cancels it, ending the capture.
+        let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(1), delay: .seconds(1)) { _ in
+            bound.value.handler.check(context: bound.value.context)
         }
     }
 
@@ -107,6 +108,6 @@ final class RequestDeadline: ChannelDuplexHandler, RemovableChannelHandler {
         let text = "HTTP/1.1 408 Request Timeout\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: \(body.utf8.count)\r\nConnection: close\r\n\r\n" + body
         var buffer = context.channel.allocator.buffer(capacity: text.utf8.count)
         buffer.writeString(text)
-        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { _ in context.close(promise: nil) }
+        context.writeAndFlush(wrapOutboundOut(buffer)).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
     }
 }

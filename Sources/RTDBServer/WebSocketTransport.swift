@@ -8,6 +8,9 @@ import RTDBTransport
 /// The server's end of a realtime connection over a WebSocket: encodes, frames and sends
 /// messages; joins and decodes what arrives. A malformed message gets an error answer and
 /// costs nobody else anything.
+///
+/// `@unchecked Sendable`: its state is touched only on its channel's event loop (the
+/// frame handler's callbacks and `send`, which hops there).
 final class WebSocketTransport: Transport, @unchecked Sendable {
     let channel: Channel
     private var onMessage: (@Sendable (Message) -> Void)?

@@ -9,6 +9,8 @@ import RTDBProtocol
 
 /// A client's realtime connection over a WebSocket (`ws://`). Messages sent before the
 /// socket is open wait in order; each is encoded, split into frames and masked.
+///
+/// `@unchecked Sendable`: its state is guarded by `lock`, which the compiler cannot see.
 public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     public let address: ServerAddress
     private let lastSessionID: String?
@@ -49,30 +51,33 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         let bootstrap = ClientBootstrap(group: group)
             .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { [self] channel in
+                // Everything here runs on the channel's event loop, so the pipeline is changed
+                // with its synchronous operations.
                 let upgrader = NIOWebSocketClientUpgrader(requestKey: key, maxFrameSize: 1 << 24, automaticErrorHandling: true) { channel, _ in
-                    channel.pipeline.addHandlers([
-                        NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
-                                                    maxAccumulatedFrameSize: WireFraming.maxMessageBytes),
-                        RealtimeFrameHandler(masked: true, onText: { self.received($0) }, onClosed: { self.finish() }),
-                    ]).map { self.opened(channel) }
-                }
-                let request = UpgradeRequest(host: address.hostHeader, path: address.webSocketPath(lastSessionID: lastSessionID),
-                                             onFailure: { [weak self] in self?.record($0) })
-                // Once upgraded, frames must not reach the HTTP request handler.
-                let config: NIOHTTPClientUpgradeConfiguration = (upgraders: [upgrader], completionHandler: { _ in
-                    channel.pipeline.removeHandler(request, promise: nil)
-                })
-                if let tls = self.tls {
-                    do {
-                        let handler = try NIOSSLClientHandler(context: tls, serverHostname: ClientTLS.serverName(for: address.host))
-                        try channel.pipeline.syncOperations.addHandler(handler)
-                    } catch {
-                        return channel.eventLoop.makeFailedFuture(error)
+                    channel.eventLoop.makeCompletedFuture {
+                        try channel.pipeline.syncOperations.addHandlers([
+                            NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
+                                                        maxAccumulatedFrameSize: WireFraming.maxMessageBytes),
+                            RealtimeFrameHandler(masked: true, onText: { self.received($0) }, onClosed: { self.finish() }),
+                        ])
+                        self.opened(channel)
                     }
                 }
-                // The server's hello can arrive in the same read as the 101 answer: keep those bytes.
-                return channel.pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, withClientUpgrade: config).flatMap {
-                    channel.pipeline.addHandler(request)
+                return channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls = self.tls {
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: ClientTLS.serverName(for: address.host)))
+                    }
+                    let request = UpgradeRequest(host: address.hostHeader, path: address.webSocketPath(lastSessionID: lastSessionID),
+                                                 onFailure: { [weak self] in self?.record($0) })
+                    let boundRequest = NIOLoopBound(request, eventLoop: channel.eventLoop)
+                    // Once upgraded, frames must not reach the HTTP request handler.
+                    let config: NIOHTTPClientUpgradeConfiguration = (upgraders: [upgrader], completionHandler: { context in
+                        context.pipeline.syncOperations.removeHandler(boundRequest.value, promise: nil)
+                    })
+                    // The server's hello can arrive in the same read as the 101 answer: keep those bytes.
+                    try pipeline.addHTTPClientHandlers(leftOverBytesStrategy: .forwardBytes, withClientUpgrade: config)
+                    try pipeline.addHandler(request)
                 }
             }
         bootstrap.connect(host: address.host, port: address.port).whenComplete { [self] result in

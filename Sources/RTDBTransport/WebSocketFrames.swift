@@ -13,7 +13,7 @@ public enum WebSocketFrames {
     public static func write(_ message: Message, on channel: Channel, masked: Bool) {
         let bytes = WireCodec.encodeBytes(message)
         let (count, ranges) = WireFraming.frameRanges(for: bytes)
-        let send = {
+        let send: @Sendable () -> Void = {
             func frame(_ piece: ArraySlice<UInt8>) {
                 var buffer = channel.allocator.buffer(capacity: piece.count)
                 buffer.writeBytes(piece)
@@ -30,7 +30,7 @@ public enum WebSocketFrames {
 extension WebSocketFrames {
     /// Says why in a close frame, then closes (as soon as what was written before is out).
     public static func close(_ channel: Channel, code: WebSocketErrorCode, reason: String, masked: Bool = false) {
-        let send = {
+        let send: @Sendable () -> Void = {
             var buffer = channel.allocator.buffer(capacity: 2 + reason.utf8.count)
             buffer.write(webSocketErrorCode: code)
             buffer.writeString(reason)

@@ -69,11 +69,11 @@ struct FuzzTarget: Sendable {
         let host = lines.count > 1 ? String(decoding: lines[1], as: UTF8.self) : nil
         let origin = lines.count > 2 ? String(decoding: lines[2], as: UTF8.self) : nil
         let body = lines.count > 3 ? lines[3] : []
-        let (rawPath, items) = HTTPHandler.split(target)
-        _ = HTTPHandler.redacted(target)
-        _ = try? HTTPHandler.path(fromTarget: rawPath)
+        let (rawPath, items) = RESTRouter.split(target)
+        _ = RESTRouter.redacted(target)
+        _ = try? RESTRouter.path(fromTarget: rawPath)
         _ = try? RESTQuery.params(items)
-        _ = HTTPHandler.namespace(fromHost: host)
+        _ = RESTRouter.namespace(fromHost: host)
         let policy = AccessPolicy()
         _ = policy.refusal(host: host)
         _ = policy.refusal(origin: origin)

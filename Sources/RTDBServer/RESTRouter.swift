@@ -1,0 +1,229 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOConcurrencyHelpers
+import RTDBData
+import RTDBEngine
+import RTDBProtocol
+
+/// The REST API's meaning, apart from the connection it came on: `/path.json` with GET, PUT,
+/// POST, PATCH and DELETE, `print`, `shallow`, `format=export`, queries and ETags, errors as
+/// `{"error": …}`. It runs off the event loops (opening a namespace reads its log, a body may
+/// be megabytes of JSON) and answers through a completion, once per request.
+struct RESTRouter: Sendable {
+    let namespaces: Namespaces
+    /// Where failures to open a namespace are reported in full (the client gets less).
+    let log: @Sendable (String) -> Void
+
+    /// Routes one whole request; `done` gets its outcome, from any thread.
+    func route(_ head: HTTPRequestHead, body: ByteBuffer, _ done: @escaping @Sendable (RESTOutcome) -> Void) {
+        do {
+            try routeTarget(head, body, done)
+        } catch let failure as RESTFailure {
+            done(.reply(.error(failure.status, failure.message)))
+        } catch {
+            done(.reply(.error(.internalServerError, "\(error)")))
+        }
+    }
+
+    private func routeTarget(_ head: HTTPRequestHead, _ body: ByteBuffer, _ done: @escaping @Sendable (RESTOutcome) -> Void) throws {
+        let (rawPath, items) = Self.split(head.uri)
+        if rawPath == "/.ws" {
+            throw RESTFailure(status: .badRequest, message: "/.ws is the realtime protocol: connect with a WebSocket upgrade")
+        }
+        guard rawPath.hasSuffix(".json") else {
+            throw RESTFailure(status: .notFound, message: "not found: REST paths end in .json, as in /users/ada.json; WebSocket clients connect to /.ws")
+        }
+        let path = try Self.path(fromTarget: rawPath)
+        let namespace = items["ns"] ?? Self.namespace(fromHost: head.headers.first(name: "Host"))
+        var method = head.method.rawValue
+        if method == "POST", let override = head.headers.first(name: "X-HTTP-Method-Override") ?? items["x-http-method-override"] {
+            method = override.uppercased()
+        }
+        let streaming = method == "GET" && head.headers.first(name: "Accept")?.contains("text/event-stream") == true
+        let acquired: Database?
+        do {
+            // A plain read of a namespace that does not exist opens and creates nothing.
+            acquired = try namespaces.acquire(namespace, create: method != "GET" || streaming)
+        } catch {
+            // The full reason (with the server's file names) is for the server's log only.
+            log("namespace \(namespace): \(error)")
+            throw RESTFailure(status: .notFound, message: Namespaces.clientMessage(for: error, namespace: namespace))
+        }
+        if streaming, let acquired {
+            // The stream releases the namespace when it ends.
+            let query: QueryParams?
+            do { query = try Self.query(items) } catch { namespaces.release(namespace); throw error }
+            return done(.stream(acquired, namespace: namespace, path, query))
+        }
+        // Released once, by whichever comes first: the answer or a refusal.
+        let held = NIOLockedValueBox(acquired != nil)
+        let namespaces = self.namespaces
+        let release: @Sendable () -> Void = {
+            if held.withLockedValue({ let was = $0; $0 = false; return was }) { namespaces.release(namespace) }
+        }
+        do {
+            try route(method, head, items, path, body, acquired) { reply in
+                release()
+                done(.reply(reply))
+            }
+        } catch {
+            release()
+            throw error
+        }
+    }
+
+    private func route(_ method: String, _ head: HTTPRequestHead, _ items: [String: String], _ path: Path, _ body: ByteBuffer,
+                       _ database: Database?, _ respond: @escaping @Sendable (RESTReply) -> Void) throws {
+        let print = items["print"]
+        let pretty = print == "pretty"
+        let silent = print == "silent"
+        let export = items["format"] == "export"
+        let render: @Sendable (Node) -> [UInt8] = { JSONWriter.bytes($0, options: .init(export: export, pretty: pretty)) }
+        if method != "GET" && method != "DELETE" && path.isInfo {
+            throw RESTFailure(status: .badRequest, message: "Invalid path: /.info is read-only")
+        }
+        switch method {
+        case "GET":
+            let query = try Self.query(items)
+            let shallow = items["shallow"] == "true"
+            let wantsETag = head.headers.first(name: "X-Firebase-ETag") == "true"
+            let ifNoneMatch = head.headers.first(name: "if-none-match")
+            let answer: @Sendable (Node) -> Void = { node in
+                let value = shallow ? node.shallow : node
+                var headers: [(String, String)] = []
+                if wantsETag || ifNoneMatch != nil { headers.append(("ETag", Self.etag(node))) }
+                if let ifNoneMatch, ifNoneMatch == Self.etag(node) {
+                    return respond(RESTReply(status: .notModified, body: [], headers: headers))
+                }
+                respond(RESTReply(status: .ok, body: silent ? [] : render(value), headers: headers))
+            }
+            // A namespace with no folder holds nothing.
+            if let database { database.read(path, query: query, completion: answer) } else { answer(.empty) }
+        case "PUT", "DELETE":
+            let database = try Self.opened(database)
+            var value = Node.empty
+            if method == "PUT" {
+                do { value = try Self.parse(body) { try JSONReader.parse(bytes: $0, options: .init(base: path)) } } catch {
+                    throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object, array, or value: \(error)")
+                }
+            }
+            let ifMatch = head.headers.first(name: "if-match")
+            let hash = ifMatch.map { $0 == "null_etag" ? "" : $0 }
+            database.submit(.put(path: path, data: value, hash: hash)) { response in
+                if response.status == .dataStale {
+                    return database.read(path, query: nil) { current in
+                        respond(RESTReply(status: .preconditionFailed, body: render(current), headers: [("ETag", Self.etag(current))]))
+                    }
+                }
+                guard response.isOK else {
+                    return respond(.error(response.status == .writeFailed ? .internalServerError : .badRequest, response.message))
+                }
+                database.read(path, query: nil) { written in
+                    var headers: [(String, String)] = []
+                    if ifMatch != nil { headers.append(("ETag", Self.etag(written))) }
+                    if silent { return respond(RESTReply(status: .noContent, body: [], headers: headers)) }
+                    respond(RESTReply(status: .ok, body: method == "DELETE" ? Array("null".utf8) : render(written), headers: headers))
+                }
+            }
+        case "POST":
+            let database = try Self.opened(database)
+            let value: Node
+            do { value = try Self.parse(body) { try JSONReader.parse(bytes: $0, options: .init(base: path.child("-AAAAAAAAAAAAAAAAAAA"))) } } catch {
+                throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object, array, or value: \(error)")
+            }
+            database.push(path, value) { key, response in
+                guard response.isOK else { return respond(.error(.badRequest, response.message)) }
+                if silent { return respond(RESTReply(status: .noContent, body: [])) }
+                respond(RESTReply(status: .ok, body: Array(JSONValue.object([("name", .string(key))]).serialized().utf8)))
+            }
+        case "PATCH":
+            let database = try Self.opened(database)
+            let entries: [(Path, Node)]
+            do {
+                entries = try Self.parse(body) { try JSONReader.parseUpdate(bytes: $0, base: path) }
+                try validateUpdatePaths(entries, base: path)
+            } catch {
+                throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object: \(error)")
+            }
+            var patch = Node.empty
+            for (relative, value) in entries { patch = patch.setting(relative, to: value) }
+            database.submit(.merge(path: path, data: entries.map { Update($0.0, $0.1) })) { [patch] response in
+                guard response.isOK else { return respond(.error(.badRequest, response.message)) }
+                if silent { return respond(RESTReply(status: .noContent, body: [])) }
+                respond(RESTReply(status: .ok, body: render(patch)))
+            }
+        default:
+            throw RESTFailure(status: .methodNotAllowed, message: "method \(method) is not supported: use GET, PUT, POST, PATCH or DELETE")
+        }
+    }
+
+    /// A GET's query parameters, checked (`shallow` takes none).
+    private static func query(_ items: [String: String]) throws -> QueryParams? {
+        if items["shallow"] == "true", items.keys.contains(where: RESTQuery.parameters.contains) {
+            throw RESTFailure(status: .badRequest, message: "shallow cannot be combined with queries")
+        }
+        do { return try RESTQuery.params(items) } catch let f as RESTQuery.Failure { throw RESTFailure(status: .badRequest, message: f.message) }
+    }
+
+    /// Writes always open (and create) their namespace.
+    private static func opened(_ database: Database?) throws -> Database {
+        guard let database else { throw RESTFailure(status: .internalServerError, message: "the namespace is not open") }
+        return database
+    }
+
+    private static func etag(_ node: Node) -> String { node.isEmpty ? "null_etag" : node.hashString }
+
+    /// Reads a request body in place, without a copy. Bytes that are not UTF-8 are refused: the
+    /// reader checks every string, and outside strings JSON allows ASCII only.
+    private static func parse<T>(_ body: ByteBuffer, _ read: (UnsafeBufferPointer<UInt8>) throws -> T) throws -> T {
+        try body.withUnsafeReadableBytes { try read($0.bindMemory(to: UInt8.self)) }
+    }
+
+    /// The database path of a REST target's path part (`/users/ada.json`), percent-decoded
+    /// and checked with the database's rules.
+    static func path(fromTarget rawPath: String) throws -> Path {
+        var segments: [String] = []
+        for segment in Path.segments(String(rawPath.dropLast(".json".count))) {
+            guard let key = segment.removingPercentEncoding else {
+                throw RESTFailure(status: .badRequest, message: "Invalid path: a percent-encoded segment is not valid UTF-8")
+            }
+            segments.append(key)
+        }
+        let path = Path(keys: segments)
+        do { try path.validate() } catch { throw RESTFailure(status: .badRequest, message: "Invalid path: \(error)") }
+        return path
+    }
+
+    /// The request target with credential parameters (`auth`, `access_token`) blanked, for logs.
+    static func redacted(_ uri: String) -> String {
+        guard let question = uri.firstIndex(of: "?") else { return uri }
+        let items = uri[uri.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { item -> String in
+            let name = item.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            return ["auth", "access_token"].contains(name) ? name + "=REDACTED" : String(item)
+        }
+        return String(uri[..<question]) + "?" + items.joined(separator: "&")
+    }
+
+    /// The path and the query parameters of a request target. Empty names (`?=x`) are kept as
+    /// they are (no known parameter is empty); a name or value whose percent-encoding is not
+    /// valid UTF-8 is kept undecoded, and is then simply not a known parameter.
+    static func split(_ uri: String) -> (String, [String: String]) {
+        guard let q = uri.firstIndex(of: "?") else { return (uri, [:]) }
+        var items: [String: String] = [:]
+        for pair in uri[uri.index(after: q)...].split(separator: "&") {
+            let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                .map { String($0).replacingOccurrences(of: "+", with: " ") }
+            guard let first = parts.first else { continue }
+            let name = first.removingPercentEncoding ?? first
+            let value = parts.count > 1 ? parts[1] : ""
+            items[name] = value.removingPercentEncoding ?? value
+        }
+        return (String(uri[..<q]), items)
+    }
+
+    /// The namespace a `Host` header names (`demo.localhost:9000` → demo), as clients read it.
+    static func namespace(fromHost header: String?) -> String {
+        header.map { HostName.namespace(of: HostName.name(ofHostHeader: $0)) } ?? "default"
+    }
+}
