@@ -139,7 +139,7 @@ final class PersistentConnection: @unchecked Sendable {
         if case .get = request, !connected {
             let deadline = DispatchWorkItem { [weak self] in
                 guard let self, let entry = outstanding.removeValue(forKey: id) else { return }
-                entry.completion(.error("disconnected", DatabaseError.offline.message))
+                entry.completion(.error(.disconnected, DatabaseError.offline.message))
             }
             queue.asyncAfter(deadline: .now() + offlineReadTimeout, execute: deadline)
             entry.offlineDeadline = deadline
@@ -202,7 +202,7 @@ final class PersistentConnection: @unchecked Sendable {
         transport?.close()
     }
 
-    private static let closedResponse = Response.error("disconnected", "the connection is closed")
+    private static let closedResponse = Response.error(.disconnected, "the connection is closed")
 
     private func takeRequestID() -> Int {
         defer { nextRequestID += 1 }
@@ -303,14 +303,14 @@ final class PersistentConnection: @unchecked Sendable {
         for (id, entry) in outstanding where entry.sent {
             if case .put(_, _, .some) = entry.request {
                 outstanding.removeValue(forKey: id)
-                entry.completion(.error("disconnected", "the connection was lost before the server answered"))
+                entry.completion(.error(.disconnected, "the connection was lost before the server answered"))
             } else {
                 outstanding[id]?.sent = false
             }
         }
         guard backoff.policy.enabled else {
             state = .closed
-            failEverything(with: .error("disconnected", "the connection closed before the server answered"))
+            failEverything(with: .error(.disconnected, "the connection closed before the server answered"))
             if wasConnected { onConnectedChange?(false) }
             return
         }

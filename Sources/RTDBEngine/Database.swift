@@ -101,7 +101,7 @@ public final class Database: @unchecked Sendable {
         switch request {
         case let .listen(path, query, tag, hash):
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
-            guard let session else { return reply(.error("invalid_request", "listens need a connection")) }
+            guard let session else { return reply(.error(.invalidRequest, "listens need a connection")) }
             addListen(Listen(session: session, path: path, params: query, tag: tag), clientHash: hash)
             reply(.ok)
         case let .unlisten(path, query, _):
@@ -115,10 +115,10 @@ public final class Database: @unchecked Sendable {
         case let .put(path, data, hash):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
             if let hash, hash != root.child(at: path).hashString {
-                return reply(.error("datastale", "the data at \(path) changed since it was read"))
+                return reply(.error(.dataStale, "the data at \(path) changed since it was read"))
             }
             let value: Node
-            do { value = try resolve(data, at: path, now: clock()) } catch { return reply(.error("invalid_data", "\(error)")) }
+            do { value = try resolve(data, at: path, now: clock()) } catch { return reply(.error(.invalidData, "\(error)")) }
             commit(LogRecord(sets: [(path, value)]), reply: reply)
         case let .merge(path, updates):
             if let error = Database.checkPath(path, writing: true) { return reply(error) }
@@ -128,13 +128,13 @@ public final class Database: @unchecked Sendable {
                 let full = path.appending(update.path)
                 if let error = Database.checkPath(full, writing: true, priorityLast: true) { return reply(error) }
                 do { sets.append((full, try resolve(update.value, at: full, now: now))) } catch {
-                    return reply(.error("invalid_data", "\(error)"))
+                    return reply(.error(.invalidData, "\(error)"))
                 }
             }
             do {
                 try validateUpdatePaths(updates.map { ($0.path, $0.value) }, base: path)
             } catch {
-                return reply(.error("invalid_data", "\(error)"))
+                return reply(.error(.invalidData, "\(error)"))
             }
             if sets.isEmpty { return reply(.ok) }
             commit(LogRecord(sets: sets), reply: reply)
@@ -142,7 +142,7 @@ public final class Database: @unchecked Sendable {
             reply(.ok)
         case .onDisconnectPut(let path, _), .onDisconnectMerge(let path, _), .onDisconnectCancel(let path):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
-            guard let session else { return reply(.error("invalid_request", "onDisconnect needs a connection")) }
+            guard let session else { return reply(.error(.invalidRequest, "onDisconnect needs a connection")) }
             session.onDisconnect.record(request)
             reply(.ok)
         case .auth, .unauth:
@@ -159,7 +159,7 @@ public final class Database: @unchecked Sendable {
         notifyListeners(record)
         store.append(record, root: root) { error in
             if let error {
-                reply(.error("write_failed", "the write could not be made durable: \(error)"))
+                reply(.error(.writeFailed, "the write could not be made durable: \(error)"))
             } else {
                 reply(.ok)
             }
@@ -295,7 +295,7 @@ public final class Database: @unchecked Sendable {
             try path.validateSize()
             return nil
         } catch {
-            return .error("invalid_path", "\(error)")
+            return .error(.invalidPath, "\(error)")
         }
     }
 }

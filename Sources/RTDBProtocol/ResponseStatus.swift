@@ -18,6 +18,11 @@ public struct ResponseStatus: RawRepresentable, Hashable, Sendable, ExpressibleB
     public static let writeFailed: ResponseStatus = "write_failed"
     /// The client is offline and has nothing cached to answer from.
     public static let disconnected: ResponseStatus = "disconnected"
+    /// A request the server could not read or does not take.
+    public static let invalidRequest: ResponseStatus = "invalid_request"
+    /// A value the database's rules refuse (a key name, a size).
+    public static let invalidData: ResponseStatus = "invalid_data"
+    public static let invalidPath: ResponseStatus = "invalid_path"
     public static let unavailable: ResponseStatus = "unavailable"
     public static let invalidToken: ResponseStatus = "invalid_token"
     public static let expiredToken: ResponseStatus = "expired_token"

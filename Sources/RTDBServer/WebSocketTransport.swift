@@ -102,7 +102,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
             log("malformed message from \(channel.remoteAddress?.description ?? "?"): \(error.message)")
             if let id = error.requestID {
                 // Answered here, never counted as waiting: written directly.
-                WebSocketFrames.write(.response(id: id, .error("invalid_request", error.message)), on: channel, masked: false)
+                WebSocketFrames.write(.response(id: id, .error(.invalidRequest, error.message)), on: channel, masked: false)
             } else {
                 send(.serverError(error.message))
             }
