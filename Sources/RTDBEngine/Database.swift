@@ -118,7 +118,12 @@ public final class Database: @unchecked Sendable {
                 return reply(.error(.dataStale, "the data at \(path) changed since it was read"))
             }
             let value: Node
-            do { value = try resolve(data, at: path, now: clock()) } catch { return reply(.error(.invalidData, "\(error)")) }
+            do {
+                try data.validate(at: path)
+                value = try resolve(data, at: path, now: clock())
+            } catch {
+                return reply(.error(.invalidData, "\(error)"))
+            }
             commit(LogRecord(sets: [(path, value)]), reply: reply)
         case let .merge(path, updates):
             if let error = Database.checkPath(path, writing: true) { return reply(error) }
@@ -127,7 +132,10 @@ public final class Database: @unchecked Sendable {
             for update in updates {
                 let full = path.appending(update.path)
                 if let error = Database.checkPath(full, writing: true, priorityLast: true) { return reply(error) }
-                do { sets.append((full, try resolve(update.value, at: full, now: now))) } catch {
+                do {
+                    try update.value.validate(at: full)
+                    sets.append((full, try resolve(update.value, at: full, now: now)))
+                } catch {
                     return reply(.error(.invalidData, "\(error)"))
                 }
             }
@@ -143,6 +151,24 @@ public final class Database: @unchecked Sendable {
         case .onDisconnectPut(let path, _), .onDisconnectMerge(let path, _), .onDisconnectCancel(let path):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
             guard let session else { return reply(.error(.invalidRequest, "onDisconnect needs a connection")) }
+            do {
+                // Checked now, so a write that could never run is refused while the client can hear it.
+                switch request {
+                case let .onDisconnectPut(path, data):
+                    try data.validate(at: path)
+                case let .onDisconnectMerge(path, updates):
+                    for update in updates {
+                        let full = path.appending(update.path)
+                        try full.validate(allowInfo: false, allowPriorityLast: true)
+                        try update.value.validate(at: full)
+                    }
+                    try validateUpdatePaths(updates.map { ($0.path, $0.value) }, base: path)
+                default:
+                    break
+                }
+            } catch {
+                return reply(.error(.invalidData, "\(error)"))
+            }
             session.onDisconnect.record(request)
             reply(.ok)
         case .auth, .unauth:

@@ -153,6 +153,36 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(database.value(at: Path("after")), Node(true))
     }
 
+    /// Values are checked by the engine, not only by the wire codec: a write that reaches it
+    /// in process (embedded mode, no JSON on the way) gets the same rules.
+    func testValuesAreCheckedByTheEngineWhateverTheFront() throws {
+        let client = Client(database)
+        let badKey = Node.empty.setting(Path(keys: ["ok", "a.b"]), to: Node(1))
+        let deep = Node.empty.setting(Path(keys: (1...32).map { "k\($0)" }), to: Node(true))
+        let cases: [(Request, String)] = [
+            (.put(path: Path("x"), data: badKey, hash: nil),
+             ##"invalid key "a.b" in "/x/ok/a.b": keys must not contain ".", "$", "#", "[", "]" or "/" (found ".")"##),
+            (.put(path: Path("x"), data: deep, hash: nil),
+             #"path "/x/k1/k2/k3/k4/k5/k6/k7/k8/k9/k10/k11/k12/k13/k14/k15/k16/k17/k18/k19/k20/k21..." is 33 levels deep; the limit is 32"#),
+            (.put(path: Path("x"), data: Node(.nan), hash: nil),
+             #"invalid value at "/x": numbers must be finite (no NaN or infinity)"#),
+            (.put(path: Path("x"), data: Node(.string("v"), priority: .bool(true)), hash: nil),
+             #"invalid priority at "/x": a priority must be a string or a number, not a boolean"#),
+            (.merge(path: Path("x"), data: [Update(Path("fine"), Node(1)), Update(Path("y"), badKey)]),
+             ##"invalid key "a.b" in "/x/y/ok/a.b": keys must not contain ".", "$", "#", "[", "]" or "/" (found ".")"##),
+            (.onDisconnectPut(path: Path("x"), data: badKey),
+             ##"invalid key "a.b" in "/x/ok/a.b": keys must not contain ".", "$", "#", "[", "]" or "/" (found ".")"##),
+        ]
+        for (i, (request, message)) in cases.enumerated() {
+            client.request(i + 1, request)
+            let refused = try XCTUnwrap(client.waitFor(response: i + 1), "request \(i + 1)")
+            XCTAssertEqual(refused.status, "invalid_data", "request \(i + 1)")
+            XCTAssertEqual(refused.message, message, "request \(i + 1)")
+        }
+        client.transport.close()
+        XCTAssertTrue(database.value(at: .root).isEmpty, "nothing refused was written, now or at disconnect")
+    }
+
     /// setPriority's wire form: a put at PATH/.priority, a string, a number or null.
     func testPriorityWrites() throws {
         let client = Client(database)
