@@ -22,103 +22,131 @@ public enum CommandParser {
         }
         var args = Arguments(spec: spec, command: first)
         try args.split(Array(tokens.dropFirst()))
-        let command = try build(spec: spec, args: &args, cwd: cwd)
+        let command = try spec.build(args, cwd)
         return ParsedLine(command: command, json: args.has("--json"))
     }
 
-    private static func build(spec: CommandSpec, args: inout Arguments, cwd: Path) throws -> Command {
-        switch spec.name {
-        case "get":
-            try args.expect(0...1)
-            let path = try args.path(0, cwd: cwd, writing: false) ?? cwd
-            return .get(path, shallow: args.has("--shallow"), export: args.has("--export"))
-        case "set":
-            try args.expect(2...2, usage: "set needs a path and a value")
-            let path = try args.path(0, cwd: cwd, writing: true)!
-            var value = try ValueParser.parse(args.positional[1], base: path)
-            if let p = args.value("--priority") {
-                let priority = try ValueParser.parsePriority(p)
-                if value.isEmpty, priority != nil {
-                    throw ShellError("a priority needs a value: null removes the value", column: p.column)
-                }
-                value = value.withPriority(priority)
+    // One builder per command, named in its `CommandSpec` entry: it checks the arguments and
+    // flags `Arguments` separated and makes the `Command`.
+
+    static func get(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...1)
+        let path = try args.path(0, cwd: cwd, writing: false) ?? cwd
+        return .get(path, shallow: args.has("--shallow"), export: args.has("--export"))
+    }
+
+    static func set(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(2...2, usage: "set needs a path and a value")
+        let path = try args.requiredPath(0, cwd: cwd, writing: true)
+        var value = try ValueParser.parse(args.positional[1], base: path)
+        if let p = args.value("--priority") {
+            let priority = try ValueParser.parsePriority(p)
+            if value.isEmpty, priority != nil {
+                throw ShellError("a priority needs a value: null removes the value", column: p.column)
             }
-            return .set(path, value)
-        case "update":
-            try args.expect(2...2, usage: "update needs a path and a JSON object")
-            let path = try args.path(0, cwd: cwd, writing: true)!
-            return .update(path, try ValueParser.parseUpdate(args.positional[1], base: path))
-        case "push":
-            try args.expect(1...2, usage: "push needs a path")
-            let path = try args.path(0, cwd: cwd, writing: true)!
-            // The key is 20 characters plus a separator.
-            if path.utf8Length + 21 > Path.maxBytes || path.count + 1 > Path.maxDepth {
-                throw ShellError(DataError.pathTooLong(path: path.description + "/<push id>", bytes: path.utf8Length + 21).description,
-                                 column: args.positional[0].column)
-            }
-            let value = try args.positional.count > 1 ? ValueParser.parse(args.positional[1], base: path.child("-AAAAAAAAAAAAAAAAAAA")) : nil
-            return .push(path, value)
-        case "remove":
-            try args.expect(1...1, usage: "remove needs a path (use 'remove / --force' for everything)")
-            return .remove(try args.path(0, cwd: cwd, writing: true)!, force: args.has("--force"))
-        case "priority":
-            try args.expect(2...2, usage: "priority needs a path and a priority")
-            let path = try args.path(0, cwd: cwd, writing: true)!
-            return .priority(path, try ValueParser.parsePriority(args.positional[1]))
-        case "ls":
-            try args.expect(0...1)
-            return .ls(try args.path(0, cwd: cwd, writing: false) ?? cwd, long: args.has("--long"))
-        case "query":
-            try args.expect(1...1, usage: "query needs a path")
-            let path = try args.path(0, cwd: cwd, writing: false)!
-            let params = try QueryFlags.params(from: args)
-            if args.has("--bg") && !args.has("--watch") {
-                throw ShellError("--bg goes with --watch", column: args.value("--bg")?.column)
-            }
-            return .query(QuerySpec(path: path, params: params), watch: args.has("--watch"),
-                          events: try QueryFlags.events(from: args.value("--events")), background: args.has("--bg"))
-        case "watch":
-            try args.expect(0...1)
-            let path = try args.path(0, cwd: cwd, writing: false) ?? cwd
-            return .watch(QuerySpec(path: path, params: try QueryFlags.params(from: args)),
-                          events: try QueryFlags.events(from: args.value("--events")), background: args.has("--bg"))
-        case "watches":
-            try args.expect(0...0)
-            return .watches
-        case "unwatch":
-            try args.expect(1...1, usage: "unwatch needs a watch id or all")
-            let target = args.positional[0]
-            if target.text == "all" { return .unwatch(nil) }
-            guard let id = Int(target.text), id > 0 else {
-                throw ShellError("'\(target.text)' is not a watch id: use the number shown by 'watches', or all", column: target.column)
-            }
-            return .unwatch(id)
-        case "cd":
-            try args.expect(0...1)
-            return .cd(try args.path(0, cwd: cwd, writing: false) ?? .root)
-        case "pwd":
-            try args.expect(0...0)
-            return .pwd
-        case "help":
-            try args.expect(0...1)
-            if let topic = args.positional.first {
-                guard CommandSpec.find(topic.text) != nil else {
-                    var message = "no help for '\(topic.text)': not a command"
-                    if let near = Suggest.nearest(topic.text, in: CommandSpec.all.map(\.name)) { message += "; did you mean '\(near)'?" }
-                    throw ShellError(message, column: topic.column)
-                }
-                return .help(CommandSpec.find(topic.text)!.name)
-            }
-            return .help(nil)
-        case "history":
-            try args.expect(0...0)
-            return .history
-        case "exit":
-            try args.expect(0...0)
-            return .exit
-        default:
-            throw ShellError("'\(spec.name)' is not available yet", column: args.command.column)
+            value = value.withPriority(priority)
         }
+        return .set(path, value)
+    }
+
+    static func update(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(2...2, usage: "update needs a path and a JSON object")
+        let path = try args.requiredPath(0, cwd: cwd, writing: true)
+        return .update(path, try ValueParser.parseUpdate(args.positional[1], base: path))
+    }
+
+    static func push(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(1...2, usage: "push needs a path")
+        let path = try args.requiredPath(0, cwd: cwd, writing: true)
+        // The key is 20 characters plus a separator.
+        if path.utf8Length + 21 > Path.maxBytes || path.count + 1 > Path.maxDepth {
+            throw ShellError(DataError.pathTooLong(path: path.description + "/<push id>", bytes: path.utf8Length + 21).description,
+                             column: args.positional[0].column)
+        }
+        let value = try args.positional.count > 1 ? ValueParser.parse(args.positional[1], base: path.child("-AAAAAAAAAAAAAAAAAAA")) : nil
+        return .push(path, value)
+    }
+
+    static func remove(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(1...1, usage: "remove needs a path (use 'remove / --force' for everything)")
+        return .remove(try args.requiredPath(0, cwd: cwd, writing: true), force: args.has("--force"))
+    }
+
+    static func priority(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(2...2, usage: "priority needs a path and a priority")
+        let path = try args.requiredPath(0, cwd: cwd, writing: true)
+        return .priority(path, try ValueParser.parsePriority(args.positional[1]))
+    }
+
+    static func ls(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...1)
+        return .ls(try args.path(0, cwd: cwd, writing: false) ?? cwd, long: args.has("--long"))
+    }
+
+    static func query(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(1...1, usage: "query needs a path")
+        let path = try args.requiredPath(0, cwd: cwd, writing: false)
+        let params = try QueryFlags.params(from: args)
+        if args.has("--bg") && !args.has("--watch") {
+            throw ShellError("--bg goes with --watch", column: args.value("--bg")?.column)
+        }
+        return .query(QuerySpec(path: path, params: params), watch: args.has("--watch"),
+                      events: try QueryFlags.events(from: args.value("--events")), background: args.has("--bg"))
+    }
+
+    static func watch(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...1)
+        let path = try args.path(0, cwd: cwd, writing: false) ?? cwd
+        return .watch(QuerySpec(path: path, params: try QueryFlags.params(from: args)),
+                      events: try QueryFlags.events(from: args.value("--events")), background: args.has("--bg"))
+    }
+
+    static func watches(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...0)
+        return .watches
+    }
+
+    static func unwatch(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(1...1, usage: "unwatch needs a watch id or all")
+        let target = args.positional[0]
+        if target.text == "all" { return .unwatch(nil) }
+        guard let id = Int(target.text), id > 0 else {
+            throw ShellError("'\(target.text)' is not a watch id: use the number shown by 'watches', or all", column: target.column)
+        }
+        return .unwatch(id)
+    }
+
+    static func cd(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...1)
+        return .cd(try args.path(0, cwd: cwd, writing: false) ?? .root)
+    }
+
+    static func pwd(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...0)
+        return .pwd
+    }
+
+    static func help(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...1)
+        if let topic = args.positional.first {
+            guard CommandSpec.find(topic.text) != nil else {
+                var message = "no help for '\(topic.text)': not a command"
+                if let near = Suggest.nearest(topic.text, in: CommandSpec.all.map(\.name)) { message += "; did you mean '\(near)'?" }
+                throw ShellError(message, column: topic.column)
+            }
+            return .help(CommandSpec.find(topic.text)!.name)
+        }
+        return .help(nil)
+    }
+
+    static func history(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...0)
+        return .history
+    }
+
+    static func exit(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...0)
+        return .exit
     }
 
     /// Resolves a path word against `cwd`: absolute, or relative with `.` and `..`.
@@ -228,6 +256,14 @@ struct Arguments {
             if spec.name == "set" || spec.name == "push" { message += " (quote a value with spaces: \"two words\")" }
             throw ShellError(message, column: extra.column)
         }
+    }
+
+    /// A path argument that `expect` already made sure is there.
+    func requiredPath(_ index: Int, cwd: Path, writing: Bool) throws -> Path {
+        guard let path = try path(index, cwd: cwd, writing: writing) else {
+            throw ShellError("missing argument: usage: \(spec.usage)", column: command.column + command.text.count)
+        }
+        return path
     }
 
     func path(_ index: Int, cwd: Path, writing: Bool) throws -> Path? {
