@@ -1,6 +1,6 @@
 /// The text of `help` and `help COMMAND`, built from the command table.
-enum Help {
-    static func overview() -> String {
+public enum Help {
+    public static func overview() -> String {
         var out = "Commands:\n"
         let width = CommandSpec.all.map(\.usage.count).max() ?? 0
         for spec in CommandSpec.all {
@@ -18,7 +18,7 @@ enum Help {
         return out
     }
 
-    static func command(_ name: String) -> String {
+    public static func command(_ name: String) -> String {
         guard let spec = CommandSpec.find(name) else { return overview() }
         var out = "usage: \(spec.usage)\n"
         if !spec.aliases.isEmpty { out += "also: \(spec.aliases.joined(separator: ", "))\n" }

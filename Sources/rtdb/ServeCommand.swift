@@ -4,8 +4,13 @@ import NIOSSL
 import RTDBServer
 import RTDBShell
 
-/// `rtdb serve`: options of the local server.
-struct ServeOptions: ParsableArguments {
+/// `rtdb serve`: the local server, with the engine behind the realtime protocol and REST.
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the local server: the realtime protocol over WebSocket and the REST API, one database per namespace.",
+        helpNames: [.short, .long])
+
     @Option(help: "The address to listen on. Anything but 127.0.0.1 exposes the database to the network.")
     var host = "127.0.0.1"
 
@@ -46,24 +51,15 @@ struct ServeOptions: ParsableArguments {
     }
 }
 
-enum Serve {
-    static func run(_ arguments: [String], defaultFolder: String) -> ExitStatus {
-        let options: ServeOptions
-        do {
-            options = try ServeOptions.parse(arguments)
-        } catch {
-            let message = ServeOptions.fullMessage(for: error)
-            if ServeOptions.exitCode(for: error) == .success {
-                // ArgumentParser calls the command "serve"; users type "rtdb serve".
-                print(message.replacingOccurrences(of: "USAGE: serve", with: "USAGE: rtdb serve"))
-                return .success
-            }
-            let text = message.replacingOccurrences(of: "Usage: serve", with: "Usage: rtdb serve")
-                .replacingOccurrences(of: "See 'serve --help'", with: "See 'rtdb serve --help'")
-            FileHandle.standardError.write(Data("rtdb serve: \(text)\n".utf8))
-            return .usage
-        }
-        let folder = options.data.map { ($0 as NSString).expandingTildeInPath } ?? defaultFolder
+extension ServeCommand {
+    func run() throws {
+        throw ExitCode(serve().rawValue)
+    }
+
+    /// Serves until SIGINT or SIGTERM.
+    private func serve() -> ExitStatus {
+        let options = self
+        let folder = options.data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultServerFolder
         if options.recover {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             let folders = names.filter { Namespaces.isValid($0) }.map { folder + "/" + $0 }

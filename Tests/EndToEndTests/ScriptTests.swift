@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import RTDBShell
 
 /// Piped scripts, -c and one-shot commands, compared byte for byte.
 final class ScriptTests: XCTestCase {
@@ -123,6 +124,20 @@ final class ScriptTests: XCTestCase {
             XCTAssertTrue(result.stdout.hasPrefix("OVERVIEW: An interactive shell for realtime JSON databases."), result.stdout)
             XCTAssertTrue(result.stdout.contains("--data <DIR>"), result.stdout)
         }
+    }
+
+    /// `rtdb help [COMMAND]` is the shell's help (no database opened); for a subcommand, its own.
+    func testHelpSubcommand() throws {
+        let set = try Binary.run(["help", "set"])
+        XCTAssertEqual(set.status, 0)
+        XCTAssertEqual(set.stdout, Help.command("set"))
+        XCTAssertEqual(try Binary.run(["help"]).stdout, Help.overview())
+        let serve = try Binary.run(["help", "serve"])
+        XCTAssertTrue(serve.stdout.hasPrefix("OVERVIEW: Run the local server"), serve.stdout)
+        XCTAssertTrue(serve.stdout.contains("USAGE: rtdb serve [--host <host>]"), serve.stdout)
+        let unknown = try Binary.run(["help", "sett"])
+        XCTAssertEqual(unknown.status, 1)
+        XCTAssertEqual(unknown.stderr, "rtdb help: no help for 'sett': not a command; did you mean 'set'?\n")
     }
 
     func testUsageErrorExitsWithTwo() throws {

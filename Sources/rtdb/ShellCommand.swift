@@ -1,0 +1,137 @@
+import ArgumentParser
+import Foundation
+import RTDBShell
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The shell, `rtdb`'s default subcommand: one command from the arguments (`rtdb get /a`),
+/// the `-c` commands, a script on standard input, or the interactive prompt. Its options come
+/// before the command; what follows the command is the command's.
+struct ShellCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "shell",
+        abstract: "An interactive shell for realtime JSON databases.",
+        usage: """
+        rtdb [--data <DIR> | --url <URL> | --emulator <HOST:PORT> [--ns <NAME>]] [-c <COMMAND> ...] [--keep-going] [--no-color] [<COMMAND> ...]
+          rtdb serve [<options>]
+          rtdb completions bash|zsh|fish
+        """,
+        discussion: """
+        With no COMMAND, rtdb opens the embedded database and reads commands: at a prompt with \
+        line editing on a terminal, or one per line from standard input otherwise. With a \
+        COMMAND (get, set, update, push, rm, ls, …) it runs that one command and exits.
+
+        The embedded database lives in a data folder: --data DIR, or by default \
+        $XDG_DATA_HOME/rtdb/default (~/.local/share/rtdb/default). With --url \
+        ws://127.0.0.1:9000?ns=demo (or --emulator HOST:PORT) the shell talks to a server instead; \
+        wss:// and https:// use TLS (hosted Firebase: https://NAME.firebaseio.com). A credential \
+        comes from RTDB_ACCESS_TOKEN (OAuth2 access token) or RTDB_AUTH_TOKEN (ID token, \
+        database secret); lost connections are re-established and queued writes sent.
+
+        Exit status: 0 success; 1 a command failed; 2 bad usage; 3 the database could not be \
+        opened; 4 writes were not acknowledged before exit. Type 'help' in the shell for the \
+        commands.
+
+        rtdb serve runs the local server ('rtdb serve --help'); rtdb completions bash|zsh|fish \
+        prints a completion script.
+        """,
+        shouldDisplay: false,
+        helpNames: [.short, .long])
+
+    @Option(name: .long, help: ArgumentHelp("The embedded database's data folder.", valueName: "DIR"))
+    var data: String?
+
+    @Option(name: .customShort("c"), help: ArgumentHelp("Run COMMAND and exit (repeatable; run in order).", valueName: "COMMAND"))
+    var commands: [String] = []
+
+    @Option(name: .long, help: ArgumentHelp("A server's database URL: ws://127.0.0.1:9000?ns=demo (also http://…), or https://NAME.firebaseio.com.", valueName: "URL"))
+    var url: String?
+
+    @Option(name: .long, help: ArgumentHelp("A local server or the Firebase emulator (as FIREBASE_DATABASE_EMULATOR_HOST).", valueName: "HOST:PORT"))
+    var emulator: String?
+
+    @Option(name: .long, help: ArgumentHelp("The namespace (database name) with --emulator.", valueName: "NAME"))
+    var ns: String?
+
+    @Option(name: .long, help: ArgumentHelp("With wss:// or https://, trust the certificates in this PEM file instead of the system's.", valueName: "FILE"))
+    var cacert: String?
+
+    @Flag(name: .long, help: "In a script, run the remaining lines after an error (the exit status still says it failed).")
+    var keepGoing = false
+
+    @Flag(name: .customLong("no-color"), help: "No colour, even on a terminal (also: NO_COLOR set).")
+    var noColor = false
+
+    @Flag(name: .long, help: "Salvage a damaged embedded database: keep every record that can be read, move the damaged files aside, say what was lost, and exit.")
+    var recover = false
+
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("A shell command to run once, e.g. get /users --json.", valueName: "COMMAND"))
+    var words: [String] = []
+
+    func run() async throws {
+        // ArgumentParser leaves a help flag to the pass-through argument; only the first word is one.
+        if let first = words.first, ["-h", "--help", "-help"].contains(first) {
+            return print(RTDBCommand.helpMessage(for: ShellCommand.self))
+        }
+        // Options after the command belong to it; an unknown one before it is a usage error.
+        if let first = words.first, first.hasPrefix("-") {
+            FileHandle.standardError.write(Data("Error: Unknown option '\(first)'\n\(RTDBCommand.usageLine)".utf8))
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        let folder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultFolder
+        if recover {
+            throw ExitCode(Recover.run(folders: [folder]).rawValue)
+        }
+        let connection: DatabaseConnection
+        do {
+            if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns) {
+                connection = try await RemoteDatabase.connect(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath },
+                                                              credential: .fromEnvironment())
+            } else {
+                connection = try EmbeddedDatabase(folder: folder)
+            }
+        } catch {
+            FileHandle.standardError.write(Data("rtdb: \(error)\n".utf8))
+            throw ExitCode(ExitStatus.unavailable.rawValue)
+        }
+        let status = await runShell(connection)
+        await connection.close()
+        throw ExitCode(status.rawValue)
+    }
+
+    @MainActor
+    private func runShell(_ connection: DatabaseConnection) async -> ExitStatus {
+        let stdinIsTerminal = isatty(STDIN_FILENO) == 1
+        let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
+        let color = stdoutIsTerminal && !noColor && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        var options = Shell.Options()
+        options.renderer = stdoutIsTerminal ? Renderer(pretty: true, color: color) : .machine
+        let output = StandardOutput()
+
+        if !words.isEmpty || !commands.isEmpty {
+            // One-shot: rtdb get /a, or -c 'CMD' (repeatable).
+            options.waitForWrites = false
+            if stdinIsTerminal && stdoutIsTerminal { options.confirm = { Terminal.confirm($0) } }
+            let shell = Shell(repo: connection.repo, output: output, options: options)
+            if !words.isEmpty {
+                let words = self.words
+                let outcome = await Interrupt.cancellable { await shell.run(arguments: words) }
+                return await BatchRunner.finish(shell, failed: outcome == .failed)
+            }
+            var next = commands.makeIterator()
+            return await BatchRunner(keepGoing: keepGoing).run({ next.next() }, shell: shell) { "-c \($0)" }
+        }
+        if stdinIsTerminal && stdoutIsTerminal {
+            options.confirm = Terminal.confirm
+            options.backgroundOutput = AsyncLines.post
+            let shell = Shell(repo: connection.repo, output: output, options: options)
+            return await InteractiveSession(shell: shell, location: connection.location).run()
+        }
+        options.waitForWrites = false
+        let shell = Shell(repo: connection.repo, output: output, options: options)
+        let input = StandardInputLines()
+        return await BatchRunner(keepGoing: keepGoing).run({ await input.next() }, shell: shell) { "line \($0)" }
+    }
+}

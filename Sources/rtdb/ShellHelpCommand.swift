@@ -1,0 +1,31 @@
+import ArgumentParser
+import Foundation
+import RTDBShell
+
+/// `rtdb help [COMMAND]`: the shell's `help`, without opening a database. It takes the name
+/// ArgumentParser would give its own help command: `rtdb --help` is the program's help;
+/// `rtdb help serve` and `rtdb help completions` show those subcommands' help.
+struct ShellHelpCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "help",
+        abstract: "List the shell's commands, or explain one.",
+        shouldDisplay: false)
+
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("A shell command (or serve, completions).", valueName: "COMMAND"))
+    var words: [String] = []
+
+    func run() throws {
+        switch words.first {
+        case "serve": return print(RTDBCommand.helpMessage(for: ServeCommand.self))
+        case "completions": return print(RTDBCommand.helpMessage(for: CompletionsCommand.self))
+        default: break
+        }
+        do {
+            guard case .help(let topic)? = try CommandParser.parse((["help"] + words).joined(separator: " "), cwd: .root)?.command else { return }
+            print(topic.map(Help.command) ?? Help.overview(), terminator: "")
+        } catch {
+            FileHandle.standardError.write(Data("rtdb help: \(error)\n".utf8))
+            throw ExitCode(ExitStatus.commandFailed.rawValue)
+        }
+    }
+}
