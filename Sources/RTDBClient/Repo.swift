@@ -56,18 +56,22 @@ public actor Repo {
     private func start() {
         syncTree.listenProvider = serverListens
         infoTree.listenProvider = infoListens
-        serverListens.raise = { [unowned self] events in raise(events) }
+        // Weak: a transport may still deliver after the last owner dropped this Repo unclosed.
+        serverListens.raise = { [weak self] events in self?.assumeIsolated { $0.raise(events) } }
         infoListens.tree = infoTree
         updateInfo("connected", Node(false))
-        // Unowned: the connection lives only as long as this Repo, and calls these on its queue.
-        connection.onConnectedChange = { [unowned self] connected in
-            updateInfo("connected", Node(connected))
-            clock.offset = connection.serverTimeOffset
-            updateInfo("serverTimeOffset", Node(connection.serverTimeOffset.rounded()))
-            settleFirstConnection()
+        // The connection calls these on this Repo's queue; weak, since a transport may still
+        // deliver after the last owner dropped this Repo without closing it.
+        connection.onConnectedChange = { [weak self] connected in
+            self?.assumeIsolated { repo in
+                repo.updateInfo("connected", Node(connected))
+                repo.clock.offset = repo.connection.serverTimeOffset
+                repo.updateInfo("serverTimeOffset", Node(repo.connection.serverTimeOffset.rounded()))
+                repo.settleFirstConnection()
+            }
         }
-        connection.onAttemptFailed = { [unowned self] in settleFirstConnection() }
-        connection.onPush = { [unowned self] push in receive(push) }
+        connection.onAttemptFailed = { [weak self] in self?.assumeIsolated { $0.settleFirstConnection() } }
+        connection.onPush = { [weak self] push in self?.assumeIsolated { $0.receive(push) } }
         connection.start()
     }
 

@@ -51,6 +51,26 @@ final class LiveEventTests: XCTestCase {
 
     func wait(_ repo: Repo) async { assertEqual(await repo.waitForPendingWrites(timeout: 10), 0) }
 
+    /// A Repo dropped without `close()` while it listens: the engine keeps sending to its
+    /// connection (the listen's `ok` follows the data its value event came from), which must
+    /// let those messages go rather than reach a freed Repo.
+    func testARepoDroppedWithoutClosingIgnoresLateMessages() async throws {
+        let writer = connect()
+        try await writer.set(Path("notes/a"), Node(1))
+        await wait(writer)
+        let (client, server) = InProcessTransport.pair()
+        database.accept(server)
+        var dropped: Repo? = Repo(transport: client)
+        let first = OneShot<Void>()
+        await dropped?.listen(QuerySpec(path: Path("notes")), EventRegistration(types: [.value]) { _ in first.succeed() })
+        try await first.value()
+        dropped = nil
+        for i in 0..<20 { try await writer.set(Path("notes/n\(i)"), Node(Double(i))) }
+        await wait(writer)
+        assertEqual(try await writer.get(Path("notes/n19")), Node(19))
+        XCTAssertNil(dropped)
+    }
+
     func testAnotherClientsWritesArrive() async throws {
         let writer = connect(), watcher = connect()
         try await writer.set(Path("notes"), try! JSONReader.parse(#"{"a": 1, "b": 2}"#))
