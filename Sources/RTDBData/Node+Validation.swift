@@ -18,7 +18,7 @@ extension Node {
             case .bool:
                 throw DataError.invalidPriority(path: here(), reason: "a priority must be a string or a number, not a boolean")
             case .string(let s) where s.utf8.count > Node.maxStringBytes:
-                throw DataError.stringTooLong(path: here() + "/.priority", bytes: s.utf8.count)
+                throw DataError.stringTooLong(path: (keys.isEmpty ? "" : here()) + "/.priority", bytes: s.utf8.count)
             default:
                 break
             }

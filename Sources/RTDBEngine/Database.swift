@@ -159,7 +159,7 @@ public final class Database: @unchecked Sendable {
                 case let .onDisconnectMerge(path, updates):
                     for update in updates {
                         let full = path.appending(update.path)
-                        try full.validate(allowInfo: false, allowPriorityLast: true)
+                        if let error = Database.checkPath(full, writing: true, priorityLast: true) { return reply(error) }
                         try update.value.validate(at: full)
                     }
                     try validateUpdatePaths(updates.map { ($0.path, $0.value) }, base: path)

@@ -12,7 +12,8 @@ import RTDBProtocol
 final class EventStream: ListenSink, Sendable {
     let channel: Channel
     let path: Path
-    /// Started by whoever starts the stream, cancelled when its channel closes.
+    /// Started by whoever starts the stream; cancelled when it ends (its channel closes, or
+    /// `cancel` or `auth_revoked` ends it).
     private let keepAlive = NIOLockedValueBox<RepeatedTask?>(nil)
 
     init(channel: Channel, path: Path) {

@@ -129,12 +129,12 @@ public enum CommandParser {
     static func help(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(0...1)
         if let topic = args.positional.first {
-            guard CommandSpec.find(topic.text) != nil else {
-                var message = "no help for '\(topic.text)': not a command"
-                if let near = Suggest.nearest(topic.text, in: CommandSpec.all.map(\.name)) { message += "; did you mean '\(near)'?" }
-                throw ShellError(message, column: topic.column)
+            do {
+                return .help(try Help.topic(topic.text).name)
+            } catch var error as ShellError {
+                error.column = topic.column
+                throw error
             }
-            return .help(CommandSpec.find(topic.text)!.name)
         }
         return .help(nil)
     }

@@ -1,5 +1,15 @@
 /// The text of `help` and `help COMMAND`, built from the command table.
 public enum Help {
+    /// The command `help WORD` explains, or why there is none.
+    public static func topic(_ word: String) throws -> CommandSpec {
+        guard let spec = CommandSpec.find(word) else {
+            var message = "no help for '\(word)': not a command"
+            if let near = Suggest.nearest(word, in: CommandSpec.all.map(\.name)) { message += "; did you mean '\(near)'?" }
+            throw ShellError(message)
+        }
+        return spec
+    }
+
     public static func overview() -> String {
         var out = "Commands:\n"
         let width = CommandSpec.all.map(\.usage.count).max() ?? 0

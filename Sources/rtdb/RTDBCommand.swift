@@ -33,7 +33,9 @@ struct RTDBCommand: AsyncParsableCommand {
                 // the shell's gets the short usage.
                 let names = [ServeCommand.configuration, CompletionsCommand.configuration].compactMap(\.commandName)
                 let subcommand = names.first { message.contains("Usage: rtdb \($0) ") }
-                let text = subcommand.map { "rtdb \($0): \(message)\n" } ?? message + "\n" + usageLine
+                // The shell is the hidden default subcommand: users know it as plain `rtdb`.
+                let text = subcommand.map { "rtdb \($0): \(message)\n" }
+                    ?? message.replacingOccurrences(of: "rtdb shell --help", with: "rtdb --help") + "\n"
                 FileHandle.standardError.write(Data(text.utf8))
                 Foundation.exit(ExitStatus.usage.rawValue)
             }

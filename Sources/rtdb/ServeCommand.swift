@@ -58,9 +58,8 @@ extension ServeCommand {
 
     /// Serves until SIGINT or SIGTERM.
     private func serve() -> ExitStatus {
-        let options = self
-        let folder = options.data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultServerFolder
-        if options.recover {
+        let folder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultServerFolder
+        if recover {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
             let folders = names.filter { Namespaces.isValid($0) }.map { folder + "/" + $0 }
             return Recover.run(folders: folders)
@@ -70,7 +69,7 @@ extension ServeCommand {
             FileHandle.standardError.write(Data("\(stamp) \(line)\n".utf8))
         }
         var tls: NIOSSLContext?
-        if let certificate = options.tlsCertificate, let key = options.tlsKey {
+        if let certificate = tlsCertificate, let key = tlsKey {
             do {
                 tls = try NetworkServer.tlsContext(certificateFile: certificate, keyFile: key)
             } catch {
@@ -107,22 +106,22 @@ extension ServeCommand {
             source.resume()
             sources.append(source)
         }
-        let policy = AccessPolicy(listenHost: options.host, allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins)
+        let policy = AccessPolicy(listenHost: host, allowedHosts: allowedHosts, allowedOrigins: allowedOrigins)
         let server: NetworkServer
-        let port: Int
+        let boundPort: Int
         do {
             server = NetworkServer(namespaces: try Namespaces(folder: folder), policy: policy, log: log)
-            server.requestTimeout = .seconds(Int64(options.requestTimeout))
-            port = try server.start(host: options.host, port: options.port, tls: tls)
+            server.requestTimeout = .seconds(Int64(requestTimeout))
+            boundPort = try server.start(host: host, port: port, tls: tls)
         } catch {
-            FileHandle.standardError.write(Data("rtdb serve: cannot listen on \(options.host):\(options.port): \(error)\n".utf8))
+            FileHandle.standardError.write(Data("rtdb serve: cannot listen on \(host):\(port): \(error)\n".utf8))
             return .unavailable
         }
         let (ws, http) = tls == nil ? ("ws", "http") : ("wss", "https")
-        print("rtdb serve: listening on \(options.host):\(port) (\(ws)://\(options.host):\(port)/.ws?ns=NAME, \(http)://\(options.host):\(port)/PATH.json?ns=NAME); data in \(folder)")
+        print("rtdb serve: listening on \(host):\(boundPort) (\(ws)://\(host):\(boundPort)/.ws?ns=NAME, \(http)://\(host):\(boundPort)/PATH.json?ns=NAME); data in \(folder)")
         fflush(nil)
-        if !AccessPolicy.isLoopback(listenHost: options.host) {
-            FileHandle.standardError.write(Data("rtdb serve: warning: listening on \(options.host), beyond this machine: anyone who can reach it can read and write every database (there are no security rules yet)\n".utf8))
+        if !AccessPolicy.isLoopback(listenHost: host) {
+            FileHandle.standardError.write(Data("rtdb serve: warning: listening on \(host), beyond this machine: anyone who can reach it can read and write every database (there are no security rules yet)\n".utf8))
         }
         withExtendedLifetime((sources, trim)) { done.wait() }
         log("shutting down")

@@ -75,6 +75,13 @@ struct ShellCommand: AsyncParsableCommand {
         if let first = words.first, ["-h", "--help", "-help"].contains(first) {
             return print(RTDBCommand.helpMessage(for: ShellCommand.self))
         }
+        // A subcommand is known only as the first word: `rtdb --data DIR serve` is a mistake.
+        if let first = words.first, let subcommand = [ServeCommand.configuration, CompletionsCommand.configuration]
+            .compactMap(\.commandName).first(where: { $0 == first }) {
+            let message = "Error: options of '\(subcommand)' go after it, as in: rtdb \(subcommand) --help\n"
+            FileHandle.standardError.write(Data(message.utf8))
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
         // Options after the command belong to it; an unknown one before it is a usage error.
         if let first = words.first, first.hasPrefix("-") {
             FileHandle.standardError.write(Data("Error: Unknown option '\(first)'\n\(RTDBCommand.usageLine)".utf8))

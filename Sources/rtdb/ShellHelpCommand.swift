@@ -20,9 +20,12 @@ struct ShellHelpCommand: ParsableCommand {
         case "completions": return print(RTDBCommand.helpMessage(for: CompletionsCommand.self))
         default: break
         }
+        guard words.count <= 1 else {
+            FileHandle.standardError.write(Data("rtdb help: one command at most: rtdb help [COMMAND]\n".utf8))
+            throw ExitCode(ExitStatus.usage.rawValue)
+        }
         do {
-            guard case .help(let topic)? = try CommandParser.parse((["help"] + words).joined(separator: " "), cwd: .root)?.command else { return }
-            print(topic.map(Help.command) ?? Help.overview(), terminator: "")
+            print(try words.first.map { Help.command(try Help.topic($0).name) } ?? Help.overview(), terminator: "")
         } catch {
             FileHandle.standardError.write(Data("rtdb help: \(error)\n".utf8))
             throw ExitCode(ExitStatus.commandFailed.rawValue)
