@@ -117,32 +117,19 @@ public final class Database: @unchecked Sendable {
             if let hash, hash != root.child(at: path).hashString {
                 return reply(.error(.dataStale, "the data at \(path) changed since it was read"))
             }
+            if let error = Database.checkValue(data, at: path) { return reply(error) }
             let value: Node
-            do {
-                try data.validate(at: path)
-                value = try resolve(data, at: path, now: clock())
-            } catch {
-                return reply(.error(.invalidData, "\(error)"))
-            }
+            do { value = try resolve(data, at: path, now: clock()) } catch { return reply(.error(.invalidData, "\(error)")) }
             commit(LogRecord(sets: [(path, value)]), reply: reply)
         case let .merge(path, updates):
-            if let error = Database.checkPath(path, writing: true) { return reply(error) }
+            if let error = Database.checkPath(path, writing: true) ?? Database.checkMerge(updates, at: path) { return reply(error) }
             var sets: [(Path, Node)] = []
             let now = clock()
             for update in updates {
                 let full = path.appending(update.path)
-                if let error = Database.checkPath(full, writing: true, priorityLast: true) { return reply(error) }
-                do {
-                    try update.value.validate(at: full)
-                    sets.append((full, try resolve(update.value, at: full, now: now)))
-                } catch {
+                do { sets.append((full, try resolve(update.value, at: full, now: now))) } catch {
                     return reply(.error(.invalidData, "\(error)"))
                 }
-            }
-            do {
-                try validateUpdatePaths(updates.map { ($0.path, $0.value) }, base: path)
-            } catch {
-                return reply(.error(.invalidData, "\(error)"))
             }
             if sets.isEmpty { return reply(.ok) }
             commit(LogRecord(sets: sets), reply: reply)
@@ -151,23 +138,14 @@ public final class Database: @unchecked Sendable {
         case .onDisconnectPut(let path, _), .onDisconnectMerge(let path, _), .onDisconnectCancel(let path):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
             guard let session else { return reply(.error(.invalidRequest, "onDisconnect needs a connection")) }
-            do {
-                // Checked now, so a write that could never run is refused while the client can hear it.
-                switch request {
-                case let .onDisconnectPut(path, data):
-                    try data.validate(at: path)
-                case let .onDisconnectMerge(path, updates):
-                    for update in updates {
-                        let full = path.appending(update.path)
-                        if let error = Database.checkPath(full, writing: true, priorityLast: true) { return reply(error) }
-                        try update.value.validate(at: full)
-                    }
-                    try validateUpdatePaths(updates.map { ($0.path, $0.value) }, base: path)
-                default:
-                    break
-                }
-            } catch {
-                return reply(.error(.invalidData, "\(error)"))
+            // Checked now, so a write that could never run is refused while the client can hear it.
+            switch request {
+            case let .onDisconnectPut(path, data):
+                if let error = Database.checkValue(data, at: path) { return reply(error) }
+            case let .onDisconnectMerge(path, updates):
+                if let error = Database.checkMerge(updates, at: path) { return reply(error) }
+            default:
+                break
             }
             session.onDisconnect.record(request)
             reply(.ok)
@@ -310,18 +288,38 @@ public final class Database: @unchecked Sendable {
         }
     }
 
+    /// A request's path: valid keys and size; no write to `.info`; `.priority` last only where
+    /// a write may name it.
     static func checkPath(_ path: Path, writing: Bool, priorityLast: Bool = false) -> Response? {
         do {
-            if writing && path.isInfo { throw DataError.readOnlyPath(path.description) }
-            for (i, key) in path.keys.enumerated() {
-                if i == 0 && key == ".info" { continue }
-                if priorityLast && key == ".priority" && i == path.count - 1 { continue }
-                try Path.validate(key: key, in: path.description)
-            }
-            try path.validateSize()
+            try path.validate(allowInfo: !writing, allowPriorityLast: priorityLast)
             return nil
         } catch {
             return .error(.invalidPath, "\(error)")
+        }
+    }
+
+    /// A value about to be written at `path`, checked against the database's rules.
+    static func checkValue(_ data: Node, at path: Path) -> Response? {
+        do {
+            try data.validate(at: path)
+            return nil
+        } catch {
+            return .error(.invalidData, "\(error)")
+        }
+    }
+
+    /// A merge's child paths and values, and that no child path lies below another.
+    static func checkMerge(_ updates: [Update], at path: Path) -> Response? {
+        for update in updates {
+            let full = path.appending(update.path)
+            if let error = checkPath(full, writing: true, priorityLast: true) ?? checkValue(update.value, at: full) { return error }
+        }
+        do {
+            try validateUpdatePaths(updates.map { ($0.path, $0.value) }, base: path)
+            return nil
+        } catch {
+            return .error(.invalidData, "\(error)")
         }
     }
 }
