@@ -72,7 +72,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let origin = head.headers.first(name: "Origin")
         let cors = policy.refusal(origin: origin) == nil ? Self.cors(origin) : []
         if let refusal = policy.refusal(host: head.headers.first(name: "Host")) ?? policy.refusal(origin: origin) {
-            return answer(.reply(RESTReply(status: .forbidden, body: RESTReply.errorBody(refusal), problem: refusal)), to: head, cors: cors)
+            return answer(.reply(.error(.forbidden, refusal)), to: head, cors: cors)
         }
         if head.method == .OPTIONS {
             // A browser's preflight for a page this server allows.

@@ -31,8 +31,7 @@ struct RTDBCommand: AsyncParsableCommand {
                 let message = fullMessage(for: error)
                 // A subcommand's message ends with its own usage line and is told as its own;
                 // the shell's gets the short usage.
-                let names = [ServeCommand.configuration, CompletionsCommand.configuration].compactMap(\.commandName)
-                let subcommand = names.first { message.contains("Usage: rtdb \($0) ") }
+                let subcommand = namedSubcommands.compactMap { $0.configuration.commandName }.first { message.contains("Usage: rtdb \($0) ") }
                 // The shell is the hidden default subcommand: users know it as plain `rtdb`.
                 let text = subcommand.map { "rtdb \($0): \(message)\n" }
                     ?? message.replacingOccurrences(of: "rtdb shell --help", with: "rtdb --help") + "\n"
@@ -43,6 +42,10 @@ struct RTDBCommand: AsyncParsableCommand {
         }
     }
 
-    static let usageLine = "Usage: rtdb [--data DIR] [-c COMMAND ...] [--keep-going] [--no-color] [COMMAND ...]\nSee 'rtdb --help'.\n"
+    /// The subcommands a user names (the shell is the default; `help` is its help).
+    static let namedSubcommands: [any ParsableCommand.Type] = [ServeCommand.self, CompletionsCommand.self]
 
+    static func subcommand(named word: String?) -> (any ParsableCommand.Type)? {
+        namedSubcommands.first { $0.configuration.commandName == word }
+    }
 }

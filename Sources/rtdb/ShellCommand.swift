@@ -66,9 +66,11 @@ struct ShellCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Salvage a damaged embedded database: keep every record that can be read, move the damaged files aside, say what was lost, and exit.")
     var recover = false
 
-
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("A shell command to run once, e.g. get /users --json.", valueName: "COMMAND"))
     var words: [String] = []
+
+    /// The short usage after a usage error of the shell's own.
+    static let usageLine = "Usage: rtdb [--data DIR] [-c COMMAND ...] [--keep-going] [--no-color] [COMMAND ...]\nSee 'rtdb --help'.\n"
 
     func run() async throws {
         // ArgumentParser leaves a help flag to the pass-through argument; only the first word is one.
@@ -76,15 +78,14 @@ struct ShellCommand: AsyncParsableCommand {
             return print(RTDBCommand.helpMessage(for: ShellCommand.self))
         }
         // A subcommand is known only as the first word: `rtdb --data DIR serve` is a mistake.
-        if let first = words.first, let subcommand = [ServeCommand.configuration, CompletionsCommand.configuration]
-            .compactMap(\.commandName).first(where: { $0 == first }) {
-            let message = "Error: options of '\(subcommand)' go after it, as in: rtdb \(subcommand) --help\n"
+        if let first = words.first, RTDBCommand.subcommand(named: first) != nil {
+            let message = "Error: options of '\(first)' go after it, as in: rtdb \(first) --help\n"
             FileHandle.standardError.write(Data(message.utf8))
             throw ExitCode(ExitStatus.usage.rawValue)
         }
         // Options after the command belong to it; an unknown one before it is a usage error.
         if let first = words.first, first.hasPrefix("-") {
-            FileHandle.standardError.write(Data("Error: Unknown option '\(first)'\n\(RTDBCommand.usageLine)".utf8))
+            FileHandle.standardError.write(Data("Error: Unknown option '\(first)'\n\(Self.usageLine)".utf8))
             throw ExitCode(ExitStatus.usage.rawValue)
         }
         let folder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultFolder

@@ -15,10 +15,8 @@ struct ShellHelpCommand: ParsableCommand {
     var words: [String] = []
 
     func run() throws {
-        switch words.first {
-        case "serve": return print(RTDBCommand.helpMessage(for: ServeCommand.self))
-        case "completions": return print(RTDBCommand.helpMessage(for: CompletionsCommand.self))
-        default: break
+        if let subcommand = RTDBCommand.subcommand(named: words.first) {
+            return print(RTDBCommand.helpMessage(for: subcommand))
         }
         guard words.count <= 1 else {
             FileHandle.standardError.write(Data("rtdb help: one command at most: rtdb help [COMMAND]\n".utf8))
