@@ -28,16 +28,22 @@ final class RemoteShellTests: XCTestCase {
         XCTAssertEqual(refused.stderr, "rtdb: cannot connect to ws://127.0.0.1:1/.ws?ns=demo: connection refused: is a server listening there?\n")
     }
 
-    /// Ctrl-C ends a command that waits for a server that no longer answers (stopped, not
-    /// gone: the connection stays up): the shell says so and exits at once.
-    func testCtrlCStopsAReadTheServerNeverAnswers() throws {
-        let folder = Binary.temporaryFolder()
-        let (server, port) = try Binary.startServer(folder: folder)
-        defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
+    /// A piped shell connected to `rtdb serve`, which is then stopped (SIGSTOP): the connection
+    /// stays up and nothing answers. The server is continued and ended after the test.
+    func shellOnAStoppedServer() throws -> Binary.Running {
+        let (server, port) = try Binary.startServer(folder: Binary.temporaryFolder())
+        addTeardownBlock { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
         let shell = try Binary.start(["--url", "ws://127.0.0.1:\(port)?ns=demo"])
         shell.input.write(Data("get /.info/connected\n".utf8))
         XCTAssertTrue(shell.stdout.waitFor("true\n"))
         kill(server.processIdentifier, SIGSTOP)
+        return shell
+    }
+
+    /// Ctrl-C ends a command that waits for a server that no longer answers (stopped, not
+    /// gone: the connection stays up): the shell says so and exits at once.
+    func testCtrlCStopsAReadTheServerNeverAnswers() throws {
+        let shell = try shellOnAStoppedServer()
         shell.input.write(Data("get /a\n".utf8))
         usleep(500_000)
         shell.interrupt()  // without it the read would wait for its 60-second limit and say so
@@ -47,13 +53,7 @@ final class RemoteShellTests: XCTestCase {
 
     /// Ctrl-C during a script's end wait for its writes stops the wait and says what may be lost.
     func testCtrlCStopsTheWaitForAScriptsWrites() throws {
-        let folder = Binary.temporaryFolder()
-        let (server, port) = try Binary.startServer(folder: folder)
-        defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
-        let shell = try Binary.start(["--url", "ws://127.0.0.1:\(port)?ns=demo"])
-        shell.input.write(Data("get /.info/connected\n".utf8))
-        XCTAssertTrue(shell.stdout.waitFor("true\n"))
-        kill(server.processIdentifier, SIGSTOP)
+        let shell = try shellOnAStoppedServer()
         shell.input.write(Data("set /a 1\n".utf8))
         try shell.input.close()
         usleep(500_000)
