@@ -76,6 +76,10 @@ final class PersistentConnection: @unchecked Sendable {
     private var onAuthAnswer: ((Response) -> Void)?
 
     private(set) var state: State = .connecting
+    /// Offline by the user's choice (`goOffline`): no connection until `goOnline`.
+    private(set) var offlineByUser = false
+    /// When the current attempt started, in milliseconds since the epoch (local clock).
+    private var attemptStarted: Double = 0
     private(set) var everConnected = false
     /// Attempts that failed since the last successful connection.
     private(set) var failedAttempts = 0
@@ -109,6 +113,7 @@ final class PersistentConnection: @unchecked Sendable {
         let generation = self.generation
         let queue = self.queue
         state = .connecting
+        attemptStarted = Date().timeIntervalSince1970 * 1000
         backoff.attempting()
         let transport = connector(host, sessionID)
         self.transport = transport
@@ -202,6 +207,28 @@ final class PersistentConnection: @unchecked Sendable {
         transport?.close()
     }
 
+    /// Disconnects and stays offline until `goOnline`: writes and reads queue as they do on
+    /// a lost connection.
+    func goOffline() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed, !offlineByUser else { return }
+        offlineByUser = true
+        if let transport {
+            transport.close()
+        } else {
+            state = .waiting
+        }
+    }
+
+    /// Ends `goOffline`: connects at once.
+    func goOnline() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed, offlineByUser else { return }
+        offlineByUser = false
+        backoff.established()
+        if state == .waiting && transport == nil { connect() }
+    }
+
     private static let closedResponse = Response.error(.disconnected, "the connection is closed")
 
     private func takeRequestID() -> Int {
@@ -248,6 +275,7 @@ final class PersistentConnection: @unchecked Sendable {
             credential = nil
             credentialRevoked = reason.isEmpty ? status.rawValue : "\(status): \(reason)"
             transport?.close()
+            onPush?(.authRevoked(status: status, reason: reason))
         case .push(let push):
             if case let .listenRevoked(path, query) = push {
                 listens.removeValue(forKey: ListenKey(path, query))
@@ -272,7 +300,8 @@ final class PersistentConnection: @unchecked Sendable {
     private func established(_ hello: Handshake) {
         sessionID = hello.sessionID
         if !hello.host.isEmpty { host = hello.host }
-        serverTimeOffset = Double(hello.timestamp) - (Date().timeIntervalSince1970 * 1000)
+        serverTimeOffset = Self.clockOffset(serverTime: Double(hello.timestamp), sent: attemptStarted,
+                                            received: Date().timeIntervalSince1970 * 1000)
         state = .connected
         everConnected = true
         failedAttempts = 0
@@ -280,6 +309,15 @@ final class PersistentConnection: @unchecked Sendable {
         backoff.established()
         restore()
         onConnectedChange?(true)
+    }
+
+    /// The server's clock minus this one's, from a hello stamped (in whole milliseconds)
+    /// between `sent` and `received`. Stamped inside that window, the clocks agree as far as
+    /// anyone can tell: 0, not the fraction of a millisecond the stamp was truncated by.
+    /// Outside it, the offset from the window's middle.
+    static func clockOffset(serverTime: Double, sent: Double, received: Double) -> Double {
+        if serverTime >= sent.rounded(.down) && serverTime <= received.rounded(.up) { return 0 }
+        return (serverTime - (sent + received) / 2).rounded()
     }
 
     /// Sends what the server must know again: the credential, then listens (so that the
@@ -295,20 +333,26 @@ final class PersistentConnection: @unchecked Sendable {
         transport = nil
         inFlight = [:]
         let redirected = redirects > 0 && redirects <= 3 && !wasConnected
-        if !wasConnected && !redirected {
+        if !wasConnected && !redirected && !offlineByUser {
             failedAttempts += 1
             onAttemptFailed?()
         }
-        // A compare-and-set already sent may have been applied or not: its caller decides.
-        for (id, entry) in outstanding where entry.sent {
+        // A compare-and-set already sent may have been applied or not: its caller decides
+        // (once this connection's state says it is gone).
+        var unknownOutcome: [(Response) -> Void] = []
+        for (id, entry) in outstanding.sorted(by: { $0.key < $1.key }) where entry.sent {
             if case .put(_, _, .some) = entry.request {
                 outstanding.removeValue(forKey: id)
-                entry.completion(.error(.disconnected, "the connection was lost before the server answered"))
+                unknownOutcome.append(entry.completion)
             } else {
                 outstanding[id]?.sent = false
             }
         }
-        guard backoff.policy.enabled else {
+        defer {
+            for completion in unknownOutcome { completion(.error(.disconnected, "the connection was lost before the server answered")) }
+        }
+        // Offline by choice, the connection waits for goOnline whatever the policy.
+        guard backoff.policy.enabled || offlineByUser else {
             state = .closed
             failEverything(with: .error(.disconnected, "the connection closed before the server answered"))
             if wasConnected { onConnectedChange?(false) }
@@ -316,10 +360,11 @@ final class PersistentConnection: @unchecked Sendable {
         }
         state = .waiting
         if wasConnected { onConnectedChange?(false) }
+        if offlineByUser { return }
         let wait = redirected ? 0 : backoff.nextWait()
         let generation = self.generation
         queue.asyncAfter(deadline: .now() + wait) { [weak self] in
-            guard let self, self.generation == generation, self.state == .waiting else { return }
+            guard let self, self.generation == generation, self.state == .waiting, !offlineByUser else { return }
             connect()
         }
     }

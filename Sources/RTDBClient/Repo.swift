@@ -32,14 +32,24 @@ public actor Repo {
     private nonisolated let clock = ServerClock()
     /// Waiting for the first connection to come up or fail.
     private var firstConnection: [OneShot<Bool>] = []
+    private let transactions: TransactionQueue
+    /// What the server will write when this connection ends.
+    public private(set) var onDisconnectWrites = OnDisconnectWrites()
+    /// Locations kept synced (`keepSynced`), each with its silent listen.
+    private var keptSynced: [Path: EventRegistration] = [:]
 
     /// A client that connects through `connector`, and again after losing the connection
     /// as `reconnect` says.
     public init(connector: @escaping Connector, reconnect: ReconnectPolicy = .standard) {
-        connection = PersistentConnection(connector: connector, policy: reconnect, queue: executor.queue)
-        syncTree = SyncTree(listenProvider: nil)
+        let connection = PersistentConnection(connector: connector, policy: reconnect, queue: executor.queue)
+        let syncTree = SyncTree(listenProvider: nil)
+        let clock = self.clock
+        self.connection = connection
+        self.syncTree = syncTree
         infoTree = SyncTree(listenProvider: nil)
         serverListens = ServerListens(connection: connection)
+        transactions = TransactionQueue(syncTree: syncTree, send: { [unowned connection] request, completion in connection.send(request, completion: completion) },
+                                        serverNow: { clock.now }, queue: executor.queue)
         infoListens = InfoListens()
         // Started before anything a caller can ask is queued: what the transport delivers at
         // once (an in-process server's hello) is then handled before the first request. The
@@ -54,12 +64,15 @@ public actor Repo {
     }
 
     private func start() {
+        transactions.raise = { [weak self] events in self?.assumeIsolated { $0.raise(events) } }
+        transactions.nextWriteID = { [weak self] in self?.assumeIsolated { $0.takeWriteID() } ?? -1 }
         syncTree.listenProvider = serverListens
         infoTree.listenProvider = infoListens
         // Weak: a transport may still deliver after the last owner dropped this Repo unclosed.
         serverListens.raise = { [weak self] events in self?.assumeIsolated { $0.raise(events) } }
         infoListens.tree = infoTree
         updateInfo("connected", Node(false))
+        updateInfo("authenticated", Node(false))
         // The connection calls these on this Repo's queue; weak, since a transport may still
         // deliver after the last owner dropped this Repo without closing it.
         connection.onConnectedChange = { [weak self] connected in
@@ -67,6 +80,7 @@ public actor Repo {
                 repo.updateInfo("connected", Node(connected))
                 repo.clock.offset = repo.connection.serverTimeOffset
                 repo.updateInfo("serverTimeOffset", Node(repo.connection.serverTimeOffset.rounded()))
+                if !connected { repo.runOnDisconnectWritesLocally() }
                 repo.settleFirstConnection()
             }
         }
@@ -111,16 +125,22 @@ public actor Repo {
     private func receive(_ push: Push) {
         switch push {
         case let .data(path, data, tag):
-            raise(tag.map { syncTree.applyTaggedOverwrite(path, data, tag: $0) } ?? syncTree.applyServerOverwrite(path, data))
+            let events = tag.map { syncTree.applyTaggedOverwrite(path, data, tag: $0) } ?? syncTree.applyServerOverwrite(path, data)
+            raise(events)
+            // Even without events: a transaction's own visible write hides the server's
+            // change, and the transaction must not be sent on what it read before.
+            transactions.rerun(at: path, onlyIfChanged: true)
         case let .merge(path, updates, tag):
             let entries = updates.map { ($0.path, $0.value) }
-            raise(tag.map { syncTree.applyTaggedMerge(path, entries, tag: $0) } ?? syncTree.applyServerMerge(path, entries))
+            let events = tag.map { syncTree.applyTaggedMerge(path, entries, tag: $0) } ?? syncTree.applyServerMerge(path, entries)
+            raise(events)
+            transactions.rerun(at: path, onlyIfChanged: true)
         case let .listenRevoked(path, query):
             let error = DatabaseError(status: .permissionDenied, message: SyncTree.message(forStatus: .permissionDenied))
             let spec = QuerySpec(path: path, params: query ?? .default)
             for (registration, error) in syncTree.removeRegistration(nil, for: spec, error: error) { registration.cancel(error) }
         case .authRevoked:
-            break  // the connection handles it
+            updateInfo("authenticated", Node(false))  // the connection drops the credential
         }
     }
 
@@ -169,7 +189,8 @@ public actor Repo {
     /// with `google` an OAuth2 access token. Returns (or throws) with the first answer.
     public func authenticate(token: String, google: Bool) async throws {
         let answer = OneShot<Void>()
-        connection.authenticate(token: token, google: google) { response in
+        connection.authenticate(token: token, google: google) { [weak self] response in
+            self?.assumeIsolated { $0.updateInfo("authenticated", Node(response.isOK)) }
             answer.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
         }
         try await answer.value()
@@ -257,9 +278,13 @@ public actor Repo {
 
     /// Applies a write locally (events at once) and sends it; the answer acknowledges or
     /// reverts it.
+    private func takeWriteID() -> Int {
+        defer { nextWriteID += 1 }
+        return nextWriteID
+    }
+
     private func apply(_ write: UserWrite, outcome: OneShot<Void>) {
-        let id = nextWriteID
-        nextWriteID += 1
+        let id = takeWriteID()
         let events: [Event]
         let request: Request
         switch write {
@@ -287,9 +312,141 @@ public actor Repo {
             gate.leave()
             outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
         }
+        // As the official clients do: a write overrides the transactions it overlaps.
+        switch write {
+        case .overwrite(let path, _):
+            transactions.rerun(at: transactions.abort(overlapping: path))
+        case .merge(let path, let updates):
+            for update in updates { transactions.rerun(at: transactions.abort(overlapping: path.appending(update.path))) }
+        }
     }
 
-    /// Writes sent and not yet answered.
+    // MARK: Transactions
+
+    /// Runs `update` on the value at `path` as the client sees it (empty when nothing is
+    /// cached yet) and writes its result if the server still has the value it read; if not,
+    /// runs it again on the fresh value, up to 25 times. The result shows at once (events)
+    /// unless `applyLocally` is false. Transactions at one path run in order; they queue while
+    /// offline, and are not kept across restarts.
+    ///
+    /// Returns when the transaction committed or its update function gave up; throws the
+    /// `DatabaseError` it failed with (`SET`, `MAXRETRY`, `DISCONNECT` or the server's refusal).
+    /// `update` runs on the core's queue: it must be quick and must not wait for the core.
+    /// A caller that stops waiting (cancelled) leaves the transaction running.
+    public func transaction(_ path: Path, applyLocally: Bool = true,
+                            _ update: @escaping @Sendable (Node) -> TransactionUpdate) async throws -> TransactionResult {
+        try await startTransaction(path, applyLocally: applyLocally, update).value()
+    }
+
+    /// Starts a transaction as `transaction` does and returns at once, its first attempt
+    /// made (and shown): the result arrives through the returned `OneShot`.
+    public func startTransaction(_ path: Path, applyLocally: Bool = true,
+                                 _ update: @escaping @Sendable (Node) -> TransactionUpdate) -> OneShot<TransactionResult> {
+        let outcome = OneShot<TransactionResult>()
+        if path.isInfo {
+            outcome.resolve(.failure(DatabaseError(status: .invalidPath, message: ".info paths are read-only")))
+            return outcome
+        }
+        gate.admit()
+        outcome.whenResolved { [gate] _ in gate.leave() }
+        transactions.start(path, applyLocally: applyLocally, update: update, outcome: outcome)
+        return outcome
+    }
+
+    /// Transactions started and not finished.
+    public var pendingTransactionCount: Int { transactions.count }
+
+    // MARK: onDisconnect
+
+    /// When this connection ends, the server writes `value` at `path` (server values are
+    /// resolved then). Returns once the server acknowledged the registration.
+    public func onDisconnectSet(_ path: Path, _ value: Node) async throws {
+        try await registerOnDisconnect(.onDisconnectPut(path: path, data: value), .set(path, value))
+    }
+
+    /// When this connection ends, the server applies this multi-path update at `path`.
+    public func onDisconnectUpdate(_ path: Path, _ updates: [Update]) async throws {
+        try await registerOnDisconnect(.onDisconnectMerge(path: path, data: updates), .update(path, updates))
+    }
+
+    /// Forgets the onDisconnect writes at and below `path`.
+    public func onDisconnectCancel(_ path: Path) async throws {
+        try await registerOnDisconnect(.onDisconnectCancel(path: path), nil, cancelling: path)
+    }
+
+    private func registerOnDisconnect(_ request: Request, _ write: OnDisconnectWrites.Write?, cancelling: Path? = nil) async throws {
+        if let path = write?.path ?? cancelling, path.isInfo {
+            throw DatabaseError(status: .invalidPath, message: ".info paths are read-only")
+        }
+        let answer = OneShot<Void>()
+        connection.send(request) { [weak self] response in
+            guard response.isOK else {
+                return answer.resolve(.failure(DatabaseError(status: response.status, message: response.message)))
+            }
+            self?.assumeIsolated { repo in
+                if let write { repo.onDisconnectWrites.add(write) }
+                if let cancelling { repo.onDisconnectWrites.cancel(cancelling) }
+            }
+            answer.resolve(.success(()))
+        }
+        try await answer.value()
+    }
+
+    /// The connection is gone, and with it the server ran this connection's onDisconnect
+    /// writes: the local view shows them now, as the server's data (server values estimated).
+    private func runOnDisconnectWritesLocally() {
+        let now = serverNow
+        for write in onDisconnectWrites.takeAll() {
+            let events: [Event]
+            switch write {
+            case let .set(path, value):
+                let existing = syncTree.completeEventCache(at: path) ?? .empty
+                events = syncTree.applyServerOverwrite(path, value.resolvingServerValues(now: now, existing: existing))
+            case let .update(path, updates):
+                let entries = updates.map { update -> (Path, Node) in
+                    let existing = syncTree.completeEventCache(at: path.appending(update.path)) ?? .empty
+                    return (update.path, update.value.resolvingServerValues(now: now, existing: existing))
+                }
+                events = syncTree.applyServerMerge(path, entries)
+            }
+            raise(events)
+            if !events.isEmpty { transactions.rerun(at: write.path) }
+        }
+    }
+
+    // MARK: Online, offline, keepSynced
+
+    /// Disconnects and stays offline until `goOnline`. Writes and transactions queue as on a
+    /// lost connection; reads answer from what is cached.
+    public func goOffline() {
+        connection.goOffline()
+    }
+
+    public func goOnline() {
+        connection.goOnline()
+    }
+
+    /// Offline by `goOffline`.
+    public var isOfflineByChoice: Bool { connection.offlineByUser }
+
+    /// Keeps the data at `path` synced (a listen without a view) so reads there answer from
+    /// the cache, or stops.
+    public func keepSynced(_ path: Path, _ on: Bool) throws {
+        if path.isInfo { throw DatabaseError(status: .invalidPath, message: ".info is always kept locally") }
+        if on {
+            guard keptSynced[path] == nil else { return }
+            let registration = EventRegistration(types: [.value], callback: { _ in })
+            keptSynced[path] = registration
+            listen(QuerySpec(path: path), registration)
+        } else if let registration = keptSynced.removeValue(forKey: path) {
+            unlisten(QuerySpec(path: path), registration)
+        }
+    }
+
+    /// The locations kept synced, in path order.
+    public var keptSyncedPaths: [Path] { keptSynced.keys.sorted() }
+
+    /// Writes sent and not yet answered (transactions included).
     public nonisolated var pendingWriteCount: Int { gate.count }
     /// Writes sent and not yet acknowledged at most; more wait (flow control for scripts).
     public nonisolated var maxPendingWrites: Int { gate.capacity }

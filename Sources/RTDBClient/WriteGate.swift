@@ -47,6 +47,12 @@ final class WriteGate: @unchecked Sendable {
         }
     }
 
+    /// Takes a place without waiting, whatever the limit: for work that must not wait
+    /// (a transaction), counted so that `allAnswered` waits for it too.
+    func admit() {
+        lock.withLock { pending += 1 }
+    }
+
     /// Gives a place back (a write was answered): to the first waiter, or free.
     func leave() {
         let (next, done): (OneShot<Void>?, [OneShot<Void>]) = lock.withLock {
