@@ -14,7 +14,7 @@ _rtdb() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     cword=$COMP_CWORD
-    local commands="get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit serve completions"
+    local commands="get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status cd pwd help history exit quit serve completions"
     local options="--data --url --emulator --ns --cacert -c --keep-going --no-color --recover --help -h"
 
     local i data="" cmd="" cmdi=0
@@ -49,16 +49,17 @@ _rtdb() {
             ls) flags+=" --long -l" ;;
             query) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --watch --events --bg" ;;
             watch) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --events --bg" ;;
+            tx) flags+=" --increment --append --set-if-absent --verbose -v" ;;
         esac
         COMPREPLY=($(compgen -W "$flags" -- "$cur"))
         return
     fi
     if [[ $cmd == help ]]; then
-        COMPREPLY=($(compgen -W "get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit" -- "$cur"))
+        COMPREPLY=($(compgen -W "get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status cd pwd help history exit quit" -- "$cur"))
         return
     fi
     # The first argument of the data commands is a path: complete it key by key.
-    case $cmd in get|set|update|push|remove|rm|priority|ls|query|watch|cd) ;; *) return ;; esac
+    case $cmd in get|set|update|push|remove|rm|priority|ls|query|watch|tx|ondisconnect|keepsynced|cd) ;; *) return ;; esac
     ((cword == cmdi + 1)) || return
     local dir="" partial=$cur
     if [[ $cur == */* ]]; then

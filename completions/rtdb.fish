@@ -15,7 +15,7 @@ function __rtdb_paths
     end
 end
 
-set -l commands get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit serve completions
+set -l commands get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status cd pwd help history exit quit serve completions
 complete -c rtdb -f
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l data -r -a '(__fish_complete_directories)' -d 'the embedded database data folder'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l url -x -d 'a server database URL (ws://127.0.0.1:9000?ns=demo)'
@@ -38,6 +38,12 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'query' -d 'o
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'watch' -d 'stream live events'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'watches' -d 'list background watches'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'unwatch' -d 'stop background watches'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'tx' -d 'change a value from its current one, atomically'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'ondisconnect' -d 'writes the server makes when this shell goes away'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'online' -d 'connect again after '\''offline'\'''
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'offline' -d 'disconnect until '\''online'\'''
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'keepsynced' -d 'keep a path'\''s data cached and fresh'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'status' -d 'connection, pending writes, watches'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'cd' -d 'change the current path'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'pwd' -d 'print the current path'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'help' -d 'list commands, or explain one'
@@ -56,8 +62,8 @@ complete -c rtdb -n "__fish_seen_subcommand_from serve" -l request-timeout -x -d
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l recover -d 'salvage damaged databases and exit'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l help -s h -d 'show help'
 complete -c rtdb -n "__fish_seen_subcommand_from completions" -a 'bash zsh fish'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls query watch cd" -a '(__rtdb_paths)'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit" -l json -d 'compact JSON output'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls query watch tx ondisconnect keepsynced cd" -a '(__rtdb_paths)'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status cd pwd help history exit quit" -l json -d 'compact JSON output'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l shallow -d 'children as true instead of their values'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l export -d 'include priorities (.priority, .value)'
 complete -c rtdb -n "__fish_seen_subcommand_from set" -l priority -x -d 'also set the priority (a number or a string)'
@@ -90,4 +96,8 @@ complete -c rtdb -n "__fish_seen_subcommand_from watch" -l endBefore -x -d 'chil
 complete -c rtdb -n "__fish_seen_subcommand_from watch" -l equalTo -x -d 'children equal to V'
 complete -c rtdb -n "__fish_seen_subcommand_from watch" -l events -x -a 'value child_added child_changed child_removed child_moved' -d 'which events: value, child_added, child_changed, child_removed, child_moved (comma-separated; default all)'
 complete -c rtdb -n "__fish_seen_subcommand_from watch" -l bg -d 'run in the background'
-complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls query watch watches unwatch cd pwd help history exit quit'
+complete -c rtdb -n "__fish_seen_subcommand_from tx" -l increment -x -d 'add N to a number (nothing there counts as 0)'
+complete -c rtdb -n "__fish_seen_subcommand_from tx" -l append -x -d 'add VALUE at the end of a list'
+complete -c rtdb -n "__fish_seen_subcommand_from tx" -l set-if-absent -x -d 'write VALUE only if there is nothing there'
+complete -c rtdb -n "__fish_seen_subcommand_from tx" -l verbose -s v -d 'print each attempt: the value it saw and what it computed'
+complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status cd pwd help history exit quit'

@@ -15,18 +15,19 @@ public enum Command: Equatable, Sendable {
     case watch(QuerySpec, events: Set<EventType>, background: Bool)
     case watches
     case unwatch(Int?)
+    case tx(Path, TransactionChange, verbose: Bool)
+    /// nil: list what this session registered.
+    case onDisconnect(OnDisconnectAction?)
+    case online
+    case offline
+    /// nil: list the kept-synced paths.
+    case keepSynced(Path?, on: Bool)
+    case status
     case cd(Path)
     case pwd
     case help(String?)
     case history
     case exit
-
-    public var isWrite: Bool {
-        switch self {
-        case .set, .update, .push, .remove, .priority: return true
-        default: return false
-        }
-    }
 }
 
 /// A command with the options that apply to how its output is shown.

@@ -116,6 +116,106 @@ public enum CommandParser {
         return .unwatch(id)
     }
 
+    static func tx(_ args: Arguments, cwd: Path) throws -> Command {
+        let verbose = args.has("--verbose")
+        let shorthands = ["--increment", "--append", "--set-if-absent"].filter { args.has($0) }
+        if shorthands.count > 1 {
+            let second = args.ordered.first { $0.name == shorthands[1] }?.flag
+            throw ShellError("\(shorthands[0]) and \(shorthands[1]) do not go together: choose one", column: second?.column)
+        }
+        if let flag = shorthands.first, let value = args.value(flag) {
+            try args.expect(1...1, usage: "tx with \(flag) takes a path and no expression")
+            let path = try args.requiredPath(0, cwd: cwd, writing: true)
+            switch flag {
+            case "--increment":
+                guard let delta = Double(value.unquoted), delta.isFinite, !value.unquoted.isEmpty else {
+                    throw ShellError("--increment needs a number, as in --increment 1", column: value.column)
+                }
+                return .tx(path, .increment(delta), verbose: verbose)
+            case "--append":
+                return .tx(path, .append(try ValueParser.parse(value, base: path.child("0"))), verbose: verbose)
+            default:
+                return .tx(path, .setIfAbsent(try ValueParser.parse(value, base: path)), verbose: verbose)
+            }
+        }
+        try args.expect(2...Int.max, usage: "tx needs a path and an expression (or --increment N, --append VALUE, --set-if-absent VALUE)")
+        let path = try args.requiredPath(0, cwd: cwd, writing: true)
+        let (source, column) = expressionSource(Array(args.positional.dropFirst()))
+        do {
+            return .tx(path, .expression(try TransactionExpression.parse(source), column: column), verbose: verbose)
+        } catch let error as ExpressionError {
+            throw ShellError(error.message, column: column + error.offset)
+        }
+    }
+
+    /// EXPR as typed: one quoted word without its quotes, or several words (`tx /n $ + 1`)
+    /// each at its place on the line, so error columns point where the user typed.
+    private static func expressionSource(_ tokens: [Token]) -> (String, Int) {
+        guard let first = tokens.first else { return ("", 0) }
+        if tokens.count == 1 {
+            switch first.kind {
+            case .singleQuoted: return (first.unquoted, first.column + 1)
+            case .doubleQuoted, .word, .json: return (first.text, first.column)
+            }
+        }
+        var source = ""
+        for token in tokens {
+            let gap = token.column - first.column - source.count
+            source += String(repeating: " ", count: max(gap, source.isEmpty ? 0 : 1)) + token.text
+        }
+        return (source, first.column)
+    }
+
+    static func ondisconnect(_ args: Arguments, cwd: Path) throws -> Command {
+        if args.positional.isEmpty { return .onDisconnect(nil) }
+        try args.expect(2...3, usage: "ondisconnect needs a path and set VALUE, update OBJECT, remove or cancel")
+        let path = try args.requiredPath(0, cwd: cwd, writing: true)
+        let verb = args.positional[1]
+        let needsValue = verb.text == "set" || verb.text == "update"
+        if needsValue && args.positional.count < 3 {
+            throw ShellError("ondisconnect \(verb.text) needs a value: usage: \(args.spec.usage)", column: verb.column + verb.text.count)
+        }
+        if !needsValue && args.positional.count > 2 {
+            let extra = args.positional[2]
+            throw ShellError("unexpected argument '\(extra.text.prefix(40))': \(verb.text) takes no value", column: extra.column)
+        }
+        switch verb.text {
+        case "set": return .onDisconnect(.set(path, try ValueParser.parse(args.positional[2], base: path)))
+        case "update": return .onDisconnect(.update(path, try ValueParser.parseUpdate(args.positional[2], base: path)))
+        case "remove", "rm": return .onDisconnect(.set(path, .empty))
+        case "cancel": return .onDisconnect(.cancel(path))
+        default:
+            throw ShellError("'\(verb.text)' is not an onDisconnect action: use set, update, remove or cancel", column: verb.column)
+        }
+    }
+
+    static func online(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...0)
+        return .online
+    }
+
+    static func offline(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...0)
+        return .offline
+    }
+
+    static func keepsynced(_ args: Arguments, cwd: Path) throws -> Command {
+        if args.positional.isEmpty { return .keepSynced(nil, on: true) }
+        try args.expect(2...2, usage: "keepsynced needs a path and on or off")
+        let path = try args.requiredPath(0, cwd: cwd, writing: true)
+        let state = args.positional[1]
+        switch state.text {
+        case "on": return .keepSynced(path, on: true)
+        case "off": return .keepSynced(path, on: false)
+        default: throw ShellError("expected on or off, found '\(state.text.prefix(40))'", column: state.column)
+        }
+    }
+
+    static func status(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...0)
+        return .status
+    }
+
     static func cd(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(0...1)
         return .cd(try args.path(0, cwd: cwd, writing: false) ?? .root)

@@ -51,6 +51,8 @@ public struct CommandSpec: Sendable {
     public var details: String
     public var flags: [Flag] = []
     public var examples: [String] = []
+    /// Preformatted text after the details (a grammar, a table), kept line for line.
+    public var reference: String? = nil
     /// Checks the command's arguments and flags and makes its `Command` (in `CommandParser`).
     let build: @Sendable (Arguments, Path) throws -> Command
 
@@ -127,6 +129,72 @@ public struct CommandSpec: Sendable {
                     details: "Stops the background watch with this id, or all of them.",
                     examples: ["unwatch 2", "unwatch all"],
                     build: CommandParser.unwatch),
+        CommandSpec(name: "tx", argument: .path, usage: "tx PATH EXPR | tx PATH --increment N | --append VALUE | --set-if-absent VALUE [--verbose]",
+                    summary: "change a value from its current one, atomically",
+                    details: "Runs a transaction: EXPR computes the new value from the current one, $, and the result is written only if nobody changed the value meanwhile; if someone did, EXPR runs again on the new value (up to 25 times). The result shows at once, and is replaced if it must be recomputed. EXPR reads nothing but the value; quote it ('$ + 1'). A null result removes the value; abort(\"reason\") gives up and writes nothing. tx prints the value committed, or why it was aborted (exit status 1); --verbose also prints every attempt. When the connection is lost, tx waits for it to return. After 'offline' it queues instead: in a script the 'online' that follows prints its outcome, at the terminal a notice does. Transactions are never kept across restarts. --increment N, --append VALUE (a list, keys 0, 1, ...) and --set-if-absent VALUE are shorthands.",
+                    flags: [Flag(name: "--increment", value: "N", help: "add N to a number (nothing there counts as 0)"),
+                            Flag(name: "--append", value: "VALUE", help: "add VALUE at the end of a list"),
+                            Flag(name: "--set-if-absent", value: "VALUE", help: "write VALUE only if there is nothing there"),
+                            Flag(name: "--verbose", short: "-v", value: nil, help: "print each attempt: the value it saw and what it computed")],
+                    examples: ["tx /counters/visits '$ + 1'", "tx /counters/visits --increment 1", "tx /users/ada '$ + {\"seen\": now()}'",
+                               "tx /stock/pens 'if ($ ?? 0) < 1 then abort(\"sold out\") else $ - 1'", "tx /log --append started",
+                               "tx /owner --set-if-absent ada"],
+                    reference: """
+                    EXPR, loosest first (NUMBER and STRING are JSON; a name is letters, digits, _):
+                      expr    = "if" expr "then" expr "else" expr | or
+                      or      = and { "or" and }
+                      and     = not { "and" not }
+                      not     = "not" not | cmp
+                      cmp     = coal [ ("==" | "!=" | "<" | "<=" | ">" | ">=") coal ]
+                      coal    = sum { "??" sum }
+                      sum     = prod { ("+" | "-") prod }
+                      prod    = unary { ("*" | "/" | "%") unary }
+                      unary   = "-" unary | postfix
+                      postfix = primary { "." name | "[" expr "]" }
+                      primary = "$" | "null" | "true" | "false" | NUMBER | STRING | "(" expr ")"
+                              | "[" [ expr { "," expr } ] "]" | "{" [ key ":" expr { "," key ":" expr } ] "}"
+                              | "len(" expr ")" | "keys(" expr ")" | "now()" | "abort(" expr ")"
+                      key     = STRING | name   (a database key: no . # $ / [ ])
+
+                    if C then A else B  C a boolean; only the chosen branch runs
+                    or  and           booleans; stop at the first true (or) / false (and)
+                    not               a boolean
+                    ==  !=            any two values, compared deeply (1 == 1.0)
+                    <  <=  >  >=      two numbers or two strings (strings by UTF-8 bytes)
+                    ??                the left value unless it is null, else the right
+                    +                 numbers; strings and lists join; objects merge (right
+                                      wins, a null member removes the key); null + x = x
+                    -  *  /  %        numbers; dividing by zero is an error
+                    .name  [i]        a child (null when missing or on null); i a string or
+                                      a whole number
+                    len(x)            characters of a string, items of a list or object; null: 0
+                    keys(x)           an object's keys in key order, a list's indexes; null: []
+                    now()             the server's timestamp, placed in the result
+                    abort(s)          gives up, with the reason s
+                    Lists are stored as objects with keys 0, 1, ...; a type error stops the
+                    transaction and points at the operator. Limits: 65,536 characters, 256 deep.
+                    """,
+                    build: CommandParser.tx),
+        CommandSpec(name: "ondisconnect", argument: .path, usage: "ondisconnect [PATH set VALUE | PATH update OBJECT | PATH remove | PATH cancel]",
+                    summary: "writes the server makes when this shell goes away",
+                    details: "Registers a write the server makes when this shell's connection ends, however it ends (exit, a killed process, a lost network): set a value, apply an update, or remove the value. now() and increment(N) are resolved by the server then. cancel forgets those registered at PATH and below. Without arguments, lists what this session registered; a new connection starts with none (the server ran them when the old one ended).",
+                    examples: ["ondisconnect /presence/ada remove", "ondisconnect /status/ada update {\"state\": \"offline\", \"mood\": null}", "ondisconnect /status/ada/lastSeen set now()",
+                               "ondisconnect /presence/ada cancel", "ondisconnect"],
+                    build: CommandParser.ondisconnect),
+        CommandSpec(name: "online", usage: "online", summary: "connect again after 'offline'",
+                    details: "Connects again: the writes and transactions queued while offline are sent in the order they were made, and listens resume. In a script, online then waits for the transactions queued since 'offline' and prints each one's outcome, as tx would have.",
+                    build: CommandParser.online),
+        CommandSpec(name: "offline", usage: "offline", summary: "disconnect until 'online'",
+                    details: "Disconnects from the database and stays offline until 'online'. Writes apply locally and queue, reads answer from what is cached (kept-synced paths and watches), and the server runs this session's onDisconnect writes. The prompt says offline.",
+                    build: CommandParser.offline),
+        CommandSpec(name: "keepsynced", argument: .path, usage: "keepsynced [PATH on|off]",
+                    summary: "keep a path's data cached and fresh",
+                    details: "Keeps the data at PATH synced with the server, as if watched, so reads there answer from the cache, even offline. off stops. Without arguments, lists the kept-synced paths.",
+                    examples: ["keepsynced /config on", "keepsynced /config off", "keepsynced"],
+                    build: CommandParser.keepsynced),
+        CommandSpec(name: "status", usage: "status", summary: "connection, pending writes, watches",
+                    details: "Shows where the shell is connected (the embedded folder or the server's URL), whether it is online, the server's clock offset, the kind of credential (never the credential), writes and transactions not yet acknowledged, background watches, kept-synced paths and onDisconnect writes.",
+                    build: CommandParser.status),
         CommandSpec(name: "cd", argument: .path, usage: "cd [PATH]",
                     summary: "change the current path",
                     details: "Relative paths in later commands start here. PATH may use .. and .; without PATH, goes to /.",

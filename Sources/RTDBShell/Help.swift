@@ -33,6 +33,7 @@ public enum Help {
         var out = "usage: \(spec.usage)\n"
         if !spec.aliases.isEmpty { out += "also: \(spec.aliases.joined(separator: ", "))\n" }
         out += "\n" + wrap(spec.details, width: 76) + "\n"
+        if let reference = spec.reference { out += "\n" + reference + "\n" }
         if !spec.allFlags.isEmpty {
             out += "\nflags:\n"
             for flag in spec.allFlags {

@@ -35,7 +35,10 @@ public struct InteractiveSession {
         let notices = remote ? ConnectionNotices.start(repo: repo, print: shell.options.backgroundOutput ?? { _ in }) : nil
         defer { notices?.cancel() }
         while true {
-            switch await reader.readLine(prompt: "rtdb:\(shell.cwd)> ", cwd: shell.cwd) {
+            let connected = await repo.isConnected
+            let offline = await repo.isOfflineByChoice || !connected
+            let state = offline ? "(offline)" : ""
+            switch await reader.readLine(prompt: "rtdb\(state):\(shell.cwd)> ", cwd: shell.cwd) {
             case .end:
                 shell.output.write("\n")
                 return await finish()
@@ -71,7 +74,9 @@ enum ConnectionNotices {
                 for try await event in await repo.events(QuerySpec(path: Path(".info/connected")), types: [.value]) {
                     defer { seen = true }
                     guard seen else { continue }  // the state at start is already known
-                    if event.node == Node(true) {
+                    if await repo.isOfflineByChoice {
+                        continue  // 'offline' said so itself
+                    } else if event.node == Node(true) {
                         print("connected again; listens and queued writes restored")
                     } else if let reason = await repo.shutdownReason {
                         print("the server ended the connection: \(reason)")

@@ -13,6 +13,9 @@ public enum ManPage {
             if !spec.aliases.isEmpty { head += " (also " + spec.aliases.map { "\\fB\($0)\\fR" }.joined(separator: ", ") + ")" }
             out.append(head)
             out.append(text(spec.details))
+            if let reference = spec.reference {
+                out += [".IP", ".nf"] + reference.split(separator: "\n", omittingEmptySubsequences: false).map { text(String($0)) } + [".fi"]
+            }
             if !spec.flags.isEmpty {
                 out.append(".RS")
                 for f in spec.flags {

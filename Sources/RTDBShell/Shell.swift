@@ -26,6 +26,10 @@ public final class Shell {
         /// Prints a line while the user may be typing (above the prompt); nil when the shell
         /// is not interactive, so there is no background.
         public var backgroundOutput: (@Sendable (String) -> Void)? = nil
+        /// Where the database is, for `status`: the embedded folder or the server's URL.
+        public var location = ""
+        /// The kind of credential in use, for `status` (never the credential itself).
+        public var credential = "none"
         public init() {}
     }
 
@@ -46,7 +50,9 @@ public final class Shell {
     private var backgroundWatches: [BackgroundWatch] = []
     private var nextWatchID = 1
     /// Rejections of writes nobody waited for, reported after the line that follows them.
-    private let rejected = RejectedWrites()
+    let rejected = RejectedWrites()
+    /// Transactions a script started while offline by choice; `online` reports them.
+    var queuedTransactions: [QueuedTransaction] = []
 
     public init(repo: Repo, output: Output, options: Options = Options()) {
         self.repo = repo
@@ -145,6 +151,33 @@ public final class Shell {
             if let id, stopping.isEmpty { throw ShellError("no background watch \(id): see 'watches'") }
             for watch in stopping { await repo.unlisten(watch.query, watch.registration) }
             backgroundWatches.removeAll { w in stopping.contains { $0 === w } }
+        case let .tx(path, change, verbose):
+            return try await runTransaction(path, change, verbose: verbose, renderer: renderer, json: parsed.json,
+                                            source: source, lineNumber: lineNumber)
+        case .onDisconnect(let action):
+            try await onDisconnect(action, json: parsed.json)
+        case .online:
+            await repo.goOnline()
+            if try await !connected(within: 5) {
+                output.writeError("online: not connected yet (the server does not answer); queued writes are sent when it does\n")
+            }
+            return try await reportQueuedTransactions()
+        case .offline:
+            await repo.goOffline()
+            output.write(parsed.json ? "" : "offline: writes queue until 'online'\n")
+        case let .keepSynced(path, on):
+            if let path {
+                do { try await repo.keepSynced(path, on) } catch let error as DatabaseError { throw ShellError("\(error)") }
+            } else {
+                let paths = await repo.keptSyncedPaths
+                if parsed.json {
+                    output.write(JSONWriter.string(Node(json: .array(paths.map { .string($0.description) }))) + "\n")
+                } else {
+                    output.write(paths.isEmpty ? "no kept-synced paths\n" : paths.map { "\($0)\n" }.joined())
+                }
+            }
+        case .status:
+            await printStatus(json: parsed.json)
         case .help(let topic):
             output.write(topic.map(Help.command) ?? Help.overview())
         case .history:
@@ -156,6 +189,90 @@ public final class Shell {
             return .exit
         }
         return .ok
+    }
+
+    // MARK: onDisconnect, status
+
+    private func onDisconnect(_ action: OnDisconnectAction?, json: Bool) async throws {
+        do {
+            switch action {
+            case let .set(path, value): try await repo.onDisconnectSet(path, value)
+            case let .update(path, updates): try await repo.onDisconnectUpdate(path, updates)
+            case let .cancel(path): try await repo.onDisconnectCancel(path)
+            case nil:
+                let writes = await repo.onDisconnectWrites.writes
+                if json {
+                    output.write(JSONValue.array(writes.map(Shell.json)).serialized() + "\n")
+                } else if writes.isEmpty {
+                    output.write("no onDisconnect writes on this connection\n")
+                } else {
+                    for write in writes {
+                        switch write {
+                        case let .set(path, value):
+                            output.write(value.isEmpty ? "\(path)  remove\n" : "\(path)  set \(JSONWriter.string(value))\n")
+                        case let .update(path, updates):
+                            output.write("\(path)  update \(JSONWriter.string(Shell.updateObject(updates)))\n")
+                        }
+                    }
+                }
+            }
+        } catch let error as DatabaseError {
+            throw ShellError("\(error)")
+        }
+    }
+
+    private static func json(_ write: OnDisconnectWrites.Write) -> JSONValue {
+        switch write {
+        case let .set(path, value):
+            return .object([("path", .string(path.description)), value.isEmpty ? ("remove", .bool(true)) : ("set", Shell.jsonValue(value))])
+        case let .update(path, updates):
+            return .object([("path", .string(path.description)), ("update", Shell.jsonValue(updateObject(updates)))])
+        }
+    }
+
+    /// An update as the object it was typed as: relative paths to values.
+    private static func updateObject(_ updates: [Update]) -> Node {
+        var children: [(ChildKey, Node)] = []
+        for update in updates { children.append((ChildKey(update.path.wireString), update.value)) }
+        return Node(children: ChildMap(unsorted: children))
+    }
+
+    private static func jsonValue(_ node: Node) -> JSONValue {
+        (try? JSONValue.parse(JSONWriter.string(node))) ?? .null
+    }
+
+    private func printStatus(json: Bool) async {
+        let connected = await repo.isConnected
+        let byChoice = await repo.isOfflineByChoice
+        let offset = await repo.serverTimeOffset
+        let transactions = await repo.pendingTransactionCount
+        let writes = max(0, repo.pendingWriteCount - transactions)
+        let kept = await repo.keptSyncedPaths
+        let onDisconnect = await repo.onDisconnectWrites.writes.count
+        let state = connected ? "online" : byChoice ? "offline (by 'offline'; 'online' connects again)" : "offline (reconnecting)"
+        if json {
+            let object: JSONValue = .object([
+                ("location", .string(options.location)), ("online", .bool(connected)), ("offlineByChoice", .bool(byChoice)),
+                ("serverTimeOffset", .number(offset.rounded())), ("credential", .string(options.credential)),
+                ("pendingWrites", .number(Double(writes))), ("pendingTransactions", .number(Double(transactions))),
+                ("backgroundWatches", .array(backgroundWatches.map { .number(Double($0.id)) })),
+                ("keptSynced", .array(kept.map { .string($0.description) })), ("onDisconnectWrites", .number(Double(onDisconnect))),
+            ])
+            output.write(object.serialized() + "\n")
+            return
+        }
+        func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+        let rows: [(String, String)] = [
+            ("database", options.location),
+            ("state", state),
+            ("server clock", "\(Int(offset.rounded())) ms from this one"),
+            ("credential", options.credential),
+            ("pending", "\(plural(writes, "write")), \(plural(transactions, "transaction"))"),
+            ("watches", backgroundWatches.isEmpty ? "none in the background" : backgroundWatches.map { "\($0.id) \($0.query.path)" }.joined(separator: ", ")),
+            ("keepsynced", kept.isEmpty ? "none" : kept.map(\.description).joined(separator: ", ")),
+            ("ondisconnect", plural(onDisconnect, "write")),
+        ]
+        for (name, value) in rows { output.write(name.padding(toLength: 14, withPad: " ", startingAt: 0) + value + "\n") }
     }
 
     /// Runs a query once: listens until the server has answered, then stops.
@@ -236,6 +353,22 @@ public final class Shell {
         }
     }
 
+    /// Waits until the connection is up (`/.info/connected`); false after `seconds`.
+    private func connected(within seconds: TimeInterval) async throws -> Bool {
+        let repo = self.repo
+        do {
+            return try await withTimeout(seconds) {
+                for try await event in await repo.events(QuerySpec(path: Path(".info/connected")), types: [.value])
+                where event.node == Node(true) {
+                    return true
+                }
+                return false
+            }
+        } catch is TimeoutError {
+            return false
+        }
+    }
+
     /// Interactive: waits for the acknowledgement. A script goes on; a rejection is
     /// reported later with the line the write came from.
     private func finish(_ write: PendingWrite, source: String?, line: Int) async throws {
@@ -243,6 +376,15 @@ public final class Shell {
             let rejected = self.rejected
             write.whenAnswered { result in
                 if case .failure(let error) = result { rejected.add(line: line, source: source ?? "", error: error) }
+            }
+            return
+        }
+        if await repo.isOfflineByChoice {
+            // Waiting would wait for the 'online' the user has yet to type.
+            output.writeError("offline: the write is applied locally and queued until 'online'\n")
+            let late = options.backgroundOutput
+            write.whenAnswered { outcome in
+                if case .failure(let error) = outcome { late?("a queued write was rejected: \(error)") }
             }
             return
         }
@@ -283,6 +425,13 @@ public final class Shell {
     /// `timeout`, or before the task was cancelled). Returns false when writes remain
     /// unacknowledged.
     public func finishWrites(timeout: TimeInterval = 30) async -> Bool {
+        if await repo.isOfflineByChoice {
+            // Nothing will be sent: saying so now beats waiting.
+            let left = repo.pendingWriteCount
+            guard left > 0 else { return true }
+            output.writeError(options.renderer.error("\(left) write\(left == 1 ? " was" : "s were") never sent: the connection is offline by 'offline' ('online' sends what is queued); \(left == 1 ? "it is" : "they are") lost"))
+            return false
+        }
         let left = await repo.waitForPendingWrites(timeout: timeout)
         guard left > 0 else { return true }
         let why = Task.isCancelled ? "before the wait was interrupted" : "within \(Int(timeout)) seconds"

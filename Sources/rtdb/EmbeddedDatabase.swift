@@ -10,12 +10,18 @@ final class EmbeddedDatabase: DatabaseConnection {
     let database: Database
     let repo: Repo
     let location: String
+    let credential = "none needed (embedded: full access)"
 
     init(folder: String) throws {
-        database = try Database(folder: folder)
-        let (client, server) = InProcessTransport.pair()
-        database.accept(server)
-        repo = Repo(transport: client)
+        let database = try Database(folder: folder)
+        self.database = database
+        // A new in-process connection each time the client connects: after `offline`, `online`
+        // connects again. Nothing else ends one, so there is no reconnection policy.
+        repo = Repo(connector: { _, _ in
+            let (client, server) = InProcessTransport.pair()
+            database.accept(server)
+            return client
+        }, reconnect: .never)
         location = folder
     }
 

@@ -11,6 +11,7 @@ import RTDBShell
 final class RemoteDatabase: DatabaseConnection {
     let repo: Repo
     let location: String
+    let credential: String
     private let group: MultiThreadedEventLoopGroup
 
     /// A credential from the environment: never from the command line, where other users'
@@ -29,9 +30,14 @@ final class RemoteDatabase: DatabaseConnection {
         }
     }
 
-    private init(repo: Repo, location: String, group: MultiThreadedEventLoopGroup) {
+    private init(repo: Repo, location: String, credential: Credential?, group: MultiThreadedEventLoopGroup) {
         self.repo = repo
         self.location = location
+        switch credential {
+        case nil: self.credential = "none"
+        case .some(let credential) where credential.google: self.credential = "OAuth2 access token (\(credential.variable))"
+        case .some(let credential): self.credential = "ID token or database secret (\(credential.variable))"
+        }
         self.group = group
     }
 
@@ -50,7 +56,7 @@ final class RemoteDatabase: DatabaseConnection {
             lastTransport.set(transport)
             return transport
         })
-        let database = RemoteDatabase(repo: repo, location: address.description, group: group)
+        let database = RemoteDatabase(repo: repo, location: address.description, credential: credential, group: group)
         let failure: String?
         do {
             let connected = try await withTimeout(timeout) { try await repo.firstConnectionEstablished() }

@@ -116,6 +116,8 @@ struct ShellCommand: AsyncParsableCommand {
         let color = stdoutIsTerminal && !noColor && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
         var options = Shell.Options()
         options.renderer = stdoutIsTerminal ? Renderer(pretty: true, color: color) : .machine
+        options.location = connection is EmbeddedDatabase ? "embedded database in \(connection.location)" : connection.location
+        options.credential = connection.credential
         let output = StandardOutput()
 
         if !words.isEmpty || !commands.isEmpty {
