@@ -11,8 +11,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 
 
 @pytest.fixture(scope="session")
-def server():
-    binary = os.environ.get("RTDB_BIN", os.path.join(ROOT, ".build", "debug", "rtdb"))
+def binary():
+    return os.environ.get("RTDB_BIN", os.path.join(ROOT, ".build", "debug", "rtdb"))
+
+
+@pytest.fixture(scope="session")
+def server(binary):
     data = tempfile.mkdtemp(prefix="rtdb-admin-")
     process = subprocess.Popen([binary, "serve", "--port", "0", "--data", data],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)

@@ -98,6 +98,41 @@ def test_transaction_under_contention(ref):
     assert ref.get() == threads * each
 
 
+def test_admin_and_rtdb_transactions_share_a_counter(ref, server, binary):
+    """firebase-admin's ETag transactions and `rtdb tx` processes on one counter at once:
+    every transaction of both kinds commits, and none is lost."""
+    import subprocess
+    ref.set(0)
+    processes, lines = 8, 250
+    script = "".join("tx %s '$ + 1'\n" % ref.path if i % 2 == 0 else "tx %s --increment 1\n" % ref.path
+                     for i in range(lines))
+    url = "ws://127.0.0.1:%d?ns=admin-suite" % server["port"]
+    shells = [subprocess.Popen([binary, "--url", url], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True) for _ in range(processes)]
+    threads, each = 2, 25
+    failures = []
+
+    def work():
+        for _ in range(each):
+            try:
+                ref.transaction(lambda current: (current or 0) + 1)
+            except Exception as error:  # reported below, with the shells' results
+                failures.append(repr(error))
+
+    workers = [threading.Thread(target=work) for _ in range(threads)]
+    for w in workers:
+        w.start()
+    results = [shell.communicate(script, timeout=300) for shell in shells]
+    for w in workers:
+        w.join()
+    for shell, (out, err) in zip(shells, results):
+        assert shell.returncode == 0, err
+        assert err == ""
+        assert len(out.split()) == lines
+    assert failures == []
+    assert ref.get() == processes * lines + threads * each
+
+
 def test_listen_streams_put_and_patch(ref):
     ref.set({"a": 1})
     events = []
