@@ -214,6 +214,10 @@ final class PersistentConnection: @unchecked Sendable {
         guard !closed, !offlineByUser else { return }
         offlineByUser = true
         if let transport {
+            // Offline now, not when the transport's close comes round (a WebSocket's ends on
+            // its event loop): what follows must queue. Its late notice is ignored.
+            generation += 1
+            transportClosed()
             transport.close()
         } else {
             state = .waiting

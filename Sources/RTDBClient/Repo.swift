@@ -410,7 +410,13 @@ public actor Repo {
                 events = syncTree.applyServerMerge(path, entries)
             }
             raise(events)
-            if !events.isEmpty { transactions.rerun(at: write.path) }
+            // As a user's set or update would: the transactions they overlap end (SET).
+            switch write {
+            case let .set(path, _):
+                transactions.rerun(at: transactions.abort(overlapping: path))
+            case let .update(path, updates):
+                for update in updates { transactions.rerun(at: transactions.abort(overlapping: path.appending(update.path))) }
+            }
         }
     }
 

@@ -41,7 +41,8 @@ final class TransactionQueue: @unchecked Sendable {
         case completed
     }
 
-    final class Entry {
+    /// `@unchecked Sendable`: confined to the Repo's queue with the rest of this queue.
+    final class Entry: @unchecked Sendable {
         let order: Int
         let path: Path
         let update: @Sendable (Node) -> TransactionUpdate
@@ -167,7 +168,11 @@ final class TransactionQueue: @unchecked Sendable {
                 if held > now { continue }  // its timer sends it
             } else if let delay = pause(for: queue, at: root, now: now) {
                 for entry in queue { entry.heldUntil = now + delay }
-                repoQueue.asyncAfter(deadline: .now() + delay) { [weak self] in self?.sendReady() }
+                repoQueue.asyncAfter(deadline: .now() + delay) { [weak self] in
+                    // Due now, whatever the clocks' rounding says.
+                    for entry in queue where entry.heldUntil != nil { entry.heldUntil = 0 }
+                    self?.sendReady()
+                }
                 continue
             }
             sendGroup(queue, at: root)
@@ -279,7 +284,8 @@ final class TransactionQueue: @unchecked Sendable {
         guard !entries.isEmpty else { return changedPath }
         let root = entries.filter { $0.path.contains(changedPath) }.min { $0.path.count < $1.path.count }?.path ?? changedPath
         let queue = entries.filter { root.contains($0.path) }
-        var excluded = Set(queue.map(\.writeID))
+        // Only the ones rerun read past their own results; those sent stay in what they read.
+        var excluded = Set(queue.filter { $0.status == .run }.map(\.writeID))
         for entry in queue {
             switch entry.status {
             case .needsAbort:

@@ -86,7 +86,9 @@ final class TransactionTests: XCTestCase {
         func add(_ node: Node) { lock.withLock { seen.append(JSONWriter.string(node)) } }
     }
 
-    func testContentionRetriesOnTheFreshValue() async throws {
+    /// A client that has seen /c at 0 and went offline, after which another client set it
+    /// to `serverValue`: its next transaction there is certain to be stale once.
+    func offlineWithStaleCache(serverValue: Double) async throws -> (Repo, Repo, Values) {
         let repo = client()
         let other = client()
         try await set(repo, "c", Node(0))
@@ -94,7 +96,12 @@ final class TransactionTests: XCTestCase {
         await assertEventually { values.all == ["0"] }
         await repo.goOffline()
         await assertEventually { await !repo.isConnected }
-        try await set(other, "c", Node(10))
+        try await set(other, "c", Node(serverValue))
+        return (repo, other, values)
+    }
+
+    func testContentionRetriesOnTheFreshValue() async throws {
+        let (repo, other, values) = try await offlineWithStaleCache(serverValue: 10)
         let attempt = Task { try await repo.transaction(Path("c"), increment) }
         // Applied locally at once, on the stale cache.
         await assertEventually { values.all == ["0", "1"] }
@@ -168,14 +175,7 @@ final class TransactionTests: XCTestCase {
     }
 
     func testASetAbortsTheTransactionsItOverlaps() async throws {
-        let repo = client()
-        let other = client()
-        try await set(repo, "c", Node(0))
-        let values = await watch(repo, "c")
-        await assertEventually { values.all == ["0"] }
-        await repo.goOffline()
-        await assertEventually { await !repo.isConnected }
-        try await set(other, "c", Node(5))
+        let (repo, other, values) = try await offlineWithStaleCache(serverValue: 5)
         // The first is sent (queued on the connection), the second waits behind it.
         let first = Task { try await repo.transaction(Path("c"), increment) }
         await assertEventually { values.all == ["0", "1"] }
@@ -297,6 +297,45 @@ final class TransactionTests: XCTestCase {
         }
         // The final value is one more than the last other writer's.
         XCTAssertEqual(result.snapshot, Node(8))
+    }
+
+    /// A transaction queued behind one that was sent reads that one's result, also when new
+    /// server data elsewhere makes it run again (as the official clients: only the
+    /// transactions rerun are left out of what they read).
+    func testARerunKeepsReadingTheResultOfTheOneSentBeforeIt() async throws {
+        let repo = Repo(connector: { _, _ in
+            let (client, server) = InProcessTransport.pair()
+            server.start(onMessage: { message in
+                guard case .request(let id, let request) = message else { return }
+                switch request {
+                case .listen(let path, _, _, _) where path == Path("x"):
+                    // New data elsewhere, as a merge at the root: it reruns what waits.
+                    server.send(.push(.merge(path: .root, data: [Update(Path("x"), Node(1))], tag: nil)))
+                    server.send(.response(id: id, .ok))
+                case .listen(let path, _, _, _):
+                    server.send(.push(.data(path: path, data: Node(0), tag: nil)))
+                    server.send(.response(id: id, .ok))
+                case .put(_, _, .some):
+                    break  // never answered: the first stays sent
+                default:
+                    server.send(.response(id: id, .ok))
+                }
+            }, onClose: {})
+            server.send(.handshake(Handshake(timestamp: Int64(Date().timeIntervalSince1970 * 1000), host: "", sessionID: "s")))
+            return client
+        }, reconnect: .never)
+        repos.append(repo)
+        let values = await watch(repo, "c")
+        await assertEventually { values.all == ["0"] }
+        let first = await repo.startTransaction(Path("c"), increment)
+        let second = await repo.startTransaction(Path("c"), increment)
+        let x = await watch(repo, "x")
+        await assertEventually { x.all == ["1"] }
+        XCTAssertEqual(values.all, ["0", "1", "2"])
+        XCTAssertNil(first.current)
+        XCTAssertNil(second.current)
+        // Closed while the watches' owners still live: the transactions end and revert.
+        await repo.close()
     }
 
     final class Counter: @unchecked Sendable {
