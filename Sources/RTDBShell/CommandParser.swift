@@ -189,16 +189,6 @@ public enum CommandParser {
         }
     }
 
-    static func online(_ args: Arguments, cwd: Path) throws -> Command {
-        try args.expect(0...0)
-        return .online
-    }
-
-    static func offline(_ args: Arguments, cwd: Path) throws -> Command {
-        try args.expect(0...0)
-        return .offline
-    }
-
     static func keepsynced(_ args: Arguments, cwd: Path) throws -> Command {
         if args.positional.isEmpty { return .keepSynced(nil, on: true) }
         try args.expect(2...2, usage: "keepsynced needs a path and on or off")
@@ -211,19 +201,9 @@ public enum CommandParser {
         }
     }
 
-    static func status(_ args: Arguments, cwd: Path) throws -> Command {
-        try args.expect(0...0)
-        return .status
-    }
-
     static func cd(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(0...1)
         return .cd(try args.path(0, cwd: cwd, writing: false) ?? .root)
-    }
-
-    static func pwd(_ args: Arguments, cwd: Path) throws -> Command {
-        try args.expect(0...0)
-        return .pwd
     }
 
     static func help(_ args: Arguments, cwd: Path) throws -> Command {
@@ -239,14 +219,12 @@ public enum CommandParser {
         return .help(nil)
     }
 
-    static func history(_ args: Arguments, cwd: Path) throws -> Command {
-        try args.expect(0...0)
-        return .history
-    }
-
-    static func exit(_ args: Arguments, cwd: Path) throws -> Command {
-        try args.expect(0...0)
-        return .exit
+    /// The builder of a command that takes no arguments.
+    static func bare(_ command: Command) -> @Sendable (Arguments, Path) throws -> Command {
+        { args, _ in
+            try args.expect(0...0)
+            return command
+        }
     }
 
     /// Resolves a path word against `cwd`: absolute, or relative with `.` and `..`.

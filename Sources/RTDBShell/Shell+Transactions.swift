@@ -42,7 +42,7 @@ extension Shell {
         }
         let outcome: Result<TransactionResult, Error>
         do {
-            outcome = .success(try await done.value())
+            outcome = .success(try await end(of: done))
         } catch is CancellationError {
             // Ctrl-C stops the waiting; the transaction goes on, its outcome printed when it comes.
             if let late = options.backgroundOutput { Shell.printWhenResolved(done, at: path, log: log, late: late) }
@@ -60,7 +60,7 @@ extension Shell {
         while let queued = queuedTransactions.first {
             let result: Result<TransactionResult, Error>
             do {
-                result = .success(try await queued.done.value())
+                result = .success(try await end(of: queued.done))
             } catch is CancellationError {
                 throw ShellError("still running: \(queuedTransactions.count) queued transaction\(queuedTransactions.count == 1 ? "" : "s") not ended yet")
             } catch {
@@ -77,6 +77,17 @@ extension Shell {
             }
         }
         return outcome
+    }
+
+    /// Waits for a transaction's end: at a terminal until Ctrl-C, in a script (nobody to
+    /// press it) at most `readTimeout`, then an error; the transaction goes on meanwhile.
+    private func end(of done: OneShot<TransactionResult>) async throws -> TransactionResult {
+        guard !options.waitForWrites else { return try await done.value() }
+        do {
+            return try await withTimeout(readTimeout) { try await done.value() }
+        } catch is TimeoutError {
+            throw ShellError("the transaction did not end within \(Int(readTimeout)) seconds: the server does not answer; it is still queued")
+        }
     }
 
     /// Prints a transaction's end: the attempts when asked, then the committed value, or

@@ -164,7 +164,7 @@ public final class Shell {
             return try await reportQueuedTransactions()
         case .offline:
             await repo.goOffline()
-            output.write(parsed.json ? "" : "offline: writes queue until 'online'\n")
+            output.writeError("offline: writes queue until 'online'\n")
         case let .keepSynced(path, on):
             if let path {
                 do { try await repo.keepSynced(path, on) } catch let error as DatabaseError { throw ShellError("\(error)") }

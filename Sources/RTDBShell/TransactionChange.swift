@@ -43,13 +43,14 @@ public enum TransactionChange: Equatable, Sendable {
     }
 
     /// The index after a list's last one; nil when the value is not a list (children keyed
-    /// 0, 1, … as the database stores arrays, possibly with holes).
+    /// 0, 1, … as the database stores arrays, possibly with holes; an index is a 32-bit
+    /// integer, as the database's array keys are, so the next one cannot overflow).
     private static func nextIndex(_ node: Node) -> Int? {
         guard !node.isLeaf else { return nil }
         var last = -1
         for (key, _) in node.children {
-            guard let index = Int(key.name), index >= 0, String(index) == key.name else { return nil }
-            last = max(last, index)
+            guard let index = Int32(key.name), index >= 0, String(index) == key.name else { return nil }
+            last = max(last, Int(index))
         }
         return last + 1
     }

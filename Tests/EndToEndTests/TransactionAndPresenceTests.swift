@@ -97,7 +97,7 @@ final class TransactionAndPresenceTests: XCTestCase {
         let watcher = try start(["--url", url, "watch", "/log", "--events", "child_added", "--json"])
         let shell = try start(["--url", url])
         shell.input.write(Data("keepsynced /counter on\nget /counter\noffline\n".utf8))
-        XCTAssertTrue(shell.stdout.waitFor("offline: writes queue until 'online'\n"))
+        XCTAssertTrue(shell.stderr.waitFor("offline: writes queue until 'online'\n"))
         shell.input.write(Data("""
         set /log/a 1
         tx /counter '$ * 2'
@@ -111,13 +111,17 @@ final class TransactionAndPresenceTests: XCTestCase {
         try shell.input.close()
         shell.process.waitUntilExit()
         XCTAssertEqual(shell.process.terminationStatus, 0, shell.stderr.text())
-        XCTAssertEqual(shell.stderr.text(), "offline: the transaction is queued; 'online' sends it and prints its outcome\n")
+        XCTAssertEqual(shell.stderr.text(), """
+        offline: writes queue until 'online'
+        offline: the transaction is queued; 'online' sends it and prints its outcome
+
+        """)
         let out = shell.stdout.text().split(separator: "\n")
-        XCTAssertEqual(out.count, 5, shell.stdout.text())
-        guard out.count == 5 else { return }
-        XCTAssertEqual(Array(out[0...1]), ["10", "offline: writes queue until 'online'"])
-        let pushed = String(out[2])  // the push key
-        XCTAssertEqual(Array(out[3...]), ["100", "100"])
+        XCTAssertEqual(out.count, 4, shell.stdout.text())
+        guard out.count == 4 else { return }
+        XCTAssertEqual(out[0], "10")
+        let pushed = String(out[1])  // the push key
+        XCTAssertEqual(Array(out[2...]), ["100", "100"])
         XCTAssertTrue(watcher.stdout.waitFor(pushed))
         watcher.interrupt()
         XCTAssertEqual(events(watcher.stdout.text()), ["child_added a", "child_added b", "child_added c", "child_added \(pushed)"])

@@ -115,8 +115,9 @@ final class ClientCommandTests: XCTestCase {
         XCTAssertEqual(outcomes, [.ok, .ok, .ok, .ok, .ok, .failed, .ok, .ok, .ok])
         // Shown at once on the cached 41; committed on the server's 100, reported by 'online'.
         // The abort needs no server: reported at once.
-        XCTAssertEqual(output.stdout, "41\noffline: writes queue until 'online'\nnull\n42\n101\n101\n")
+        XCTAssertEqual(output.stdout, "41\nnull\n42\n101\n101\n")
         XCTAssertEqual(output.stderr, """
+        offline: writes queue until 'online'
         offline: the transaction is queued; 'online' sends it and prints its outcome
         error: aborted: no; the value stays
         attempt 1: 41 -> 42
@@ -126,6 +127,15 @@ final class ClientCommandTests: XCTestCase {
         XCTAssertEqual(database.value(at: Path("n")), Node(101))
     }
 
+    /// A list key past the 32-bit index range makes the value no list to append to.
+    @MainActor
+    func testAppendRefusesAKeyBeyondTheIndexRange() async throws {
+        try await write("list", Node(json: .object([("0", .string("a")), ("9223372036854775807", .string("b"))])))
+        let outcomes = await run("tx /list --append c")
+        XCTAssertEqual(outcomes, [.failed])
+        XCTAssertEqual(output.stderr, "error: line 1: cannot append to /list: it holds {\"0\":\"a\",\"9223372036854775807\":\"b\"}, not a list\n")
+    }
+
     /// A script that ends offline says at once that its queued writes were never sent.
     @MainActor
     func testAScriptEndingOfflineSaysItsWritesWereNeverSent() async {
@@ -133,7 +143,7 @@ final class ClientCommandTests: XCTestCase {
         XCTAssertEqual(outcomes, [.ok, .ok, .ok])
         let acknowledged = await shell.finishWrites(timeout: 30)
         XCTAssertFalse(acknowledged)
-        XCTAssertEqual(output.stderr, "error: 2 writes were never sent: the connection is offline by 'offline' ('online' sends what is queued); they are lost\n")
+        XCTAssertEqual(output.stderr, "offline: writes queue until 'online'\nerror: 2 writes were never sent: the connection is offline by 'offline' ('online' sends what is queued); they are lost\n")
     }
 
     @MainActor
@@ -254,7 +264,6 @@ final class ClientCommandTests: XCTestCase {
         watches       none in the background
         keepsynced    /config
         ondisconnect  0 writes
-        offline: writes queue until 'online'
         {"location":"embedded database in /tmp/db","online":false,"offlineByChoice":true,"serverTimeOffset":0,"credential":"none","pendingWrites":0,"pendingTransactions":0,"backgroundWatches":[],"keptSynced":["/config"],"onDisconnectWrites":0}
 
         """)
