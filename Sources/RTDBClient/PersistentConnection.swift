@@ -146,7 +146,8 @@ final class PersistentConnection: @unchecked Sendable {
                 guard let self, let entry = outstanding.removeValue(forKey: id) else { return }
                 entry.completion(.error(.disconnected, DatabaseError.offline.message))
             }
-            queue.asyncAfter(deadline: .now() + offlineReadTimeout, execute: deadline)
+            // Offline by goOffline, no connection is coming: no point in waiting.
+            queue.asyncAfter(deadline: .now() + (offlineByUser ? 0 : offlineReadTimeout), execute: deadline)
             entry.offlineDeadline = deadline
         }
         outstanding[id] = entry

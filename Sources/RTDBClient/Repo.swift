@@ -161,8 +161,11 @@ public actor Repo {
     /// Why the server ended the connection for good, if it did.
     public var shutdownReason: String? { connection.shutdownReason }
     public var serverTimeOffset: Double { connection.serverTimeOffset }
-    /// How long a read made while offline waits for a connection before failing.
-    public var offlineReadTimeout: TimeInterval { connection.offlineReadTimeout }
+    /// How long a read made while offline waits for a connection before failing. Offline by
+    /// `goOffline`, no connection is coming: only long enough for cached data to be delivered.
+    public var offlineReadTimeout: TimeInterval {
+        connection.offlineByUser ? min(0.05, connection.offlineReadTimeout) : connection.offlineReadTimeout
+    }
 
     public func setOfflineReadTimeout(_ seconds: TimeInterval) {
         connection.offlineReadTimeout = seconds

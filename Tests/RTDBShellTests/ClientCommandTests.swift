@@ -136,6 +136,16 @@ final class ClientCommandTests: XCTestCase {
         XCTAssertEqual(output.stderr, "error: line 1: cannot append to /list: it holds {\"0\":\"a\",\"9223372036854775807\":\"b\"}, not a list\n")
     }
 
+    /// After 'offline' a read answers from the cache, or fails at once: no connection is coming.
+    @MainActor
+    func testOfflineReadsAnswerFromTheCacheOrFailAtOnce() async throws {
+        try await write("config", Node(json: .object([("mode", .string("dark"))])))
+        let outcomes = await run("keepsynced /config on\nget /config\noffline\nget /config/mode\nget /other\nonline\nget /other")
+        XCTAssertEqual(outcomes, [.ok, .ok, .ok, .ok, .failed, .ok, .ok])
+        XCTAssertEqual(output.stdout, "{\"mode\":\"dark\"}\n\"dark\"\nnull\n")
+        XCTAssertEqual(output.stderr, "offline: writes queue until 'online'\nerror: line 5: DISCONNECTED: Client is offline.\n")
+    }
+
     /// A script that ends offline says at once that its queued writes were never sent.
     @MainActor
     func testAScriptEndingOfflineSaysItsWritesWereNeverSent() async {
