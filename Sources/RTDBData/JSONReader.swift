@@ -20,10 +20,15 @@ public struct JSONReader {
         /// Salvage only: read the tokens `inf`, `-inf` and `nan` (which no JSON has, but which
         /// older versions could write) as null, so the value is left out.
         public var dropNonFiniteNumbers = false
-        public init(base: Path = .root, allowServerValues: Bool = true, dropNonFiniteNumbers: Bool = false) {
+        /// The shell's shorthands: `now()` and `increment(N)` wherever a value may stand, read as
+        /// the server values they name. Not JSON: only for what a person types.
+        public var serverValueCalls = false
+        public init(base: Path = .root, allowServerValues: Bool = true, dropNonFiniteNumbers: Bool = false,
+                    serverValueCalls: Bool = false) {
             self.base = base
             self.allowServerValues = allowServerValues
             self.dropNonFiniteNumbers = dropNonFiniteNumbers
+            self.serverValueCalls = serverValueCalls
         }
     }
 
@@ -47,13 +52,14 @@ public struct JSONReader {
 
     /// Parses the body of a multi-path update: an object whose keys are relative paths.
     /// Returns the entries in document order, each validated against `base` + its path.
-    public static func parseUpdate(_ text: String, base: Path = .root) throws -> [(Path, Node)] {
+    public static func parseUpdate(_ text: String, base: Path = .root, serverValueCalls: Bool = false) throws -> [(Path, Node)] {
         var text = text
-        return try text.withUTF8 { try parseUpdate(bytes: $0, base: base) }
+        return try text.withUTF8 { try parseUpdate(bytes: $0, base: base, serverValueCalls: serverValueCalls) }
     }
 
-    public static func parseUpdate(bytes: UnsafeBufferPointer<UInt8>, base: Path = .root) throws -> [(Path, Node)] {
-        var reader = Cursor(bytes: bytes, options: Options(base: base))
+    public static func parseUpdate(bytes: UnsafeBufferPointer<UInt8>, base: Path = .root,
+                                   serverValueCalls: Bool = false) throws -> [(Path, Node)] {
+        var reader = Cursor(bytes: bytes, options: Options(base: base, serverValueCalls: serverValueCalls))
         reader.skipWhitespace()
         let entries = try reader.readUpdateObject(base: base)
         reader.skipWhitespace()
@@ -150,6 +156,10 @@ public struct JSONReader {
                 return Node(.string(s))
             case UInt8(ascii: "t"): try literal("true"); return Node(.bool(true))
             case UInt8(ascii: "f"): try literal("false"); return Node(.bool(false))
+            case UInt8(ascii: "n") where options.serverValueCalls && starts(with: "now"):
+                return try readServerValueCall()
+            case UInt8(ascii: "i") where options.serverValueCalls:
+                return try readServerValueCall()
             case UInt8(ascii: "n"): try literal("null"); return .empty
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 return Node(.number(try readNumber()))
@@ -159,6 +169,37 @@ public struct JSONReader {
                 }
                 throw error("expected a value, found \(describeCurrent())")
             }
+        }
+
+        func starts(with word: String) -> Bool {
+            let n = word.utf8.count
+            return index + n <= bytes.count && word.utf8.elementsEqual(UnsafeBufferPointer(rebasing: bytes[index..<(index + n)]))
+        }
+
+        /// `now()` or `increment(N)`, spaces allowed inside the parentheses.
+        mutating func readServerValueCall() throws -> Node {
+            guard options.allowServerValues else { throw error("expected a value, found \(describeCurrent())") }
+            let isNow = starts(with: "now")
+            guard isNow || starts(with: "increment") else {
+                throw error("expected a value, found \(describeCurrent())")
+            }
+            index += isNow ? 3 : 9
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "(") else {
+                throw error(isNow ? "expected '(' after now, as in now()" : "expected '(' after increment, as in increment(1)")
+            }
+            index += 1
+            skipWhitespace()
+            if isNow {
+                try expect(UInt8(ascii: ")"), "')': now() takes nothing")
+                return Node(.serverValue(.timestamp))
+            }
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "-") || (0x30...0x39).contains(bytes[index]) else {
+                throw error("increment needs a number, as in increment(1)")
+            }
+            let delta = try readNumber()
+            try expect(UInt8(ascii: ")"), "')' after the number of increment(N)")
+            return Node(.serverValue(.increment(delta)))
         }
 
         /// Moves past `inf`, `-inf` or `nan` when one starts here.

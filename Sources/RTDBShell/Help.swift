@@ -21,7 +21,8 @@ public enum Help {
 
         Paths are absolute (/users/ada) or relative to the current path (ada/name, .., .).
         Values are JSON; a bare word that is not JSON is a string; @FILE reads a JSON file;
-        now() is the server's timestamp and increment(N) adds N on the server.
+        now() is the server's timestamp and increment(N) adds N on the server, as the
+        whole value or anywhere inside one ({"text": "hi", "at": now()}).
         Every command accepts --json for compact JSON output. 'help COMMAND' explains one.
 
         """

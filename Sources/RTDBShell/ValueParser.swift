@@ -3,7 +3,8 @@ import RTDBData
 import RTDBProtocol
 
 /// Turns a value token into a `Node`: JSON, a bare word (a string), 'literal text',
-/// `@file.json`, or the server value shorthands `now()` and `increment(N)`.
+/// `@file.json`, and the server value shorthands `now()` and `increment(N)`, alone or
+/// anywhere inside a typed value (not in files, which are JSON).
 enum ValueParser {
     /// The largest value one command may write (the official clients' limit per write).
     static let maxWriteBytes = 16 * 1024 * 1024
@@ -17,14 +18,7 @@ enum ValueParser {
         case .word:
             let text = token.text
             if text.hasPrefix("@") { return try parseFile(String(text.dropFirst()), token: token) { try JSONReader.parse($0, options: .init(base: base)) } }
-            if text == "now()" { return Node(.serverValue(.timestamp)) }
-            if text.hasPrefix("increment(") && text.hasSuffix(")") {
-                let inner = text.dropFirst("increment(".count).dropLast()
-                guard let n = Double(inner), n.isFinite else {
-                    throw ShellError("increment needs a number, as in increment(1)", column: token.column)
-                }
-                return Node(.serverValue(.increment(n)))
-            }
+            if text.hasPrefix("now(") || text.hasPrefix("increment(") { return try parseJSON(text, token: token, base: base) }
             if ["NaN", "Infinity", "-Infinity", "+Infinity", "inf", "-inf", "nan"].contains(text) {
                 throw ShellError("\(text) is not a valid value: numbers must be finite", column: token.column)
             }
@@ -42,7 +36,7 @@ enum ValueParser {
         } else if token.kind == .json {
             guard token.text.utf8.count <= maxWriteBytes else { throw tooLarge(token.text.utf8.count, token) }
             do {
-                entries = try JSONReader.parseUpdate(token.text, base: base)
+                entries = try JSONReader.parseUpdate(token.text, base: base, serverValueCalls: true)
             } catch let e as JSONParseError {
                 throw ShellError(e.message, column: token.column + characterOffset(token.text, byte: e.offset))
             }
@@ -84,7 +78,7 @@ enum ValueParser {
     private static func parseJSON(_ text: String, token: Token, base: Path) throws -> Node {
         guard text.utf8.count <= maxWriteBytes else { throw tooLarge(text.utf8.count, token) }
         do {
-            return try JSONReader.parse(text, options: .init(base: base))
+            return try JSONReader.parse(text, options: .init(base: base, serverValueCalls: true))
         } catch let e as JSONParseError {
             throw ShellError(e.message, column: token.column + characterOffset(text, byte: e.offset))
         }

@@ -40,13 +40,32 @@ final class ParserTests: XCTestCase {
         XCTAssertEqual(try parse("set /a 1 --priority=high"), .set(Path("a"), Node(.number(1), priority: .string("high"))))
     }
 
+    /// now() and increment(N) stand wherever a value may, in set, push, update and
+    /// ondisconnect; JSON read from elsewhere (files, the network) never has them.
+    func testServerValueShorthandsInsideValues() throws {
+        let stamp = Node(.serverValue(.timestamp))
+        let message = Node.empty.updatingChild(ChildKey("text"), Node("hello")).updatingChild(ChildKey("at"), stamp)
+        XCTAssertEqual(try parse(#"push /messages {"text": "hello", "at": now()}"#), .push(Path("messages"), message))
+        let nested = Node.empty.updatingChild(ChildKey("a"), Node.empty.updatingChild(ChildKey("n"), Node(.serverValue(.increment(2.5)))))
+        XCTAssertEqual(try parse(#"set /x {"a": {"n": increment( 2.5 )}}"#), .set(Path("x"), nested))
+        XCTAssertEqual(try parse("set /x [now(), 1]"), .set(Path("x"), Node.empty.updatingChild(ChildKey("0"), stamp).updatingChild(ChildKey("1"), Node(1))))
+        XCTAssertEqual(try parse(#"update /u {"seen": now(), "visits": increment(1)}"#),
+                       .update(Path("u"), [Update(Path("seen"), stamp), Update(Path("visits"), Node(.serverValue(.increment(1))))]))
+        XCTAssertEqual(try parse(#"ondisconnect /s set {"state": "away", "at": now()}"#),
+                       .onDisconnect(.set(Path("s"), Node.empty.updatingChild(ChildKey("state"), Node("away")).updatingChild(ChildKey("at"), stamp))))
+        XCTAssertThrowsError(try JSONReader.parse(#"{"at": now()}"#))
+    }
+
     func testValueErrorsPointIntoTheJSON() {
         XCTAssertEqual(error(#"set /a {"x": }"#), ShellError("expected a value, found '}'", column: 13))
         XCTAssertEqual(error(#"set /a {"é": 1,}"#), ShellError("expected a key in double quotes, found '}'", column: 15))
         XCTAssertEqual(error("set /a NaN"), ShellError("NaN is not a valid value: numbers must be finite", column: 7))
         XCTAssertEqual(error("set /a 1e999")?.message, "number 1e999 is out of range: numbers must be finite doubles")
         XCTAssertEqual(error("set /a 12abc")?.column, 9)
-        XCTAssertEqual(error("set /a increment(x)"), ShellError("increment needs a number, as in increment(1)", column: 7))
+        XCTAssertEqual(error("set /a increment(x)"), ShellError("increment needs a number, as in increment(1)", column: 17))
+        XCTAssertEqual(error(#"set /a {"at": now(1)}"#), ShellError("expected ')': now() takes nothing, found '1'", column: 18))
+        XCTAssertEqual(error(#"set /a {"at": nowish}"#), ShellError("expected '(' after now, as in now()", column: 17))
+        XCTAssertEqual(error(#"set /a {"n": increment(1}"#), ShellError("expected ')' after the number of increment(N), found '}'", column: 24))
         XCTAssertEqual(error(#"set /a {"b.c": 1}"#)?.column, 8)
         XCTAssertEqual(error("set /a 1 --priority true"), ShellError("a priority must be a number, a string or null", column: 20))
     }
