@@ -15,7 +15,7 @@ _rtdb() {
     prev=${COMP_WORDS[COMP_CWORD-1]}
     cword=$COMP_CWORD
     local commands="get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status cd pwd help history exit quit serve completions"
-    local options="--data --url --emulator --ns --cacert -c --keep-going --no-color --recover --help -h"
+    local options="--data --url --emulator --ns --cacert -c --keep-going --json --no-color --recover --help -h"
 
     local i data="" cmd="" cmdi=0
     for ((i = 1; i < cword; i++)); do
@@ -40,7 +40,7 @@ _rtdb() {
         return
     fi
     if [[ $cur == -* ]]; then
-        local flags="--json"
+        local flags="--json --no-color"
         case $cmd in
             serve) flags="--host --port --data --tls-cert --tls-key --allow-origin --allow-host --request-timeout --recover --help -h" ;;
             get) flags+=" --shallow --export" ;;

@@ -24,6 +24,7 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l ns -x -d 'the
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l cacert -r -F -d 'trust the certificates in this PEM file (wss://, https://)'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -s c -x -d 'run COMMAND and exit'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l keep-going -d 'run the remaining lines after an error'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l json -d 'every command'\''s output as compact JSON'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l no-color -d 'no colour'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l recover -d 'salvage a damaged embedded database and exit'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l help -s h -d 'show help'

@@ -34,4 +34,5 @@ public enum Command: Equatable, Sendable {
 public struct ParsedLine: Equatable, Sendable {
     public var command: Command
     public var json: Bool
+    public var noColor = false
 }

@@ -23,7 +23,7 @@ public enum CommandParser {
         var args = Arguments(spec: spec, command: first)
         try args.split(Array(tokens.dropFirst()))
         let command = try spec.build(args, cwd)
-        return ParsedLine(command: command, json: args.has("--json"))
+        return ParsedLine(command: command, json: args.has("--json"), noColor: args.has("--no-color"))
     }
 
     // One builder per command, named in its `CommandSpec` entry: it checks the arguments and

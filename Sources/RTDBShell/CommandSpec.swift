@@ -59,6 +59,7 @@ public struct CommandSpec: Sendable {
     /// Flags every command accepts.
     public static let commonFlags: [Flag] = [
         Flag(name: "--json", value: nil, help: "compact JSON output, no colour (for programs)"),
+        Flag(name: "--no-color", value: nil, help: "no colour, even on a terminal"),
     ]
 
     public var allFlags: [Flag] { flags + CommandSpec.commonFlags }

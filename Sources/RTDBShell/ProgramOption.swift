@@ -39,6 +39,7 @@ public struct ProgramOption: Sendable {
         ProgramOption("--cacert", .file, "trust the certificates in this PEM file (wss://, https://)"),
         ProgramOption("-c", .text("COMMAND"), "run COMMAND and exit", repeatable: true),
         ProgramOption("--keep-going", "run the remaining lines after an error"),
+        ProgramOption("--json", "every command's output as compact JSON"),
         ProgramOption("--no-color", "no colour"),
         ProgramOption("--recover", "salvage a damaged embedded database and exit"),
         ProgramOption("--help", short: "-h", "show help"),

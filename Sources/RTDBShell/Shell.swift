@@ -21,6 +21,8 @@ public final class Shell {
         public var waitForWrites = true
         /// Output for a person (pretty, coloured) unless a command says --json.
         public var renderer = Renderer.machine
+        /// `rtdb --json`: every command's output as compact JSON, as if each said --json.
+        public var json = false
         /// Asks a yes/no question on the terminal; nil when there is nobody to ask.
         public var confirm: ((String) -> Bool)? = nil
         /// Prints a line while the user may be typing (above the prompt); nil when the shell
@@ -104,7 +106,10 @@ public final class Shell {
     // MARK: Commands
 
     func execute(_ parsed: ParsedLine, source: String?, lineNumber: Int) async throws -> Outcome {
-        let renderer = parsed.json ? Renderer.machine : options.renderer
+        // Output flags of the program (for every line) or of this line.
+        let json = parsed.json || options.json
+        var renderer = json ? Renderer.machine : options.renderer
+        if parsed.noColor { renderer.color = false }
         switch parsed.command {
         case let .get(path, shallow, export):
             let value = try await read(path)
@@ -118,7 +123,7 @@ public final class Shell {
         case .cd(let path):
             cwd = path
         case .pwd:
-            output.write(parsed.json ? JSONWriter.string(Node(.string(cwd.description))) + "\n" : cwd.description + "\n")
+            output.write(json ? JSONWriter.string(Node(.string(cwd.description))) + "\n" : cwd.description + "\n")
         case let .set(path, value):
             try await finish(repo.set(path, value), source: source, line: lineNumber)
         case let .update(path, updates):
@@ -127,20 +132,20 @@ public final class Shell {
             let write = try await repo.push(path, value ?? .empty)
             try await finish(write, source: source, line: lineNumber)
             let key = write.key ?? ""
-            output.write(parsed.json ? JSONWriter.string(Node(.string(key))) + "\n" : key + "\n")
+            output.write(json ? JSONWriter.string(Node(.string(key))) + "\n" : key + "\n")
         case let .remove(path, force):
             if !force, try await !confirmRemoval(path) { return .failed }
             try await finish(repo.set(path, .empty), source: source, line: lineNumber)
         case let .priority(path, priority):
             try await finish(repo.setPriority(path, priority), source: source, line: lineNumber)
         case let .query(query, watch, events, background):
-            if watch { return try await runWatch(query, events: events, background: background, json: parsed.json) }
+            if watch { return try await runWatch(query, events: events, background: background, json: json, renderer: renderer) }
             let value = try await readQuery(query)
             output.write(renderer.queryResult(value, index: query.params.index))
         case let .watch(query, events, background):
-            return try await runWatch(query, events: events, background: background, json: parsed.json)
+            return try await runWatch(query, events: events, background: background, json: json, renderer: renderer)
         case .watches:
-            if backgroundWatches.isEmpty { output.write(parsed.json ? "[]\n" : "no background watches\n") }
+            if backgroundWatches.isEmpty { output.write(json ? "[]\n" : "no background watches\n") }
             for watch in backgroundWatches {
                 let query = watch.query.params.isDefault ? "" : " \(watch.query.identifier)"
                 let events = watch.events.count == EventType.allCases.count ? "all events" : watch.events.map(\.rawValue).sorted().joined(separator: ",")
@@ -152,10 +157,10 @@ public final class Shell {
             for watch in stopping { await repo.unlisten(watch.query, watch.registration) }
             backgroundWatches.removeAll { w in stopping.contains { $0 === w } }
         case let .tx(path, change, verbose):
-            return try await runTransaction(path, change, verbose: verbose, renderer: renderer, json: parsed.json,
+            return try await runTransaction(path, change, verbose: verbose, renderer: renderer, json: json,
                                             source: source, lineNumber: lineNumber)
         case .onDisconnect(let action):
-            try await onDisconnect(action, json: parsed.json)
+            try await onDisconnect(action, json: json)
         case .online:
             await repo.goOnline()
             if try await !connected(within: 5) {
@@ -170,14 +175,14 @@ public final class Shell {
                 do { try await repo.keepSynced(path, on) } catch let error as DatabaseError { throw ShellError("\(error)") }
             } else {
                 let paths = await repo.keptSyncedPaths
-                if parsed.json {
+                if json {
                     output.write(JSONWriter.string(Node(json: .array(paths.map { .string($0.description) }))) + "\n")
                 } else {
                     output.write(paths.isEmpty ? "no kept-synced paths\n" : paths.map { "\($0)\n" }.joined())
                 }
             }
         case .status:
-            await printStatus(json: parsed.json)
+            await printStatus(json: json)
         case .help(let topic):
             output.write(topic.map(Help.command) ?? Help.overview())
         case .history:
@@ -307,8 +312,9 @@ public final class Shell {
 
     /// A watch in the foreground (until the task is cancelled: Ctrl-C) or, on the terminal,
     /// in the background.
-    private func runWatch(_ query: QuerySpec, events: Set<EventType>, background: Bool, json: Bool) async throws -> Outcome {
-        let formatter = EventFormatter(json: json || !options.renderer.pretty, color: options.renderer.color && !json)
+    private func runWatch(_ query: QuerySpec, events: Set<EventType>, background: Bool, json: Bool,
+                          renderer: Renderer) async throws -> Outcome {
+        let formatter = EventFormatter(json: json || !renderer.pretty, color: renderer.color && !json)
         if background {
             guard let print = options.backgroundOutput else {
                 throw ShellError("background watches need the interactive shell; run watch without --bg here")

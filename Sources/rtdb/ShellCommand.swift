@@ -13,7 +13,7 @@ struct ShellCommand: AsyncParsableCommand {
         commandName: "shell",
         abstract: "An interactive shell for realtime JSON databases.",
         usage: """
-        rtdb [--data <DIR> | --url <URL> | --emulator <HOST:PORT> [--ns <NAME>]] [-c <COMMAND> ...] [--keep-going] [--no-color] [<COMMAND> ...]
+        rtdb [--data <DIR> | --url <URL> | --emulator <HOST:PORT> [--ns <NAME>]] [-c <COMMAND> ...] [--keep-going] [--json] [--no-color] [<COMMAND> ...]
           rtdb serve [<options>]
           rtdb completions bash|zsh|fish
         """,
@@ -63,6 +63,9 @@ struct ShellCommand: AsyncParsableCommand {
     @Flag(name: .customLong("no-color"), help: "No colour, even on a terminal (also: NO_COLOR set).")
     var noColor = false
 
+    @Flag(name: .long, help: "Every command's output as compact JSON, as if each said --json.")
+    var json = false
+
     @Flag(name: .long, help: "Salvage a damaged embedded database: keep every record that can be read, move the damaged files aside, say what was lost, and exit.")
     var recover = false
 
@@ -70,7 +73,7 @@ struct ShellCommand: AsyncParsableCommand {
     var words: [String] = []
 
     /// The short usage after a usage error of the shell's own.
-    static let usageLine = "Usage: rtdb [--data DIR] [-c COMMAND ...] [--keep-going] [--no-color] [COMMAND ...]\nSee 'rtdb --help'.\n"
+    static let usageLine = "Usage: rtdb [--data DIR] [-c COMMAND ...] [--keep-going] [--json] [--no-color] [COMMAND ...]\nSee 'rtdb --help'.\n"
 
     func run() async throws {
         // ArgumentParser leaves a help flag to the pass-through argument; only the first word is one.
@@ -116,6 +119,7 @@ struct ShellCommand: AsyncParsableCommand {
         let color = stdoutIsTerminal && !noColor && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
         var options = Shell.Options()
         options.renderer = stdoutIsTerminal ? Renderer(pretty: true, color: color) : .machine
+        options.json = json
         options.location = connection is EmbeddedDatabase ? "embedded database in \(connection.location)" : connection.location
         options.credential = connection.credential
         let output = StandardOutput()

@@ -92,6 +92,19 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(try rtdb(["get", "/"]).stdout, "null\n")
     }
 
+    /// --json and --no-color before the command, after it, with -c and for a whole script.
+    func testOutputFlagsWorkOnEitherSideOfTheCommand() throws {
+        for args in [["--json", "pwd"], ["pwd", "--json"], ["--json", "-c", "pwd"], ["--json", "--no-color", "pwd"], ["pwd", "--no-color", "--json"]] {
+            let result = try rtdb(args)
+            XCTAssertEqual(result.status, 0, "\(args): \(result.stderr)")
+            XCTAssertEqual(result.stdout, "\"/\"\n", "\(args)")
+        }
+        let script = try rtdb(["--json"], input: "pwd\ncd /a\npwd\n")
+        XCTAssertEqual(script.stdout, "\"/\"\n\"/a\"\n")
+        let plain = try rtdb(["pwd", "--no-color"])
+        XCTAssertEqual(plain.stdout, "/\n")
+    }
+
     func testDataFolderInUse() throws {
         // A script that holds the folder open while waiting on its standard input.
         let holder = Process()
