@@ -23,6 +23,7 @@ public enum Command: Equatable, Sendable {
     /// nil: list the kept-synced paths.
     case keepSynced(Path?, on: Bool)
     case status
+    case sleep(seconds: Double)
     case cd(Path)
     case pwd
     case help(String?)

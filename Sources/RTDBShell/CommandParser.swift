@@ -219,6 +219,15 @@ public enum CommandParser {
         return .help(nil)
     }
 
+    static func sleep(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(1...1, usage: "sleep needs a duration, as in sleep 500ms")
+        let word = args.positional[0]
+        guard let seconds = DurationWord.seconds(word.text) else {
+            throw ShellError("'\(word.text.prefix(40))' is not a duration: use 500ms, 2s, 1.5m or 1h (at most a day)", column: word.column)
+        }
+        return .sleep(seconds: seconds)
+    }
+
     /// The builder of a command that takes no arguments.
     static func bare(_ command: Command) -> @Sendable (Arguments, Path) throws -> Command {
         { args, _ in

@@ -42,6 +42,7 @@ public struct ProgramOption: Sendable {
         ProgramOption("--json", "every command's output as compact JSON"),
         ProgramOption("--no-color", "no colour"),
         ProgramOption("--recover", "salvage a damaged embedded database and exit"),
+        ProgramOption("--version", "print the version and exit"),
         ProgramOption("--help", short: "-h", "show help"),
     ]
 

@@ -183,6 +183,8 @@ public final class Shell {
             }
         case .status:
             await printStatus(json: json)
+        case .sleep(let seconds):
+            try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
         case .help(let topic):
             output.write(topic.map(Help.command) ?? Help.overview())
         case .history:

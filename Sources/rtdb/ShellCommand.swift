@@ -66,6 +66,9 @@ struct ShellCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Every command's output as compact JSON, as if each said --json.")
     var json = false
 
+    @Flag(name: .long, help: "Print the version and how this binary was built, and exit.")
+    var version = false
+
     @Flag(name: .long, help: "Salvage a damaged embedded database: keep every record that can be read, move the damaged files aside, say what was lost, and exit.")
     var recover = false
 
@@ -76,6 +79,7 @@ struct ShellCommand: AsyncParsableCommand {
     static let usageLine = "Usage: rtdb [--data DIR] [-c COMMAND ...] [--keep-going] [--json] [--no-color] [COMMAND ...]\nSee 'rtdb --help'.\n"
 
     func run() async throws {
+        if version { return print(Version.description) }
         // ArgumentParser leaves a help flag to the pass-through argument; only the first word is one.
         if let first = words.first, ["-h", "--help", "-help"].contains(first) {
             return print(RTDBCommand.helpMessage(for: ShellCommand.self))

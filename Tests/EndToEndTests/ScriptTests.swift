@@ -105,6 +105,25 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(plain.stdout, "/\n")
     }
 
+    func testVersion() throws {
+        let result = try Binary.run(["--version"])
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertTrue(result.stdout.hasPrefix("rtdb 0.10.0 ("), result.stdout)
+        XCTAssertTrue(result.stdout.hasSuffix(" build, Swift 6.3, Linux x86_64)\n"), result.stdout)
+    }
+
+    /// `sleep` waits in a script (a second writer's value is there after it).
+    func testSleepInAScript() throws {
+        let result = try rtdb([], input: "sleep 300ms\nsleep 0.1\nsleep 2d\n")
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stderr, """
+        error: line 3, column 7: '2d' is not a duration: use 500ms, 2s, 1.5m or 1h (at most a day)
+          sleep 2d
+                ^
+
+        """)
+    }
+
     func testDataFolderInUse() throws {
         // A script that holds the folder open while waiting on its standard input.
         let holder = Process()

@@ -56,6 +56,18 @@ final class ParserTests: XCTestCase {
         XCTAssertThrowsError(try JSONReader.parse(#"{"at": now()}"#))
     }
 
+    func testSleepDurations() throws {
+        XCTAssertEqual(try parse("sleep 500ms"), .sleep(seconds: 0.5))
+        XCTAssertEqual(try parse("sleep 2"), .sleep(seconds: 2))
+        XCTAssertEqual(try parse("sleep 2s"), .sleep(seconds: 2))
+        XCTAssertEqual(try parse("sleep 1.5m"), .sleep(seconds: 90))
+        XCTAssertEqual(try parse("sleep 1h"), .sleep(seconds: 3600))
+        for bad in ["-1", "2d", "1e3", "25h", "inf", "nan", "1..5s", "ms"] {
+            XCTAssertEqual(error("sleep \(bad)"), ShellError("'\(bad)' is not a duration: use 500ms, 2s, 1.5m or 1h (at most a day)", column: 6), bad)
+        }
+        XCTAssertEqual(error("sleep")?.message, "sleep needs a duration, as in sleep 500ms: usage: sleep DURATION")
+    }
+
     func testValueErrorsPointIntoTheJSON() {
         XCTAssertEqual(error(#"set /a {"x": }"#), ShellError("expected a value, found '}'", column: 13))
         XCTAssertEqual(error(#"set /a {"é": 1,}"#), ShellError("expected a key in double quotes, found '}'", column: 15))

@@ -1,0 +1,20 @@
+/// A duration as a person types it: `500ms`, `2s`, `1.5m`, `1h`, or a bare number of seconds.
+enum DurationWord {
+    /// The longest duration accepted anywhere (a day): a typo must not wait for years.
+    static let maxSeconds = 86_400.0
+
+    /// Seconds, or nil when `text` is not a duration (negative, not finite, too long, no unit
+    /// that is known).
+    static func seconds(_ text: String) -> Double? {
+        let units: [(suffix: String, scale: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("", 1)]
+        for unit in units where text.hasSuffix(unit.suffix) {
+            let number = text.dropLast(unit.suffix.count)
+            // Digits and one point only: no signs, exponents, "inf" or "nan".
+            guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || $0 == ".") }),
+                  number.filter({ $0 == "." }).count <= 1, let value = Double(number) else { continue }
+            let seconds = value * unit.scale
+            return seconds.isFinite && seconds <= maxSeconds ? seconds : nil
+        }
+        return nil
+    }
+}
