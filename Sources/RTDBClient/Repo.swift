@@ -464,6 +464,10 @@ public actor Repo {
         gate.setLimit(count)
     }
 
+    /// Returns once what was queued on the core before this call has run: the local events
+    /// of writes already submitted have been delivered.
+    public func settle() {}
+
     /// Waits up to `timeout` (or until the task is cancelled) for every write made so far to
     /// be answered; returns how many are still not.
     @discardableResult

@@ -43,6 +43,8 @@ extension BatchRunner {
     @MainActor
     public static func finish(_ shell: Shell, failed: Bool) async -> ExitStatus {
         let acknowledged = await Interrupt.cancellable { await shell.finishWrites() }
+        // After the writes' acknowledgements, so their events have been printed.
+        await shell.stopBackgroundWatches()
         let rejected = shell.reportRejectedWrites() > 0
         if !acknowledged { return .unacknowledgedWrites }
         return failed || rejected ? .commandFailed : .success

@@ -119,7 +119,7 @@ public struct CommandSpec: Sendable {
                     build: CommandParser.query),
         CommandSpec(name: "watch", argument: .path, usage: "watch [PATH] [query flags] [--events LIST] [--bg]",
                     summary: "stream live events",
-                    details: "Prints each event at PATH as it happens: the time, the type, the child's key, the previous sibling's key and the data. In the foreground it runs until Ctrl-C; with --bg it runs in the background while you keep typing (see watches, unwatch). Not on a terminal, or with --json, one JSON object per line.",
+                    details: "Prints each event at PATH as it happens: the time, the type, the child's key, the previous sibling's key and the data. In the foreground it runs until Ctrl-C; with --bg it runs in the background while you keep typing (see watches, unwatch); in a script its events are lines of the script's output, in the order they happen, until unwatch or the end of the script (after its writes were acknowledged). Not on a terminal, or with --json, one JSON object per line, with the watch's number for a background watch.",
                     flags: queryFlags + [eventsFlag, Flag(name: "--bg", value: nil, help: "run in the background")],
                     examples: ["watch /notes", "watch /notes --events child_added,child_removed --bg", "watch /.info/connected"],
                     build: CommandParser.watch),

@@ -4,7 +4,9 @@ import Glibc
 #endif
 
 /// Where the shell writes: standard output for results, standard error for messages.
-public protocol Output: AnyObject {
+/// Written from the shell and, for background watches, from the client core's queue: each
+/// call writes whole.
+public protocol Output: AnyObject, Sendable {
     func write(_ text: String)
     func writeError(_ text: String)
 }
@@ -17,8 +19,12 @@ public final class StandardOutput: Output {
     public func writeError(_ text: String) { StandardOutput.writeAll(text, to: STDERR_FILENO) }
 
     nonisolated(unsafe) public private(set) static var closed = false
+    /// One writer at a time, so lines from a background watch never cut into others.
+    private static let lock = NSLock()
 
     public static func writeAll(_ text: String, to fd: Int32 = STDOUT_FILENO) {
+        lock.lock()
+        defer { lock.unlock() }
         var text = text
         text.withUTF8 { bytes in
             var offset = 0

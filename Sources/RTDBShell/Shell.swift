@@ -318,18 +318,20 @@ public final class Shell {
                           renderer: Renderer) async throws -> Outcome {
         let formatter = EventFormatter(json: json || !renderer.pretty, color: renderer.color && !json)
         if background {
-            guard let print = options.backgroundOutput else {
-                throw ShellError("background watches need the interactive shell; run watch without --bg here")
-            }
+            // At the terminal, above the prompt; in a script, as lines of its output.
+            let output = self.output
+            let print = options.backgroundOutput ?? { output.write($0 + "\n") }
+            let warn = options.backgroundOutput ?? { output.writeError($0 + "\n") }
+            let machine = json || !renderer.pretty
             let id = nextWatchID
             nextWatchID += 1
             let seen = BackgroundWatch.Counter()
             let registration = EventRegistration(types: events, callback: { event in
                 seen.count()
                 print(formatter.line(event, watchID: id))
-            }, cancel: { error in print("[\(id)] watch cancelled: \(error)") })
+            }, cancel: { error in warn("[\(id)] watch cancelled: \(error)") })
             backgroundWatches.append(BackgroundWatch(id: id, query: query, events: events, registration: registration, seen: seen))
-            output.write(json ? "{\"watch\":\(id)}\n" : "watch \(id) started on \(query.path); 'unwatch \(id)' stops it\n")
+            output.write(machine ? "{\"watch\":\(id)}\n" : "watch \(id) started on \(query.path); 'unwatch \(id)' stops it\n")
             await repo.listen(query, registration)
             return .ok
         }
@@ -380,6 +382,8 @@ public final class Shell {
     /// Interactive: waits for the acknowledgement. A script goes on; a rejection is
     /// reported later with the line the write came from.
     private func finish(_ write: PendingWrite, source: String?, line: Int) async throws {
+        // A background watch prints what this write raises before the next output.
+        if !backgroundWatches.isEmpty { await repo.settle() }
         guard options.waitForWrites else {
             let rejected = self.rejected
             write.whenAnswered { result in
@@ -418,6 +422,13 @@ public final class Shell {
             }
             throw ShellError("not acknowledged yet: the write stays queued and is sent when the connection returns")
         }
+    }
+
+    /// Stops every background watch (a script's end). The core delivers events in order, so
+    /// those raised before this call have been printed when it returns.
+    public func stopBackgroundWatches() async {
+        for watch in backgroundWatches { await repo.unlisten(watch.query, watch.registration) }
+        backgroundWatches.removeAll()
     }
 
     /// Reports writes the server rejected since the last call; returns how many.

@@ -124,6 +124,42 @@ final class ScriptTests: XCTestCase {
         """)
     }
 
+    /// A background watch in a script: its events are lines of the output, in order with
+    /// the other commands', until unwatch or the script's end.
+    func testBackgroundWatchesInAScript() throws {
+        let result = try rtdb([], input: """
+        set /notes/a 1
+        watch /notes --events child_added,child_changed --bg
+        set /notes/b 2
+        get /notes
+        set /notes/a 3
+        unwatch 1
+        set /notes/c 4
+        watch /notes/c --bg
+        set /notes/c 5
+        unwatch 2
+        watch /log --events child_added --bg
+        push /log 6
+
+        """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        let lines = result.stdout.split(separator: "\n").map { line -> String in
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return String(line) }
+            if let event = object["event"] as? String {
+                let data = try? JSONSerialization.data(withJSONObject: object["data"] ?? NSNull(), options: [.fragmentsAllowed])
+                return "\(object["watch"] ?? "?") \(event) \(object["key"] as? String ?? "-") \(data.map { String(decoding: $0, as: UTF8.self) } ?? "")"
+            }
+            return String(line)
+        }
+        XCTAssertEqual(lines, [
+            #"{"watch":1}"#, "1 child_added a 1", "1 child_added b 2", #"{"a":1,"b":2}"#, "1 child_changed a 3",
+            #"{"watch":2}"#, "2 value - 4", "2 value - 5", #"{"watch":3}"#,
+            // The push's key comes after the event it raised.
+            "3 child_added \(lines.last ?? "") 6", lines.last ?? "",
+        ])
+        XCTAssertEqual(lines.last?.count, 20)
+    }
+
     func testDataFolderInUse() throws {
         // A script that holds the folder open while waiting on its standard input.
         let holder = Process()
