@@ -43,7 +43,7 @@ _rtdb() {
         local flags="--json --no-color"
         case $cmd in
             serve) flags="--host --port --data --tls-cert --tls-key --allow-origin --allow-host --request-timeout --recover --help -h" ;;
-            get) flags+=" --shallow --export" ;;
+            get) flags+=" --shallow --export --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo" ;;
             set) flags+=" --priority" ;;
             remove|rm) flags+=" --force -f" ;;
             ls) flags+=" --long -l" ;;

@@ -4,7 +4,7 @@ import RTDBProtocol
 
 /// A parsed, validated command, with paths resolved against the current location.
 public enum Command: Equatable, Sendable {
-    case get(Path, shallow: Bool, export: Bool)
+    case get(QuerySpec, shallow: Bool, export: Bool)
     case set(Path, Node)
     case update(Path, [Update])
     case push(Path, Node?)

@@ -32,7 +32,7 @@ public enum CommandParser {
     static func get(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(0...1)
         let path = try args.path(0, cwd: cwd, writing: false) ?? cwd
-        return .get(path, shallow: args.has("--shallow"), export: args.has("--export"))
+        return .get(QuerySpec(path: path, params: try QueryFlags.params(from: args)), shallow: args.has("--shallow"), export: args.has("--export"))
     }
 
     static func set(_ args: Arguments, cwd: Path) throws -> Command {

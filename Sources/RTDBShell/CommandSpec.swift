@@ -69,12 +69,12 @@ public struct CommandSpec: Sendable {
     }
 
     public static let all: [CommandSpec] = [
-        CommandSpec(name: "get", argument: .path, usage: "get [PATH] [--shallow] [--export]",
+        CommandSpec(name: "get", argument: .path, usage: "get [PATH] [--shallow] [--export] [query flags]",
                     summary: "print the value at a path",
-                    details: "Reads the value from the database and prints it: pretty and coloured on a terminal, compact JSON otherwise or with --json.",
+                    details: "Reads the value from the database and prints it: pretty and coloured on a terminal, compact JSON otherwise or with --json. With query flags, the children the query selects, as one object whose keys come in query order; the text keeps that order, but a JSON parser or a map that sorts keys does not: use query for a list that keeps it.",
                     flags: [Flag(name: "--shallow", value: nil, help: "children as true instead of their values"),
-                            Flag(name: "--export", value: nil, help: "include priorities (.priority, .value)")],
-                    examples: ["get /users/ada", "get users --shallow", "get / --json"],
+                            Flag(name: "--export", value: nil, help: "include priorities (.priority, .value)")] + queryFlags,
+                    examples: ["get /users/ada", "get users --shallow", "get / --json", "get /notes --orderByChild lastModified --limitToLast 4"],
                     build: CommandParser.get),
         CommandSpec(name: "set", argument: .path, usage: "set PATH VALUE [--priority P]",
                     summary: "overwrite the value at a path",

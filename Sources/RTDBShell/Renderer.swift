@@ -67,6 +67,23 @@ public struct Renderer: Sendable {
         return value(Node(children: entries))
     }
 
+    /// Query results as one object whose keys come in query order (`get` with query flags).
+    /// The text keeps the order; a JSON parser that sorts keys, or a map, does not.
+    public func orderedObject(_ node: Node, index: Index, shallow: Bool, export: Bool) -> String {
+        let entries = index.sortedChildren(of: node)
+        if entries.isEmpty { return value(.empty) }
+        var members: [String] = []
+        for (key, child) in entries {
+            let name = JSONWriter.string(Node(.string(key.name)))
+            let shown = shallow ? (child.isLeaf ? child : Node(true)) : child
+            var text = JSONWriter.string(shown, options: .init(export: export, pretty: pretty, style: color ? .ansi : nil))
+            // Nested lines move in by one level.
+            if pretty { text = text.replacingOccurrences(of: "\n", with: "\n  ") }
+            members.append(pretty ? "  \(name): \(text)" : "\(name):\(text)")
+        }
+        return pretty ? "{\n" + members.joined(separator: ",\n") + "\n}\n" : "{" + members.joined(separator: ",") + "}\n"
+    }
+
     public func error(_ text: String) -> String {
         color ? "\u{1B}[31merror:\u{1B}[0m \(text)\n" : "error: \(text)\n"
     }

@@ -111,9 +111,14 @@ public final class Shell {
         var renderer = json ? Renderer.machine : options.renderer
         if parsed.noColor { renderer.color = false }
         switch parsed.command {
-        case let .get(path, shallow, export):
-            let value = try await read(path)
-            output.write(renderer.value(shallow ? value.shallow : value, export: export))
+        case let .get(query, shallow, export):
+            if query.params.isDefault {
+                let value = try await read(query.path)
+                output.write(renderer.value(shallow ? value.shallow : value, export: export))
+            } else {
+                let value = try await readQuery(query)
+                output.write(renderer.orderedObject(value, index: query.params.index, shallow: shallow, export: export))
+            }
         case let .ls(path, long):
             let value = try await read(path)
             if value.isLeaf {

@@ -160,6 +160,26 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(lines.last?.count, 20)
     }
 
+    /// get with query flags: one object, its keys in query order (here not key order).
+    func testGetWithQueryFlagsKeepsTheQueryOrder() throws {
+        let result = try rtdb([], input: """
+        set /notes {"n1": {"at": 60}, "n2": {"at": 50}, "n3": {"at": 10}, "n4": {"at": 55}}
+        get /notes --orderByChild at --limitToLast 3
+        get /notes --orderByChild at --limitToLast 3 --shallow
+        get /notes --orderByKey --startAt n4
+        get /notes --orderByChild at --equalTo 7
+
+        """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, """
+        {"n2":{"at":50},"n4":{"at":55},"n1":{"at":60}}
+        {"n2":true,"n4":true,"n1":true}
+        {"n4":{"at":55}}
+        null
+
+        """)
+    }
+
     func testDataFolderInUse() throws {
         // A script that holds the folder open while waiting on its standard input.
         let holder = Process()

@@ -1,6 +1,7 @@
 import XCTest
 import RTDBData
 import RTDBProtocol
+import RTDBClient
 @testable import RTDBShell
 
 final class ParserTests: XCTestCase {
@@ -84,13 +85,13 @@ final class ParserTests: XCTestCase {
 
     func testPathsResolveAgainstTheCurrentPath() throws {
         let cwd = Path("users/ada")
-        XCTAssertEqual(try parse("get name", cwd: cwd), .get(Path("users/ada/name"), shallow: false, export: false))
-        XCTAssertEqual(try parse("get ../bob/./name", cwd: cwd), .get(Path("users/bob/name"), shallow: false, export: false))
-        XCTAssertEqual(try parse("get /x", cwd: cwd), .get(Path("x"), shallow: false, export: false))
-        XCTAssertEqual(try parse("get", cwd: cwd), .get(cwd, shallow: false, export: false))
+        XCTAssertEqual(try parse("get name", cwd: cwd), .get(QuerySpec(path: Path("users/ada/name")), shallow: false, export: false))
+        XCTAssertEqual(try parse("get ../bob/./name", cwd: cwd), .get(QuerySpec(path: Path("users/bob/name")), shallow: false, export: false))
+        XCTAssertEqual(try parse("get /x", cwd: cwd), .get(QuerySpec(path: Path("x")), shallow: false, export: false))
+        XCTAssertEqual(try parse("get", cwd: cwd), .get(QuerySpec(path: cwd), shallow: false, export: false))
         XCTAssertEqual(try parse("cd ../../..", cwd: cwd), .cd(.root))
         XCTAssertEqual(try parse("cd", cwd: cwd), .cd(.root))
-        XCTAssertEqual(try parse(#"get "/a b/c""#), .get(Path(keys: ["a b", "c"]), shallow: false, export: false))
+        XCTAssertEqual(try parse(#"get "/a b/c""#), .get(QuerySpec(path: Path(keys: ["a b", "c"])), shallow: false, export: false))
     }
 
     func testPathErrors() {
