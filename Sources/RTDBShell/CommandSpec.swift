@@ -53,6 +53,8 @@ public struct CommandSpec: Sendable {
     public var examples: [String] = []
     /// Preformatted text after the details (a grammar, a table), kept line for line.
     public var reference: String? = nil
+    /// The short form `help` lists, when the one made from `usage` is too long.
+    public var shortUsage: String? = nil
     /// Checks the command's arguments and flags and makes its `Command` (in `CommandParser`).
     let build: @Sendable (Arguments, Path) throws -> Command
 
@@ -63,6 +65,38 @@ public struct CommandSpec: Sendable {
     ]
 
     public var allFlags: [Flag] { flags + CommandSpec.commonFlags }
+
+    /// `usage` without its flags (`[--…]` groups become one `[flags]`) and without the
+    /// alternatives after the first (`tx PATH EXPR | …`): what `help` lists.
+    public var synopsis: String {
+        if let shortUsage { return shortUsage }
+        let first = usage.components(separatedBy: " | \(name) ").first ?? usage
+        var words: [String] = []
+        var depth = 0
+        var group = ""
+        var dropped = false
+        for character in first {
+            if character == "[" { depth += 1 }
+            if depth > 0 { group.append(character) }
+            if character == "]" {
+                depth -= 1
+                if depth == 0 {
+                    if group.hasPrefix("[--") { dropped = true } else { words.append(group) }
+                    group = ""
+                }
+                continue
+            }
+            if depth == 0 {
+                if character == " " { words.append("") } else if words.isEmpty { words.append(String(character)) } else { words[words.count - 1].append(character) }
+            }
+        }
+        // A flag outside brackets (tx's shorthands) ends the synopsis too.
+        if let flag = words.firstIndex(where: { $0.hasPrefix("--") }) { words = Array(words[..<flag]); dropped = true }
+        if first != usage { dropped = true }
+        var text = words.filter { !$0.isEmpty }.joined(separator: " ")
+        if dropped && !text.contains("flags") { text += " [flags]" }
+        return text
+    }
 
     public static func find(_ word: String) -> CommandSpec? {
         all.first { $0.name == word || $0.aliases.contains(word) }
@@ -131,7 +165,7 @@ public struct CommandSpec: Sendable {
                     examples: ["unwatch 2", "unwatch all"],
                     build: CommandParser.unwatch),
         CommandSpec(name: "tx", argument: .path, usage: "tx PATH EXPR | tx PATH --increment N | --append VALUE | --set-if-absent VALUE [--verbose]",
-                    summary: "change a value from its current one, atomically",
+                    summary: "atomic read-modify-write of a value",
                     details: "Runs a transaction: EXPR computes the new value from the current one, $, and the result is written only if nobody changed the value meanwhile; if someone did, EXPR runs again on the new value (up to 25 times). The result shows at once, and is replaced if it must be recomputed. EXPR reads nothing but the value; quote it ('$ + 1'). A null result removes the value; abort(\"reason\") gives up and writes nothing. tx prints the value committed, or why it was aborted (exit status 1); --verbose also prints every attempt. When the connection is lost, tx waits for it to return. After 'offline' it queues instead: in a script the 'online' that follows prints its outcome, at the terminal a notice does. Transactions are never kept across restarts. --increment N, --append VALUE (a list, keys 0, 1, ...) and --set-if-absent VALUE are shorthands.",
                     flags: [Flag(name: "--increment", value: "N", help: "add N to a number (nothing there counts as 0)"),
                             Flag(name: "--append", value: "VALUE", help: "add VALUE at the end of a list"),
@@ -177,10 +211,11 @@ public struct CommandSpec: Sendable {
                     """,
                     build: CommandParser.tx),
         CommandSpec(name: "ondisconnect", argument: .path, usage: "ondisconnect [PATH set VALUE | PATH update OBJECT | PATH remove | PATH cancel]",
-                    summary: "writes the server makes when this shell goes away",
+                    summary: "writes the server makes when this shell leaves",
                     details: "Registers a write the server makes when this shell's connection ends, however it ends (exit, a killed process, a lost network): set a value, apply an update, or remove the value. now() and increment(N) are resolved by the server then. cancel forgets those registered at PATH and below. Without arguments, lists what this session registered; a new connection starts with none (the server ran them when the old one ended).",
                     examples: ["ondisconnect /presence/ada remove", "ondisconnect /status/ada update {\"state\": \"offline\", \"lastSeen\": now()}", "ondisconnect /status/ada/lastSeen set now()",
                                "ondisconnect /presence/ada cancel", "ondisconnect"],
+                    shortUsage: "ondisconnect [PATH ACTION [VALUE]]",
                     build: CommandParser.ondisconnect),
         CommandSpec(name: "online", usage: "online", summary: "connect again after 'offline'",
                     details: "Connects again: the writes and transactions queued while offline are sent in the order they were made, and listens resume. In a script, online then waits for the transactions queued since 'offline' and prints each one's outcome, as tx would have.",

@@ -23,6 +23,8 @@ public final class Shell {
         public var renderer = Renderer.machine
         /// `rtdb --json`: every command's output as compact JSON, as if each said --json.
         public var json = false
+        /// The output's width in columns, for `help` (asked each time: windows resize).
+        public var width: @Sendable () -> Int = { 80 }
         /// Asks a yes/no question on the terminal; nil when there is nobody to ask.
         public var confirm: ((String) -> Bool)? = nil
         /// Prints a line while the user may be typing (above the prompt); nil when the shell
@@ -191,7 +193,8 @@ public final class Shell {
         case .sleep(let seconds):
             try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
         case .help(let topic):
-            output.write(topic.map(Help.command) ?? Help.overview())
+            let width = options.width()
+            output.write(topic.map { Help.command($0, width: width) } ?? Help.overview(width: width))
         case .history:
             let width = String(history.count).count
             for (i, line) in history.enumerated() {

@@ -124,6 +124,7 @@ struct ShellCommand: AsyncParsableCommand {
         var options = Shell.Options()
         options.renderer = stdoutIsTerminal ? Renderer(pretty: true, color: color) : .machine
         options.json = json
+        if stdoutIsTerminal { options.width = { Terminal.columns() ?? 80 } }
         options.location = connection is EmbeddedDatabase ? "embedded database in \(connection.location)" : connection.location
         options.credential = connection.credential
         let output = StandardOutput()

@@ -23,7 +23,8 @@ struct ShellHelpCommand: ParsableCommand {
             throw ExitCode(ExitStatus.usage.rawValue)
         }
         do {
-            print(try words.first.map { Help.command(try Help.topic($0).name) } ?? Help.overview(), terminator: "")
+            let width = Terminal.columns() ?? 80
+            print(try words.first.map { Help.command(try Help.topic($0).name, width: width) } ?? Help.overview(width: width), terminator: "")
         } catch {
             FileHandle.standardError.write(Data("rtdb help: \(error)\n".utf8))
             throw ExitCode(ExitStatus.commandFailed.rawValue)

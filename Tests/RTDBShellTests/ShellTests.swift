@@ -125,7 +125,7 @@ final class ShellTests: XCTestCase {
         XCTAssertTrue(output.stdout.hasPrefix("usage: set PATH VALUE [--priority P]\n"), output.stdout)
         XCTAssertTrue(output.stdout.contains("  --priority P          also set the priority (a number or a string)\n"), output.stdout)
         await shell.run("help")
-        XCTAssertTrue(output.stdout.contains("  remove PATH [--force] (rm)"), output.stdout)
+        XCTAssertTrue(output.stdout.contains("  remove PATH [flags] (rm)        delete the value at a path\n"), output.stdout)
     }
 
     @MainActor

@@ -1,0 +1,46 @@
+import XCTest
+@testable import RTDBShell
+
+/// `help` laid out for the terminal's width.
+final class HelpTests: XCTestCase {
+    func testSynopsisDropsFlagsAndLaterAlternatives() {
+        let synopsis = Dictionary(uniqueKeysWithValues: CommandSpec.all.map { ($0.name, $0.synopsis) })
+        XCTAssertEqual(synopsis["query"], "query PATH [flags]")
+        XCTAssertEqual(synopsis["get"], "get [PATH] [query flags]")
+        XCTAssertEqual(synopsis["set"], "set PATH VALUE [flags]")
+        XCTAssertEqual(synopsis["tx"], "tx PATH EXPR [flags]")
+        XCTAssertEqual(synopsis["update"], "update PATH OBJECT")
+        XCTAssertEqual(synopsis["ondisconnect"], "ondisconnect [PATH ACTION [VALUE]]")
+    }
+
+    /// Every line fits; summaries start in one column, beside their command when it fits.
+    func testOverviewFitsTheWidth() {
+        for width in [80, 140] {
+            let lines = Help.overview(width: width).split(separator: "\n", omittingEmptySubsequences: false)
+            XCTAssertTrue(lines.allSatisfy { $0.count <= width }, "\(width): \(lines.filter { $0.count > width })")
+            let commands = lines.dropFirst().prefix { !$0.isEmpty }
+            XCTAssertEqual(commands.first, "  get [PATH] [query flags]        print the value at a path")
+            // The continuation and next-line summaries start at the same column.
+            for line in commands where line.hasPrefix("   ") {
+                XCTAssertTrue(line.hasPrefix(String(repeating: " ", count: 34)) && line.dropFirst(34).first != " ", "\(width): '\(line)'")
+            }
+        }
+        let wide = Help.overview(width: 140)
+        XCTAssertTrue(wide.contains("  tx PATH EXPR [flags]            atomic read-modify-write of a value\n"), wide)
+        XCTAssertTrue(wide.contains("  ondisconnect [PATH ACTION [VALUE]]\n                                  writes the server makes when this shell leaves\n"), wide)
+    }
+
+    /// Narrower than two columns allow: each summary under its command.
+    func testNarrowTerminalsPutSummariesUnderTheirCommands() {
+        let text = Help.overview(width: 50)
+        XCTAssertTrue(text.hasPrefix("Commands:\n  get [PATH] [query flags]\n      print the value at a path\n"), text)
+        XCTAssertTrue(text.split(separator: "\n").allSatisfy { $0.count <= 50 })
+    }
+
+    /// The long query usage is folded under "usage: ".
+    func testCommandHelpFoldsTheUsage() {
+        let text = Help.command("query", width: 80)
+        XCTAssertTrue(text.hasPrefix("usage: query PATH [--orderByChild K | --orderByKey | --orderByValue |\n       --orderByPriority]"), text)
+        XCTAssertTrue(text.split(separator: "\n").allSatisfy { $0.count <= 80 }, text)
+    }
+}
