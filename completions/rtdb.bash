@@ -14,8 +14,8 @@ _rtdb() {
     cur=${COMP_WORDS[COMP_CWORD]}
     prev=${COMP_WORDS[COMP_CWORD-1]}
     cword=$COMP_CWORD
-    local commands="get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status sleep cd pwd help history exit quit serve completions"
-    local options="--data --url --emulator --ns --cacert -c --keep-going --json --no-color --recover --version --help -h"
+    local commands="get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing cd pwd help history exit quit serve completions"
+    local options="--data --url --emulator --ns --cacert -c --keep-going --json --no-color --timing --recover --version --help -h"
 
     local i data="" cmd="" cmdi=0
     for ((i = 1; i < cword; i++)); do
@@ -55,7 +55,7 @@ _rtdb() {
         return
     fi
     if [[ $cmd == help ]]; then
-        COMPREPLY=($(compgen -W "get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status sleep cd pwd help history exit quit" -- "$cur"))
+        COMPREPLY=($(compgen -W "get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing cd pwd help history exit quit" -- "$cur"))
         return
     fi
     # The first argument of the data commands is a path: complete it key by key.

@@ -24,6 +24,8 @@ public enum Command: Equatable, Sendable {
     case keepSynced(Path?, on: Bool)
     case status
     case sleep(seconds: Double)
+    /// on, off, or nil: the other one.
+    case timing(Bool?)
     case cd(Path)
     case pwd
     case help(String?)
@@ -32,6 +34,10 @@ public enum Command: Equatable, Sendable {
 }
 
 /// A command with the options that apply to how its output is shown.
+extension Command {
+    var isTiming: Bool { if case .timing = self { return true } else { return false } }
+}
+
 public struct ParsedLine: Equatable, Sendable {
     public var command: Command
     public var json: Bool

@@ -228,6 +228,16 @@ public enum CommandParser {
         return .sleep(seconds: seconds)
     }
 
+    static func timing(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...1)
+        guard let state = args.positional.first else { return .timing(nil) }
+        switch state.text {
+        case "on": return .timing(true)
+        case "off": return .timing(false)
+        default: throw ShellError("expected on or off, found '\(state.text.prefix(40))'", column: state.column)
+        }
+    }
+
     /// The builder of a command that takes no arguments.
     static func bare(_ command: Command) -> @Sendable (Arguments, Path) throws -> Command {
         { args, _ in

@@ -25,6 +25,8 @@ public final class Shell {
         public var json = false
         /// The output's width in columns, for `help` (asked each time: windows resize).
         public var width: @Sendable () -> Int = { 80 }
+        /// Print how long each command took (`--timing`, `timing on`).
+        public var timing = false
         /// Asks a yes/no question on the terminal; nil when there is nobody to ask.
         public var confirm: ((String) -> Bool)? = nil
         /// Prints a line while the user may be typing (above the prompt); nil when the shell
@@ -78,9 +80,16 @@ public final class Shell {
     }
 
     private func run(_ line: String, source: String?, lineNumber: Int, tokens: () throws -> [Token]) async -> Outcome {
+        let started = DispatchTime.now().uptimeNanoseconds
         do {
             guard let parsed = try CommandParser.parse(tokens: tokens(), cwd: cwd) else { return .ok }
-            return try await execute(parsed, source: source, lineNumber: lineNumber)
+            let outcome = try await execute(parsed, source: source, lineNumber: lineNumber)
+            if options.timing, !parsed.command.isTiming {
+                // As psql's \timing: on stderr, so a script's output stays data.
+                let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
+                output.writeError(String(format: "Time: %.3f ms\n", milliseconds))
+            }
+            return outcome
         } catch let error as ShellError {
             report(error.message, line: line, column: error.column, source: source)
             return .failed
@@ -190,6 +199,9 @@ public final class Shell {
             }
         case .status:
             await printStatus(json: json)
+        case .timing(let on):
+            options.timing = on ?? !options.timing
+            output.writeError("timing is \(options.timing ? "on" : "off")\n")
         case .sleep(let seconds):
             try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
         case .help(let topic):

@@ -66,6 +66,9 @@ struct ShellCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Every command's output as compact JSON, as if each said --json.")
     var json = false
 
+    @Flag(name: .long, help: "Print how long each command took (on standard error), as 'timing on' does.")
+    var timing = false
+
     @Flag(name: .long, help: "Print the version and how this binary was built, and exit.")
     var version = false
 
@@ -124,6 +127,7 @@ struct ShellCommand: AsyncParsableCommand {
         var options = Shell.Options()
         options.renderer = stdoutIsTerminal ? Renderer(pretty: true, color: color) : .machine
         options.json = json
+        options.timing = timing
         if stdoutIsTerminal { options.width = { Terminal.columns() ?? 80 } }
         options.location = connection is EmbeddedDatabase ? "embedded database in \(connection.location)" : connection.location
         options.credential = connection.credential

@@ -180,6 +180,15 @@ final class ScriptTests: XCTestCase {
         """)
     }
 
+    /// --timing and 'timing on|off': a line per command on stderr, the output unchanged.
+    func testTiming() throws {
+        let result = try rtdb(["--timing"], input: "set /a 1\nget /a\ntiming off\nget /a\ntiming\npwd\n")
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stdout, "1\n1\n/\n")
+        let shape = result.stderr.replacingOccurrences(of: #"Time: \d+\.\d{3} ms"#, with: "Time: N ms", options: .regularExpression)
+        XCTAssertEqual(shape, "Time: N ms\nTime: N ms\ntiming is off\ntiming is on\nTime: N ms\n")
+    }
+
     func testDataFolderInUse() throws {
         // A script that holds the folder open while waiting on its standard input.
         let holder = Process()
