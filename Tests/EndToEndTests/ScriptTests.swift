@@ -189,6 +189,29 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(shape, "Time: N ms\nTime: N ms\ntiming is off\ntiming is on\nTime: N ms\n")
     }
 
+    /// scripts/install puts the binary, man page and completions where tools look for them.
+    func testInstallScript() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        let prefix = Binary.temporaryFolder()
+        let install = Process()
+        install.executableURL = URL(fileURLWithPath: root + "/scripts/install")
+        install.arguments = ["--prefix", prefix, "--binary", Binary.path]
+        let out = Pipe()
+        install.standardOutput = out
+        try install.run()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        install.waitUntilExit()
+        XCTAssertEqual(install.terminationStatus, 0, text)
+        XCTAssertTrue(text.hasPrefix("installed rtdb 0.10.0 ("), text)
+        for (file, source) in [("share/man/man1/rtdb.1", "man/rtdb.1"), ("share/bash-completion/completions/rtdb", "completions/rtdb.bash"),
+                               ("share/zsh/site-functions/_rtdb", "completions/_rtdb"), ("share/fish/vendor_completions.d/rtdb.fish", "completions/rtdb.fish")] {
+            XCTAssertEqual(FileManager.default.contents(atPath: prefix + "/" + file), FileManager.default.contents(atPath: root + "/" + source), file)
+        }
+        let version = try Binary.run(["--version"])
+        XCTAssertTrue(FileManager.default.isExecutableFile(atPath: prefix + "/bin/rtdb"))
+        XCTAssertTrue(text.contains(version.stdout.trimmingCharacters(in: .newlines)), text)
+    }
+
     func testDataFolderInUse() throws {
         // A script that holds the folder open while waiting on its standard input.
         let holder = Process()
