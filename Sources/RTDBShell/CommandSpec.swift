@@ -162,7 +162,7 @@ public struct CommandSpec: Sendable {
                     build: CommandParser.watches),
         CommandSpec(name: "unwatch", usage: "unwatch ID|all", summary: "stop background watches",
                     details: "Stops the background watch with this id, or all of them.",
-                    examples: ["unwatch 2", "unwatch all"],
+                    examples: ["unwatch 1", "unwatch all"],
                     build: CommandParser.unwatch),
         CommandSpec(name: "tx", argument: .path, usage: "tx PATH EXPR | tx PATH --increment N | --append VALUE | --set-if-absent VALUE [--verbose]",
                     summary: "atomic read-modify-write of a value",

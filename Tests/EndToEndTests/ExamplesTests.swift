@@ -1,0 +1,98 @@
+import Foundation
+import XCTest
+import RTDBShell
+
+/// Every example `help` prints, and the README tour's commands, run as printed by the real
+/// binary, against an embedded database and against `rtdb serve`.
+final class ExamplesTests: XCTestCase {
+    /// What the examples assume is there (users, notes, stock, a background watch, a file).
+    static let seed = """
+    set /users {"ada": {"name": "Ada"}, "bob": {"name": "Bob"}, "cy": {"name": "Cy"}}
+    set /notes {"n1": {"lastModified": 10}, "n2": {"lastModified": 20}, "n5": {"lastModified": 50}}
+    set /stock/pens 3
+    set /scores {"a": 10, "b": 7}
+    set /sessions/old true
+    set /tasks {"a": 1, "b": 2}
+    watch /notes --events child_added --bg
+
+    """
+
+    /// Examples that watch in the foreground run until Ctrl-C: started apart and interrupted.
+    static func isForegroundWatch(_ example: String) -> Bool {
+        (example.hasPrefix("watch ") || example.contains(" --watch")) && !example.contains("--bg")
+    }
+
+    /// Runs `script` through `rtdb ARGS` in a folder holding config.json; every line must
+    /// succeed, with nothing on stderr.
+    func runScript(_ arguments: [String], _ script: String, label: String) throws {
+        let folder = Binary.temporaryFolder()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Data(#"{"theme": "dark"}"#.utf8).write(to: URL(fileURLWithPath: folder + "/config.json"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: Binary.path)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: folder)
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = NSTemporaryDirectory()
+        process.environment = environment
+        let input = Pipe(), output = Pipe(), errors = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let stdout = Drain(output.fileHandleForReading), stderr = Drain(errors.fileHandleForReading)
+        input.fileHandleForWriting.write(Data(script.utf8))
+        try input.fileHandleForWriting.close()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "\(label): \(stderr.text())\n\(stdout.text())")
+        // Nothing on stderr but what timing says by design.
+        let messages = stderr.text().split(separator: "\n").filter { !$0.hasPrefix("timing is ") && !$0.hasPrefix("Time: ") }
+        XCTAssertEqual(messages, [], label)
+    }
+
+    func examplesScript() -> [(String, String)] {
+        CommandSpec.all.filter { !$0.examples.isEmpty }.map { spec in
+            (spec.name, Self.seed + spec.examples.filter { !Self.isForegroundWatch($0) }.joined(separator: "\n") + "\n")
+        }
+    }
+
+    func tourScript() throws -> String {
+        let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("README.md")
+        let text = try String(contentsOf: readme, encoding: .utf8)
+        guard let start = text.range(of: "## A tour\n\n```text\n"),
+              let end = text.range(of: "\n```", range: start.upperBound..<text.endIndex) else { return "" }
+        return text[start.upperBound..<end.lowerBound].split(separator: "\n").compactMap { line in
+            line.range(of: #"^rtdb[^ ]*> "#, options: .regularExpression).map { String(line[$0.upperBound...]) }
+        }.joined(separator: "\n") + "\n"
+    }
+
+    func testExamplesAndTheTourOnAnEmbeddedDatabase() throws {
+        for (name, script) in examplesScript() {
+            try runScript(["--data", Binary.temporaryFolder()], script, label: "help \(name)")
+        }
+        try runScript(["--data", Binary.temporaryFolder()], try tourScript(), label: "README tour")
+    }
+
+    func testExamplesAndTheTourOnAServer() throws {
+        let (server, port) = try Binary.startServer(folder: Binary.temporaryFolder())
+        defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
+        for (name, script) in examplesScript() {
+            try runScript(["--url", "ws://127.0.0.1:\(port)?ns=examples-\(name)"], script, label: "help \(name)")
+        }
+        try runScript(["--url", "ws://127.0.0.1:\(port)?ns=tour"], try tourScript(), label: "README tour")
+    }
+
+    /// The foreground watch examples print their first events, and Ctrl-C ends them.
+    func testForegroundWatchExamples() throws {
+        let examples = CommandSpec.all.flatMap(\.examples).filter(Self.isForegroundWatch)
+        XCTAssertGreaterThanOrEqual(examples.count, 3)
+        let folder = Binary.temporaryFolder()
+        XCTAssertEqual(try Binary.run(["--data", folder], input: Self.seed).status, 0)
+        for example in examples {
+            let watch = try Binary.start(["--data", folder] + example.split(separator: " ").map(String.init))
+            XCTAssertTrue(watch.stdout.waitFor("\"event\":"), "\(example): \(watch.stderr.text())")
+            watch.interrupt()
+        }
+    }
+}
