@@ -12,7 +12,7 @@ extension Shell {
                         source: String?, lineNumber: Int) async throws -> Outcome {
         let repo = self.repo
         let offline = await repo.isOfflineByChoice
-        let primed = try await primeCache(path)
+        let primed = try await primeCache(QuerySpec(path: path))
         // The listen stays until the transaction ends, which takes over the cached value.
         defer { Task { [repo] in await repo.unlisten(primed.0, primed.1) } }
         let log = TransactionLog()
@@ -136,13 +136,14 @@ extension Shell {
         }
     }
 
-    /// Waits (up to the offline wait) for the value at `path` to be cached, so the
-    /// transaction's first attempt runs on the server's value rather than on nothing.
-    private func primeCache(_ path: Path) async throws -> (QuerySpec, EventRegistration) {
+    /// Listens at `query` and waits (up to the offline wait) for its data to be cached: a
+    /// transaction's first attempt then runs on the server's value rather than on nothing, and
+    /// a background watch's first events are printed before the prompt comes back. The
+    /// caller ends the listen.
+    func primeCache(_ query: QuerySpec) async throws -> (QuerySpec, EventRegistration) {
         let first = OneShot<Node>()
         let registration = EventRegistration(types: [.value], callback: { first.resolve(.success($0.node)) },
                                              cancel: { first.resolve(.failure($0)) })
-        let query = QuerySpec(path: path)
         await repo.listen(query, registration)
         // Offline by choice the core's offline wait is short: what is cached comes at once.
         let wait = min(readTimeout, await repo.offlineReadTimeout)

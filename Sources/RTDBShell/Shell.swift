@@ -353,6 +353,9 @@ public final class Shell {
             backgroundWatches.append(BackgroundWatch(id: id, query: query, events: events, registration: registration, seen: seen))
             output.write(machine ? "{\"watch\":\(id)}\n" : "watch \(id) started on \(query.path); 'unwatch \(id)' stops it\n")
             await repo.listen(query, registration)
+            // Its first events (the data there now) come before what follows.
+            let primed = try await primeCache(query)
+            await repo.unlisten(primed.0, primed.1)
             return .ok
         }
         do {
