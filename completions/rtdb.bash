@@ -15,13 +15,13 @@ _rtdb() {
     prev=${COMP_WORDS[COMP_CWORD-1]}
     cword=$COMP_CWORD
     local commands="get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing cd pwd help history exit quit serve completions"
-    local options="--data --url --emulator --ns --cacert -c --keep-going --json --no-color --timing --recover --version --help -h"
+    local options="--data --url --emulator --ns --timeout --cacert -c --keep-going --json --no-color --timing --recover --version --help -h"
 
     local i data="" cmd="" cmdi=0
     for ((i = 1; i < cword; i++)); do
         case ${COMP_WORDS[i]} in
             --data) data=${COMP_WORDS[i+1]}; ((i++)) ;;
-            --url|--emulator|--ns|--cacert|-c) ((i++)) ;;
+            --url|--emulator|--ns|--timeout|--cacert|-c) ((i++)) ;;
             -*) ;;
             *) cmd=${COMP_WORDS[i]}; cmdi=$i; break ;;
         esac

@@ -21,6 +21,7 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l data -r -a '(
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l url -x -d 'a server database URL (ws://127.0.0.1:9000?ns=demo)'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l emulator -x -d 'a local server or the emulator'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l ns -x -d 'the namespace with --emulator'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l timeout -x -d 'how long a command waits for the server'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l cacert -r -F -d 'trust the certificates in this PEM file (wss://, https://)'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -s c -x -d 'run COMMAND and exit'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l keep-going -d 'run the remaining lines after an error'

@@ -219,12 +219,51 @@ public actor Repo {
             return cached
         }
         let answer = OneShot<Node>()
-        connection.send(.get(path: path, query: nil)) { response in
-            // An answer without a value (`""`) is the empty string; a missing value is `null`.
-            let value = response.carriesValue ? response.data : Node(.string(""))
-            answer.resolve(response.isOK ? .success(value) : .failure(DatabaseError(status: response.status, message: response.message)))
+        connection.send(.get(path: path, query: nil)) { [weak self] response in
+            if response.isOK {
+                // An answer without a value (`""`) is the empty string; a missing value is `null`.
+                answer.resolve(.success(response.carriesValue ? response.data : Node(.string(""))))
+            } else if response.status == .invalidRequest || !Self.readRefusals.contains(response.status) {
+                // A server that does not know `g`: read as clients did before it existed.
+                self?.assumeIsolated { $0.listenOnce(path, answer) }
+            } else {
+                answer.resolve(.failure(DatabaseError(status: response.status, message: response.message)))
+            }
+        }
+        // A server that ignores `g` altogether: the same, once it has had time to answer.
+        executor.queue.asyncAfter(deadline: .now() + getFallbackDelay) { [weak self] in
+            self?.assumeIsolated { repo in
+                if answer.current == nil && repo.connection.connected { repo.listenOnce(path, answer) }
+            }
         }
         return try await answer.value()
+    }
+
+    /// The refusals a `g` read can meet on a server that knows `g`; any other answer
+    /// (`invalid_request`, a status this client does not name) says it does not.
+    private static let readRefusals: Set<ResponseStatus> = [.permissionDenied, .expiredToken, .invalidToken, .disconnected,
+                                                            .invalidPath, .invalidData, .unavailable]
+
+    /// How long a `get` waits for the server's answer before it also reads with a one-time
+    /// listen (for servers without `g`).
+    public private(set) var getFallbackDelay: TimeInterval = 5
+
+    public func setGetFallbackDelay(_ seconds: TimeInterval) {
+        getFallbackDelay = seconds
+    }
+
+    /// Reads `path` with a listen that ends at its first value; resolves `answer` unless
+    /// something else did first.
+    private func listenOnce(_ path: Path, _ answer: OneShot<Node>) {
+        let query = QuerySpec(path: path)
+        let registration = EventRegistration(types: [.value], callback: { answer.resolve(.success($0.node)) },
+                                             cancel: { answer.resolve(.failure($0)) })
+        listen(query, registration)
+        let queue = executor.queue
+        answer.whenResolved { [weak self] _ in
+            // Not from inside the event being delivered: on the queue, after it.
+            queue.async { [weak self] in self?.assumeIsolated { $0.unlisten(query, registration) } }
+        }
     }
 
     /// Returns once every event already produced has been delivered (they are delivered
@@ -463,10 +502,6 @@ public actor Repo {
     public nonisolated func setMaxPendingWrites(_ count: Int) {
         gate.setLimit(count)
     }
-
-    /// Returns once what was queued on the core before this call has run: the local events
-    /// of writes already submitted have been delivered.
-    public func settle() {}
 
     /// Waits up to `timeout` (or until the task is cancelled) for every write made so far to
     /// be answered; returns how many are still not.

@@ -1,11 +1,11 @@
 /// A duration as a person types it: `500ms`, `2s`, `1.5m`, `1h`, or a bare number of seconds.
-enum DurationWord {
+public enum DurationWord {
     /// The longest duration accepted anywhere (a day): a typo must not wait for years.
-    static let maxSeconds = 86_400.0
+    public static let maxSeconds = 86_400.0
 
     /// Seconds, or nil when `text` is not a duration (negative, not finite, too long, no unit
     /// that is known).
-    static func seconds(_ text: String) -> Double? {
+    public static func seconds(_ text: String) -> Double? {
         let units: [(suffix: String, scale: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("", 1)]
         for unit in units where text.hasSuffix(unit.suffix) {
             let number = text.dropLast(unit.suffix.count)
@@ -16,5 +16,12 @@ enum DurationWord {
             return seconds.isFinite && seconds <= maxSeconds ? seconds : nil
         }
         return nil
+    }
+
+    /// A duration as messages say it: "500 ms", "1 second", "30 seconds", "1.5 seconds".
+    public static func describe(_ seconds: Double) -> String {
+        if seconds < 1 { return "\(Int((seconds * 1000).rounded())) ms" }
+        if seconds == seconds.rounded() { return seconds == 1 ? "1 second" : "\(Int(seconds)) seconds" }
+        return "\((seconds * 10).rounded() / 10) seconds"
     }
 }

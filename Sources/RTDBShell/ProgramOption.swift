@@ -36,6 +36,7 @@ public struct ProgramOption: Sendable {
         ProgramOption("--url", .text("URL"), "a server database URL (ws://127.0.0.1:9000?ns=demo)"),
         ProgramOption("--emulator", .text("HOST:PORT"), "a local server or the emulator"),
         ProgramOption("--ns", .text("NAME"), "the namespace with --emulator"),
+        ProgramOption("--timeout", .text("DURATION"), "how long a command waits for the server"),
         ProgramOption("--cacert", .file, "trust the certificates in this PEM file (wss://, https://)"),
         ProgramOption("-c", .text("COMMAND"), "run COMMAND and exit", repeatable: true),
         ProgramOption("--keep-going", "run the remaining lines after an error"),

@@ -79,14 +79,13 @@ extension Shell {
         return outcome
     }
 
-    /// Waits for a transaction's end: at a terminal until Ctrl-C, in a script (nobody to
-    /// press it) at most `readTimeout`, then an error; the transaction goes on meanwhile.
+    /// Waits for a transaction's end: at most `readTimeout` (or until Ctrl-C), then an
+    /// error; the transaction goes on meanwhile.
     private func end(of done: OneShot<TransactionResult>) async throws -> TransactionResult {
-        guard !options.waitForWrites else { return try await done.value() }
         do {
             return try await withTimeout(readTimeout) { try await done.value() }
         } catch is TimeoutError {
-            throw ShellError("the transaction did not end within \(Int(readTimeout)) seconds: the server does not answer; it is still queued")
+            throw ShellError("the transaction did not end within \(DurationWord.describe(readTimeout)): the server does not answer; it is still queued")
         }
     }
 

@@ -27,6 +27,8 @@ public final class Shell {
         public var width: @Sendable () -> Int = { 80 }
         /// Print how long each command took (`--timing`, `timing on`).
         public var timing = false
+        /// How long the end of a script waits for its writes' acknowledgements.
+        public var scriptWriteWait: TimeInterval = 30
         /// Asks a yes/no question on the terminal; nil when there is nobody to ask.
         public var confirm: ((String) -> Bool)? = nil
         /// Prints a line while the user may be typing (above the prompt); nil when the shell
@@ -50,7 +52,8 @@ public final class Shell {
     public var options: Options
     public let output: Output
     public private(set) var history: [String] = []
-    /// How long a read may wait for the server.
+    /// How long a command may wait for the server (a read, a write at the terminal, a
+    /// transaction) before it says so: `--timeout`.
     public var readTimeout: TimeInterval = 60
 
     private var backgroundWatches: [BackgroundWatch] = []
@@ -380,7 +383,7 @@ public final class Shell {
         do {
             return try await withTimeout(seconds, operation)
         } catch is TimeoutError {
-            throw ShellError("the server did not answer within \(Int(readTimeout)) seconds")
+            throw ShellError("the server did not answer within \(DurationWord.describe(readTimeout))")
         } catch let error as DatabaseError {
             throw ShellError("\(error)")
         }
@@ -406,7 +409,7 @@ public final class Shell {
     /// reported later with the line the write came from.
     private func finish(_ write: PendingWrite, source: String?, line: Int) async throws {
         // A background watch prints what this write raises before the next output.
-        if !backgroundWatches.isEmpty { await repo.settle() }
+        if !backgroundWatches.isEmpty { await repo.flushEvents() }
         guard options.waitForWrites else {
             let rejected = self.rejected
             write.whenAnswered { result in
@@ -431,19 +434,27 @@ public final class Shell {
             if await !repo.isConnected {
                 output.writeError("offline: the write is applied locally and will be sent when the connection returns (Ctrl-C stops waiting)\n")
             }
-            try await write.acknowledged()
+            try await withTimeout(max(0, readTimeout - 0.5)) { try await write.acknowledged() }
         } catch let error as DatabaseError {
             throw ShellError("\(error)")
         } catch is CancellationError {
             // Ctrl-C stops the waiting; the write stays queued and its outcome is printed when it comes.
-            let late = options.backgroundOutput
-            write.whenAnswered { outcome in
-                switch outcome {
-                case .success: late?("a queued write was acknowledged by the server")
-                case .failure(let error): late?("a queued write was rejected: \(error)")
-                }
-            }
+            printWhenAnswered(write)
             throw ShellError("not acknowledged yet: the write stays queued and is sent when the connection returns")
+        } catch is TimeoutError {
+            printWhenAnswered(write)
+            throw ShellError("not acknowledged within \(DurationWord.describe(readTimeout)): the write stays queued and is sent when the server answers")
+        }
+    }
+
+    /// At the terminal: the outcome of a write nobody waits for any more, when it comes.
+    private func printWhenAnswered(_ write: PendingWrite) {
+        let late = options.backgroundOutput
+        write.whenAnswered { outcome in
+            switch outcome {
+            case .success: late?("a queued write was acknowledged by the server")
+            case .failure(let error): late?("a queued write was rejected: \(error)")
+            }
         }
     }
 
@@ -466,7 +477,8 @@ public final class Shell {
     /// Waits for every write to be acknowledged; says so if some never were (within
     /// `timeout`, or before the task was cancelled). Returns false when writes remain
     /// unacknowledged.
-    public func finishWrites(timeout: TimeInterval = 30) async -> Bool {
+    public func finishWrites(timeout: TimeInterval? = nil) async -> Bool {
+        let timeout = timeout ?? options.scriptWriteWait
         if await repo.isOfflineByChoice {
             // Nothing will be sent: saying so now beats waiting.
             let left = repo.pendingWriteCount
@@ -476,7 +488,7 @@ public final class Shell {
         }
         let left = await repo.waitForPendingWrites(timeout: timeout)
         guard left > 0 else { return true }
-        let why = Task.isCancelled ? "before the wait was interrupted" : "within \(Int(timeout)) seconds"
+        let why = Task.isCancelled ? "before the wait was interrupted" : "within \(DurationWord.describe(timeout))"
         output.writeError(options.renderer.error("\(left) write\(left == 1 ? " was" : "s were") not acknowledged by the server \(why) and may be lost"))
         return false
     }

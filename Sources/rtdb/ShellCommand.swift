@@ -54,6 +54,9 @@ struct ShellCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The namespace (database name) with --emulator.", valueName: "NAME"))
     var ns: String?
 
+    @Option(name: .long, help: ArgumentHelp("How long a command waits for the server before it says so (a read, a write at the terminal, a transaction, a script's final wait for its writes): 500ms, 10s, 2m. Default: 60s (30s for a script's final wait).", valueName: "DURATION"))
+    var timeout: String?
+
     @Option(name: .long, help: ArgumentHelp("With wss:// or https://, trust the certificates in this PEM file instead of the system's.", valueName: "FILE"))
     var cacert: String?
 
@@ -98,6 +101,14 @@ struct ShellCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("Error: Unknown option '\(first)'\n\(Self.usageLine)".utf8))
             throw ExitCode(ExitStatus.usage.rawValue)
         }
+        var wait: TimeInterval?
+        if let timeout {
+            guard let seconds = DurationWord.seconds(timeout), seconds > 0 else {
+                FileHandle.standardError.write(Data("Error: --timeout '\(timeout.prefix(40))' is not a duration: use 500ms, 10s, 2m (at most a day)\n\(Self.usageLine)".utf8))
+                throw ExitCode(ExitStatus.usage.rawValue)
+            }
+            wait = seconds
+        }
         let folder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultFolder
         if recover {
             throw ExitCode(Recover.run(folders: [folder]).rawValue)
@@ -114,19 +125,20 @@ struct ShellCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("rtdb: \(error)\n".utf8))
             throw ExitCode(ExitStatus.unavailable.rawValue)
         }
-        let status = await runShell(connection)
+        let status = await runShell(connection, timeout: wait)
         await connection.close()
         throw ExitCode(status.rawValue)
     }
 
     @MainActor
-    private func runShell(_ connection: DatabaseConnection) async -> ExitStatus {
+    private func runShell(_ connection: DatabaseConnection, timeout: TimeInterval?) async -> ExitStatus {
         let stdinIsTerminal = isatty(STDIN_FILENO) == 1
         let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
         let color = stdoutIsTerminal && !noColor && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
         var options = Shell.Options()
         options.renderer = stdoutIsTerminal ? Renderer(pretty: true, color: color) : .machine
         options.json = json
+        if let timeout { options.scriptWriteWait = timeout }
         options.timing = timing
         if stdoutIsTerminal { options.width = { Terminal.columns() ?? 80 } }
         options.location = connection is EmbeddedDatabase ? "embedded database in \(connection.location)" : connection.location
@@ -138,6 +150,7 @@ struct ShellCommand: AsyncParsableCommand {
             options.waitForWrites = false
             if stdinIsTerminal && stdoutIsTerminal { options.confirm = { Terminal.confirm($0) } }
             let shell = Shell(repo: connection.repo, output: output, options: options)
+            if let timeout { shell.readTimeout = timeout }
             if !words.isEmpty {
                 let words = self.words
                 let outcome = await Interrupt.cancellable { await shell.run(arguments: words) }
@@ -150,10 +163,12 @@ struct ShellCommand: AsyncParsableCommand {
             options.confirm = Terminal.confirm
             options.backgroundOutput = AsyncLines.post
             let shell = Shell(repo: connection.repo, output: output, options: options)
+            if let timeout { shell.readTimeout = timeout }
             return await InteractiveSession(shell: shell, location: connection.location).run()
         }
         options.waitForWrites = false
         let shell = Shell(repo: connection.repo, output: output, options: options)
+        if let timeout { shell.readTimeout = timeout }
         let input = StandardInputLines()
         return await BatchRunner(keepGoing: keepGoing).run({ await input.next() }, shell: shell) { "line \($0)" }
     }

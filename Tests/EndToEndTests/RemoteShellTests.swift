@@ -62,6 +62,25 @@ final class RemoteShellTests: XCTestCase {
         XCTAssertEqual(shell.stderr.text(), "error: 1 write was not acknowledged by the server before the wait was interrupted and may be lost\n")
     }
 
+    /// --timeout bounds every wait for the server: a read on a stopped server fails after it.
+    func testTimeoutBoundsAReadTheServerNeverAnswers() throws {
+        let (server, port) = try Binary.startServer(folder: Binary.temporaryFolder())
+        defer { kill(server.processIdentifier, SIGCONT); kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
+        let shell = try Binary.start(["--url", "ws://127.0.0.1:\(port)?ns=demo", "--timeout", "1s"])
+        shell.input.write(Data("get /.info/connected\n".utf8))
+        XCTAssertTrue(shell.stdout.waitFor("true\n"))
+        kill(server.processIdentifier, SIGSTOP)
+        shell.input.write(Data("get /a\nget /b\n".utf8))
+        try shell.input.close()
+        shell.process.waitUntilExit()
+        XCTAssertEqual(shell.process.terminationStatus, 1)
+        XCTAssertEqual(shell.stderr.text(), "error: line 2: the server did not answer within 1 second\n")
+
+        let bad = try Binary.run(["--timeout", "soon", "get", "/"])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.stderr.hasPrefix("Error: --timeout 'soon' is not a duration: use 500ms, 10s, 2m (at most a day)\n"), bad.stderr)
+    }
+
     func testAShellRidesOutAServerRestart() throws {
         let folder = Binary.temporaryFolder()
         var (server, port) = try Binary.startServer(folder: folder)

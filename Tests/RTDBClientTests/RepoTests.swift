@@ -78,6 +78,47 @@ final class RepoTests: XCTestCase {
         assertEqual(try await get("n"), Node(1))
     }
 
+    /// A server without `g`: one that refuses it as an invalid request, and one that never
+    /// answers it. Either way `get` reads with a one-time listen, which then ends.
+    func testGetFallsBackToAOneTimeListenOnServersWithoutG() async throws {
+        for ignores in [false, true] {
+            final class Log: @unchecked Sendable {
+                let lock = NSLock()
+                var requests: [String] = []
+                func add(_ text: String) { lock.withLock { requests.append(text) } }
+                var all: [String] { lock.withLock { requests } }
+            }
+            let log = Log()
+            let repo = Repo(connector: { _, _ in
+                let (client, server) = InProcessTransport.pair()
+                server.start(onMessage: { message in
+                    guard case .request(let id, let request) = message else { return }
+                    switch request {
+                    case .get:
+                        log.add("g")
+                        if !ignores { server.send(.response(id: id, .error(.invalidRequest, "unknown action g"))) }
+                    case .listen(let path, _, _, _):
+                        log.add("l \(path)")
+                        server.send(.push(.data(path: path, data: Node("old school"), tag: nil)))
+                        server.send(.response(id: id, .ok))
+                    case .unlisten(let path, _, _):
+                        log.add("n \(path)")
+                        server.send(.response(id: id, .ok))
+                    default:
+                        server.send(.response(id: id, .ok))
+                    }
+                }, onClose: {})
+                server.send(.handshake(Handshake(timestamp: Int64(Date().timeIntervalSince1970 * 1000), host: "", sessionID: "s")))
+                return client
+            }, reconnect: .never)
+            await repo.setGetFallbackDelay(0.2)
+            _ = try await repo.firstConnectionEstablished()
+            assertEqual(try await repo.get(Path("a/b")), Node("old school"))
+            await assertEventually { log.all == ["g", "l /a/b", "n /a/b"] }
+            await repo.close()
+        }
+    }
+
     func testInfoIsLocal() async throws {
         assertEqual(try await get("/.info/connected"), Node(true))
         guard case .leaf(.number) = try await get("/.info/serverTimeOffset").content else { return XCTFail() }
