@@ -3,9 +3,11 @@
 # /usr/share/bash-completion/completions/rtdb.
 
 _rtdb_keys() {
-    # Child keys of $2 in the database chosen by $1 (a data folder, or empty for the default).
-    local data=$1 parent=$2
-    rtdb ${data:+--data "$data"} ls "$parent" --json 2>/dev/null |
+    # Child keys of $1 in the database the other arguments choose (--data DIR, --url URL, …),
+    # with a short deadline so a slow server does not hold the prompt.
+    local parent=$1
+    shift
+    rtdb "$@" --timeout 2s ls "$parent" --json 2>/dev/null |
         sed -e 's/^\[//' -e 's/\]$//' -e 's/","/"\n"/g' | sed -e 's/^"//' -e 's/"$//'
 }
 
@@ -17,11 +19,12 @@ _rtdb() {
     local commands="get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing cd pwd help history exit quit serve completions"
     local options="--data --url --emulator --ns --timeout --cacert -c --keep-going --json --no-color --timing --recover --version --help -h"
 
-    local i data="" cmd="" cmdi=0
+    local i cmd="" cmdi=0
+    local -a db=()
     for ((i = 1; i < cword; i++)); do
         case ${COMP_WORDS[i]} in
-            --data) data=${COMP_WORDS[i+1]}; ((i++)) ;;
-            --url|--emulator|--ns|--timeout|--cacert|-c) ((i++)) ;;
+            --data|--url|--emulator|--ns|--cacert) db+=("${COMP_WORDS[i]}" "${COMP_WORDS[i+1]}"); ((i++)) ;;
+            --timeout|-c) ((i++)) ;;
             -*) ;;
             *) cmd=${COMP_WORDS[i]}; cmdi=$i; break ;;
         esac
@@ -71,7 +74,7 @@ _rtdb() {
     COMPREPLY=()
     while IFS= read -r key; do
         [[ -n $key && $key == "$partial"* ]] && COMPREPLY+=("$dir$key")
-    done < <(_rtdb_keys "$data" "$parent")
+    done < <(_rtdb_keys "$parent" "${db[@]}")
     compopt -o nospace 2>/dev/null
     if ((${#COMPREPLY[@]} == 1)); then
         COMPREPLY[0]+="/"

@@ -9,8 +9,15 @@ function __rtdb_paths
     end
     set -l parent $dir
     test -z "$parent"; and set parent /
-    set -l data (commandline -opc | string match -r -- '--data=?(.*)' | tail -n 1)
-    rtdb ls $parent --json 2>/dev/null | string trim -c '[]' | string split '","' | string trim -c '"' | while read -l key
+    set -l words (commandline -opc)
+    set -l db
+    for i in (seq (count $words))
+        if contains -- $words[$i] --data --url --emulator --ns --cacert
+            set -l next (math $i + 1)
+            test $next -le (count $words); and set db $db $words[$i] $words[$next]
+        end
+    end
+    rtdb $db --timeout 2s ls $parent --json 2>/dev/null | string trim -c '[]' | string split '","' | string trim -c '"' | while read -l key
         test -n "$key"; and echo $dir$key/
     end
 end

@@ -31,12 +31,16 @@ public enum CompletionScript {
         return "'" + out + "'"
     }
 
+    /// How long completion waits for a database's keys.
+    static let keyDeadline = "2s"
+
     // MARK: bash
 
     static func bash() -> String {
         let commands = (commandNames + ProgramOption.programCommands.map(\.name)).joined(separator: " ")
         let options = ProgramOption.global.flatMap(names).joined(separator: " ")
-        let valued = ProgramOption.global.filter(\.takesValue).flatMap(names).filter { $0 != "--data" }.joined(separator: "|")
+        let database = ProgramOption.databaseOptions.joined(separator: "|")
+        let valued = ProgramOption.global.filter { $0.takesValue && !$0.selectsDatabase }.flatMap(names).joined(separator: "|")
         let fileOptions = (ProgramOption.global + ProgramOption.serve).filter { if case .file = $0.value { return true }; return false }
         let files = Array(Set(fileOptions.map(\.name))).sorted().joined(separator: "|")
         var flagCases = ""
@@ -51,9 +55,11 @@ public enum CompletionScript {
         # /usr/share/bash-completion/completions/rtdb.
 
         _rtdb_keys() {
-            # Child keys of $2 in the database chosen by $1 (a data folder, or empty for the default).
-            local data=$1 parent=$2
-            rtdb ${data:+--data "$data"} ls "$parent" --json 2>/dev/null |
+            # Child keys of $1 in the database the other arguments choose (--data DIR, --url URL, …),
+            # with a short deadline so a slow server does not hold the prompt.
+            local parent=$1
+            shift
+            rtdb "$@" --timeout \(keyDeadline) ls "$parent" --json 2>/dev/null |
                 sed -e 's/^\\[//' -e 's/\\]$//' -e 's/","/"\\n"/g' | sed -e 's/^"//' -e 's/"$//'
         }
 
@@ -65,10 +71,11 @@ public enum CompletionScript {
             local commands="\(commands)"
             local options="\(options)"
 
-            local i data="" cmd="" cmdi=0
+            local i cmd="" cmdi=0
+            local -a db=()
             for ((i = 1; i < cword; i++)); do
                 case ${COMP_WORDS[i]} in
-                    --data) data=${COMP_WORDS[i+1]}; ((i++)) ;;
+                    \(database)) db+=("${COMP_WORDS[i]}" "${COMP_WORDS[i+1]}"); ((i++)) ;;
                     \(valued)) ((i++)) ;;
                     -*) ;;
                     *) cmd=${COMP_WORDS[i]}; cmdi=$i; break ;;
@@ -111,7 +118,7 @@ public enum CompletionScript {
             COMPREPLY=()
             while IFS= read -r key; do
                 [[ -n $key && $key == "$partial"* ]] && COMPREPLY+=("$dir$key")
-            done < <(_rtdb_keys "$data" "$parent")
+            done < <(_rtdb_keys "$parent" "${db[@]}")
             compopt -o nospace 2>/dev/null
             if ((${#COMPREPLY[@]} == 1)); then
                 COMPREPLY[0]+="/"
@@ -168,12 +175,15 @@ public enum CompletionScript {
         # Made by 'rtdb completions zsh'. Put this file, named _rtdb, in a folder on $fpath.
 
         _rtdb_paths() {
-            local data=${opt_args[--data]}
+            local -a db keys
+            local option
+            for option in \(ProgramOption.databaseOptions.joined(separator: " ")); do
+                [[ -n ${opt_args[$option]} ]] && db+=($option ${opt_args[$option]})
+            done
             local cur=$PREFIX dir="" parent
             [[ $cur == */* ]] && dir=${cur%/*}/
             parent=${dir:-/}
-            local -a keys
-            keys=(${(f)"$(rtdb ${data:+--data $data} ls $parent --json 2>/dev/null |
+            keys=(${(f)"$(rtdb $db --timeout \(keyDeadline) ls $parent --json 2>/dev/null |
                 sed -e 's/^\\[//' -e 's/\\]$//' -e 's/","/"\\n"/g' | sed -e 's/^"//' -e 's/"$//')"})
             compadd -S / -p "$dir" -- $keys
         }
@@ -269,8 +279,15 @@ public enum CompletionScript {
             end
             set -l parent $dir
             test -z "$parent"; and set parent /
-            set -l data (commandline -opc | string match -r -- '--data=?(.*)' | tail -n 1)
-            rtdb ls $parent --json 2>/dev/null | string trim -c '[]' | string split '","' | string trim -c '"' | while read -l key
+            set -l words (commandline -opc)
+            set -l db
+            for i in (seq (count $words))
+                if contains -- $words[$i] \(ProgramOption.databaseOptions.joined(separator: " "))
+                    set -l next (math $i + 1)
+                    test $next -le (count $words); and set db $db $words[$i] $words[$next]
+                end
+            end
+            rtdb $db --timeout \(keyDeadline) ls $parent --json 2>/dev/null | string trim -c '[]' | string split '","' | string trim -c '"' | while read -l key
                 test -n "$key"; and echo $dir$key/
             end
         end

@@ -14,6 +14,9 @@ public struct ProgramOption: Sendable {
     public var value: Value
     public var help: String
     public var repeatable = false
+    /// Says which database to open (`--data`, `--url`, …): completion passes it on when it
+    /// reads keys.
+    public var selectsDatabase = false
 
     public init(_ name: String, short: String? = nil, _ value: Value, _ help: String, repeatable: Bool = false) {
         self.name = name
@@ -28,16 +31,26 @@ public struct ProgramOption: Sendable {
         self.init(name, short: short, .none, help)
     }
 
+    /// This option, marked as one that says which database to open.
+    var selecting: ProgramOption {
+        var option = self
+        option.selectsDatabase = true
+        return option
+    }
+
     public var takesValue: Bool { if case .none = value { return false }; return true }
+
+    /// The options that say which database to open, as the completion scripts list them.
+    public static var databaseOptions: [String] { global.filter(\.selectsDatabase).map(\.name) }
 
     /// `rtdb [OPTIONS] [COMMAND]`.
     public static let global: [ProgramOption] = [
-        ProgramOption("--data", .directory, "the embedded database data folder"),
-        ProgramOption("--url", .text("URL"), "a server database URL (ws://127.0.0.1:9000?ns=demo)"),
-        ProgramOption("--emulator", .text("HOST:PORT"), "a local server or the emulator"),
-        ProgramOption("--ns", .text("NAME"), "the namespace with --emulator"),
+        ProgramOption("--data", .directory, "the embedded database data folder").selecting,
+        ProgramOption("--url", .text("URL"), "a server database URL (ws://127.0.0.1:9000?ns=demo)").selecting,
+        ProgramOption("--emulator", .text("HOST:PORT"), "a local server or the emulator").selecting,
+        ProgramOption("--ns", .text("NAME"), "the namespace with --emulator").selecting,
         ProgramOption("--timeout", .text("DURATION"), "how long a command waits for the server"),
-        ProgramOption("--cacert", .file, "trust the certificates in this PEM file (wss://, https://)"),
+        ProgramOption("--cacert", .file, "trust the certificates in this PEM file (wss://, https://)").selecting,
         ProgramOption("-c", .text("COMMAND"), "run COMMAND and exit", repeatable: true),
         ProgramOption("--keep-going", "run the remaining lines after an error"),
         ProgramOption("--json", "every command's output as compact JSON"),

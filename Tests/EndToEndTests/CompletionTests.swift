@@ -5,12 +5,17 @@ import XCTest
 /// The bash completion script, run by bash against a real data folder.
 final class CompletionTests: XCTestCase {
     func complete(_ words: [String], folder: String) throws -> [String] {
+        try complete(words, database: ["--data", folder])
+    }
+
+    /// COMPREPLY for `rtdb DATABASE WORDS…`, the cursor at the end of the last word.
+    func complete(_ words: [String], database: [String]) throws -> [String] {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("completions/rtdb.bash").path
-        let quoted = words.map { "'\($0)'" }.joined(separator: " ")
+        let quoted = (database + words).map { "'\($0)'" }.joined(separator: " ")
         let program = """
         source '\(script)'
-        COMP_WORDS=(rtdb --data '\(folder)' \(quoted)); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _rtdb
+        COMP_WORDS=(rtdb \(quoted)); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _rtdb
         printf '%s\\n' "${COMPREPLY[@]}"
         """
         let process = Process()
@@ -35,6 +40,16 @@ final class CompletionTests: XCTestCase {
         XCTAssertEqual(try complete(["get", "/users/ad"], folder: folder), ["/users/ada", "/users/adam"])
         XCTAssertEqual(try complete(["rm", "/users/b"], folder: folder), ["/users/bob/"])
         XCTAssertEqual(try complete(["get", "/x", "--sh"], folder: folder), ["--shallow"])
+    }
+
+    /// Keys of a served database, read through the --url the command line names.
+    func testKeysOfAServedDatabase() throws {
+        let (server, port) = try Binary.startServer(folder: Binary.temporaryFolder())
+        defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
+        let url = "ws://127.0.0.1:\(port)?ns=keys"
+        XCTAssertEqual(try Binary.run(["--url", url, "set", "/users", #"{"ada": 1, "adam": {"x": 2}}"#]).status, 0)
+        XCTAssertEqual(try complete(["get", "/users/ad"], database: ["--url", url]), ["/users/ada", "/users/adam"])
+        XCTAssertEqual(try complete(["--json", "ls", "/users/adam"], database: ["--emulator", "127.0.0.1:\(port)", "--ns", "keys"]), ["/users/adam/"])
     }
 }
 
