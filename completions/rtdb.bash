@@ -12,21 +12,31 @@ _rtdb_keys() {
 }
 
 _rtdb() {
-    local cur prev cword
-    cur=${COMP_WORDS[COMP_CWORD]}
-    prev=${COMP_WORDS[COMP_CWORD-1]}
-    cword=$COMP_CWORD
+    # The words as typed, split at spaces only: bash's COMP_WORDS also splits at : and =,
+    # which cuts a URL (ws://host:9000?ns=x) or HOST:PORT into pieces.
+    local -a words
+    if [[ -n ${COMP_LINE-} ]]; then
+        read -ra words <<< "${COMP_LINE:0:COMP_POINT}"
+        [[ ${COMP_LINE:0:COMP_POINT} == *[[:space:]] ]] && words+=("")
+    else
+        words=("${COMP_WORDS[@]}")
+    fi
+    local cword=$((${#words[@]} - 1))
+    local cur=${words[cword]} prev=${words[cword-1]}
     local commands="get set update push remove rm priority ls query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing cd pwd help history exit quit serve completions"
     local options="--data --url --emulator --ns --timeout --cacert -c --keep-going --json --no-color --timing --recover --version --help -h"
 
-    local i cmd="" cmdi=0
+    local i cmd="" cmdi=0 nokeys=""
     local -a db=()
     for ((i = 1; i < cword; i++)); do
-        case ${COMP_WORDS[i]} in
-            --data|--url|--emulator|--ns|--cacert) db+=("${COMP_WORDS[i]}" "${COMP_WORDS[i+1]}"); ((i++)) ;;
+        case ${words[i]} in
+            --data|--url|--emulator|--ns|--cacert)
+                # A --data folder that does not exist has no keys (and must not be made).
+                [[ ${words[i]} == --data && ! -d ${words[i+1]} ]] && nokeys=1
+                db+=("${words[i]}" "${words[i+1]}"); ((i++)) ;;
             --timeout|-c) ((i++)) ;;
             -*) ;;
-            *) cmd=${COMP_WORDS[i]}; cmdi=$i; break ;;
+            *) cmd=${words[i]}; cmdi=$i; break ;;
         esac
     done
 
@@ -63,7 +73,7 @@ _rtdb() {
     fi
     # The first argument of the data commands is a path: complete it key by key.
     case $cmd in get|set|update|push|remove|rm|priority|ls|query|watch|tx|ondisconnect|keepsynced|cd) ;; *) return ;; esac
-    ((cword == cmdi + 1)) || return
+    ((cword == cmdi + 1)) && [[ -z $nokeys ]] || return
     local dir="" partial=$cur
     if [[ $cur == */* ]]; then
         dir=${cur%/*}/
@@ -79,6 +89,9 @@ _rtdb() {
     if ((${#COMPREPLY[@]} == 1)); then
         COMPREPLY[0]+="/"
     fi
+    # Bash replaces only what follows the last : or = of the word it split there.
+    local cut=${cur%"${cur##*[:=]}"}
+    [[ -n $cut && $COMP_WORDBREAKS == *[:=]* ]] && COMPREPLY=("${COMPREPLY[@]#"$cut"}")
 }
 
 complete -F _rtdb rtdb

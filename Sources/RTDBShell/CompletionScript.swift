@@ -64,21 +64,31 @@ public enum CompletionScript {
         }
 
         _rtdb() {
-            local cur prev cword
-            cur=${COMP_WORDS[COMP_CWORD]}
-            prev=${COMP_WORDS[COMP_CWORD-1]}
-            cword=$COMP_CWORD
+            # The words as typed, split at spaces only: bash's COMP_WORDS also splits at : and =,
+            # which cuts a URL (ws://host:9000?ns=x) or HOST:PORT into pieces.
+            local -a words
+            if [[ -n ${COMP_LINE-} ]]; then
+                read -ra words <<< "${COMP_LINE:0:COMP_POINT}"
+                [[ ${COMP_LINE:0:COMP_POINT} == *[[:space:]] ]] && words+=("")
+            else
+                words=("${COMP_WORDS[@]}")
+            fi
+            local cword=$((${#words[@]} - 1))
+            local cur=${words[cword]} prev=${words[cword-1]}
             local commands="\(commands)"
             local options="\(options)"
 
-            local i cmd="" cmdi=0
+            local i cmd="" cmdi=0 nokeys=""
             local -a db=()
             for ((i = 1; i < cword; i++)); do
-                case ${COMP_WORDS[i]} in
-                    \(database)) db+=("${COMP_WORDS[i]}" "${COMP_WORDS[i+1]}"); ((i++)) ;;
+                case ${words[i]} in
+                    \(database))
+                        # A --data folder that does not exist has no keys (and must not be made).
+                        [[ ${words[i]} == --data && ! -d ${words[i+1]} ]] && nokeys=1
+                        db+=("${words[i]}" "${words[i+1]}"); ((i++)) ;;
                     \(valued)) ((i++)) ;;
                     -*) ;;
-                    *) cmd=${COMP_WORDS[i]}; cmdi=$i; break ;;
+                    *) cmd=${words[i]}; cmdi=$i; break ;;
                 esac
             done
 
@@ -107,7 +117,7 @@ public enum CompletionScript {
             fi
             # The first argument of the data commands is a path: complete it key by key.
             case $cmd in \(pathCommands.joined(separator: "|"))) ;; *) return ;; esac
-            ((cword == cmdi + 1)) || return
+            ((cword == cmdi + 1)) && [[ -z $nokeys ]] || return
             local dir="" partial=$cur
             if [[ $cur == */* ]]; then
                 dir=${cur%/*}/
@@ -123,6 +133,9 @@ public enum CompletionScript {
             if ((${#COMPREPLY[@]} == 1)); then
                 COMPREPLY[0]+="/"
             fi
+            # Bash replaces only what follows the last : or = of the word it split there.
+            local cut=${cur%"${cur##*[:=]}"}
+            [[ -n $cut && $COMP_WORDBREAKS == *[:=]* ]] && COMPREPLY=("${COMPREPLY[@]#"$cut"}")
         }
 
         complete -F _rtdb rtdb
@@ -132,8 +145,14 @@ public enum CompletionScript {
 
     // MARK: zsh
 
+    /// Text that goes inside a single-quoted zsh word: each ' closes the word, adds an
+    /// escaped quote and opens it again.
+    static func zshQuoteSafe(_ text: String) -> String {
+        text.replacingOccurrences(of: "'", with: "'\\''")
+    }
+
     static func zshOption(_ option: ProgramOption) -> String {
-        let help = "[" + option.help.replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: "[", with: "\\[") + "]"
+        let help = "[" + zshQuoteSafe(option.help).replacingOccurrences(of: "]", with: "\\]").replacingOccurrences(of: "[", with: "\\[") + "]"
         var action = ""
         switch option.value {
         case .none: break
@@ -162,9 +181,9 @@ public enum CompletionScript {
     static func zsh() -> String {
         var described: [String] = []
         for spec in CommandSpec.all {
-            for name in [spec.name] + spec.aliases { described.append("        '\(name):\(spec.summary.replacingOccurrences(of: ":", with: "\\:"))'") }
+            for name in [spec.name] + spec.aliases { described.append("        '\(name):\(zshQuoteSafe(spec.summary).replacingOccurrences(of: ":", with: "\\:"))'") }
         }
-        for (name, summary) in ProgramOption.programCommands { described.append("        '\(name):\(summary)'") }
+        for (name, summary) in ProgramOption.programCommands { described.append("        '\(name):\(zshQuoteSafe(summary).replacingOccurrences(of: ":", with: "\\:"))'") }
         var flagCases = "                serve) flags=(\(ProgramOption.serve.map(zshOption).joined(separator: " "))) ;;\n"
         for spec in CommandSpec.all where !spec.flags.isEmpty {
             flagCases += "                \(([spec.name] + spec.aliases).joined(separator: "|"))) flags+=(\(spec.flags.map(zshFlag).joined(separator: " "))) ;;\n"
@@ -175,15 +194,12 @@ public enum CompletionScript {
         # Made by 'rtdb completions zsh'. Put this file, named _rtdb, in a folder on $fpath.
 
         _rtdb_paths() {
-            local -a db keys
-            local option
-            for option in \(ProgramOption.databaseOptions.joined(separator: " ")); do
-                [[ -n ${opt_args[$option]} ]] && db+=($option ${opt_args[$option]})
-            done
+            # $_rtdb_db: the database options of the command line, set by _rtdb.
+            local -a keys
             local cur=$PREFIX dir="" parent
             [[ $cur == */* ]] && dir=${cur%/*}/
             parent=${dir:-/}
-            keys=(${(f)"$(rtdb $db --timeout \(keyDeadline) ls $parent --json 2>/dev/null |
+            keys=(${(f)"$(rtdb $_rtdb_db --timeout \(keyDeadline) ls $parent --json 2>/dev/null |
                 sed -e 's/^\\[//' -e 's/\\]$//' -e 's/","/"\\n"/g' | sed -e 's/^"//' -e 's/"$//')"})
             compadd -S / -p "$dir" -- $keys
         }
@@ -201,7 +217,15 @@ public enum CompletionScript {
             case $state in
                 command) _describe 'command' commands ;;
                 args)
-                    local -a flags
+                    # The program's options, as the outer _arguments read them (an inner one
+                    # starts afresh); their values come backslash-escaped.
+                    local -a _rtdb_db flags
+                    local option value
+                    for option in \(ProgramOption.databaseOptions.joined(separator: " ")); do
+                        [[ -n ${opt_args[$option]} ]] || continue
+                        value=${opt_args[$option]//\\\\:/:}
+                        _rtdb_db+=($option ${(Q)value})
+                    done
                     flags=(\(CommandSpec.commonFlags.map(zshFlag).joined(separator: " ")))
                     case $words[1] in
         \(flagCases)                help) _describe 'command' commands; return ;;

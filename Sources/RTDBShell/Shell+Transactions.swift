@@ -43,6 +43,10 @@ extension Shell {
         let outcome: Result<TransactionResult, Error>
         do {
             outcome = .success(try await end(of: done))
+        } catch let error as ShellError {
+            // Past the deadline it goes on: at the terminal its end is printed when it comes.
+            if let late = options.backgroundOutput { Shell.printWhenResolved(done, at: path, log: log, late: late) }
+            throw error
         } catch is CancellationError {
             // Ctrl-C stops the waiting; the transaction goes on, its outcome printed when it comes.
             if let late = options.backgroundOutput { Shell.printWhenResolved(done, at: path, log: log, late: late) }

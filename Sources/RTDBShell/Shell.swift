@@ -163,8 +163,16 @@ public final class Shell {
             output.write(renderer.queryResult(value, index: query.params.index))
         case let .watch(query, events, background):
             return try await runWatch(query, events: events, background: background, json: json, renderer: renderer)
+        case .watches where json:
+            let list = backgroundWatches.map { watch -> JSONValue in
+                .object([("id", .number(Double(watch.id))), ("path", .string(watch.query.path.description)),
+                         ("query", watch.query.params.isDefault ? .null : .string(watch.query.identifier)),
+                         ("events", .array(watch.events.map(\.rawValue).sorted().map(JSONValue.string))),
+                         ("seen", .number(Double(watch.eventCount)))])
+            }
+            output.write(JSONValue.array(list).serialized() + "\n")
         case .watches:
-            if backgroundWatches.isEmpty { output.write(json ? "[]\n" : "no background watches\n") }
+            if backgroundWatches.isEmpty { output.write("no background watches\n") }
             for watch in backgroundWatches {
                 let query = watch.query.params.isDefault ? "" : " \(watch.query.identifier)"
                 let events = watch.events.count == EventType.allCases.count ? "all events" : watch.events.map(\.rawValue).sorted().joined(separator: ",")
@@ -357,8 +365,15 @@ public final class Shell {
             output.write(machine ? "{\"watch\":\(id)}\n" : "watch \(id) started on \(query.path); 'unwatch \(id)' stops it\n")
             await repo.listen(query, registration)
             // Its first events (the data there now) come before what follows.
-            let primed = try await primeCache(query)
-            await repo.unlisten(primed.0, primed.1)
+            do {
+                let primed = try await primeCache(query)
+                await repo.unlisten(primed.0, primed.1)
+            } catch {
+                // Interrupted or refused: no watch is left behind.
+                await repo.unlisten(query, registration)
+                backgroundWatches.removeAll { $0.id == id }
+                throw error
+            }
             return .ok
         }
         do {
@@ -428,7 +443,7 @@ public final class Shell {
         }
         do {
             do {
-                try await withTimeout(0.5) { try await write.acknowledged() }
+                try await withTimeout(min(0.5, readTimeout)) { try await write.acknowledged() }
                 return
             } catch is TimeoutError {}
             if await !repo.isConnected {

@@ -117,7 +117,9 @@ struct ShellCommand: AsyncParsableCommand {
         do {
             if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns) {
                 connection = try await RemoteDatabase.connect(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath },
-                                                              credential: .fromEnvironment())
+                                                              credential: .fromEnvironment(), timeout: wait ?? 10)
+                // A server that ignores g: read with a listen well before the deadline.
+                if let wait { await connection.repo.setGetFallbackDelay(min(connection.repo.getFallbackDelay, wait / 2)) }
             } else {
                 connection = try EmbeddedDatabase(folder: folder)
             }

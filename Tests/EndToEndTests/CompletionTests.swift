@@ -15,6 +15,7 @@ final class CompletionTests: XCTestCase {
         let quoted = (database + words).map { "'\($0)'" }.joined(separator: " ")
         let program = """
         source '\(script)'
+        COMP_LINE='rtdb \((database + words).joined(separator: " "))'; COMP_POINT=${#COMP_LINE}
         COMP_WORDS=(rtdb \(quoted)); COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); _rtdb
         printf '%s\\n' "${COMPREPLY[@]}"
         """
@@ -42,6 +43,25 @@ final class CompletionTests: XCTestCase {
         XCTAssertEqual(try complete(["get", "/x", "--sh"], folder: folder), ["--shallow"])
     }
 
+    /// zsh and fish read the scripts without a syntax error (a quote in a help text once
+    /// broke the zsh one).
+    func testZshAndFishScriptsParse() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
+        for (shell, arguments) in [("/usr/bin/zsh", ["-n", root + "/completions/_rtdb"]), ("/usr/bin/fish", ["--no-execute", root + "/completions/rtdb.fish"])] {
+            guard FileManager.default.isExecutableFile(atPath: shell) else { throw XCTSkip("\(shell) is not installed (scripts/test installs it)") }
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: shell)
+            process.arguments = arguments
+            let errors = Pipe()
+            process.standardError = errors
+            try process.run()
+            process.waitUntilExit()
+            let text = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            XCTAssertEqual(process.terminationStatus, 0, "\(shell): \(text)")
+            XCTAssertEqual(text, "", shell)
+        }
+    }
+
     /// Keys of a served database, read through the --url the command line names.
     func testKeysOfAServedDatabase() throws {
         let (server, port) = try Binary.startServer(folder: Binary.temporaryFolder())
@@ -50,6 +70,10 @@ final class CompletionTests: XCTestCase {
         XCTAssertEqual(try Binary.run(["--url", url, "set", "/users", #"{"ada": 1, "adam": {"x": 2}}"#]).status, 0)
         XCTAssertEqual(try complete(["get", "/users/ad"], database: ["--url", url]), ["/users/ada", "/users/adam"])
         XCTAssertEqual(try complete(["--json", "ls", "/users/adam"], database: ["--emulator", "127.0.0.1:\(port)", "--ns", "keys"]), ["/users/adam/"])
+        // A --data folder that does not exist is not made, and has no keys.
+        let missing = Binary.temporaryFolder()
+        XCTAssertEqual(try complete(["get", "/u"], folder: missing), [])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: missing))
     }
 }
 
