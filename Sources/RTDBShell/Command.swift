@@ -11,6 +11,8 @@ public enum Command: Equatable, Sendable {
     case remove(Path, force: Bool)
     case priority(Path, LeafValue?)
     case ls(Path, long: Bool)
+    case tree(Path, depth: Int)
+    case du(Path, depth: Int)
     case query(QuerySpec, watch: Bool, events: Set<EventType>, background: Bool)
     case watch(QuerySpec, events: Set<EventType>, background: Bool)
     case watches

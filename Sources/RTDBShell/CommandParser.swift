@@ -83,6 +83,25 @@ public enum CommandParser {
         return .ls(try args.path(0, cwd: cwd, writing: false) ?? cwd, long: args.has("--long"))
     }
 
+    static func tree(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...1)
+        return .tree(try args.path(0, cwd: cwd, writing: false) ?? cwd, depth: try depth(args, default: 2))
+    }
+
+    static func du(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...1)
+        return .du(try args.path(0, cwd: cwd, writing: false) ?? cwd, depth: try depth(args, default: 1))
+    }
+
+    /// `--depth N`: how many levels below the path, 1 to the deepest a path can go.
+    private static func depth(_ args: Arguments, default value: Int) throws -> Int {
+        guard let token = args.value("--depth") else { return value }
+        guard let n = Int(token.text), n >= 1, n <= Path.maxDepth else {
+            throw ShellError("--depth needs a number of levels from 1 to \(Path.maxDepth), as in --depth 2", column: token.column)
+        }
+        return n
+    }
+
     static func query(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(1...1, usage: "query needs a path")
         let path = try args.requiredPath(0, cwd: cwd, writing: false)

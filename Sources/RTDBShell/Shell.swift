@@ -139,6 +139,21 @@ public final class Shell {
                 throw ShellError("\(path) is a value, not a list: \(JSONWriter.string(value).prefix(60))")
             }
             output.write(renderer.keys(value, long: long))
+        case let .tree(path, depth):
+            let value = try await read(path)
+            output.write(json ? JSONWriter.string(Outline.treeJSON(value, depth: depth)) + "\n"
+                              : Outline.tree(value, at: path, depth: depth, width: options.width()))
+        case let .du(path, depth):
+            let sizes = Outline.sizes(try await read(path), at: path, depth: depth)
+            if json {
+                let list = sizes.map { JSONValue.object([("path", .string($0.path.description)), ("bytes", .number(Double($0.bytes)))]) }
+                output.write(JSONValue.array(list).serialized() + "\n")
+            } else {
+                let column = sizes.map { Outline.humanBytes($0.bytes).count }.max() ?? 0
+                for size in sizes {
+                    output.write(Outline.humanBytes(size.bytes).leftPadded(to: column, with: " ") + "  " + size.path.description + "\n")
+                }
+            }
         case .cd(let path):
             cwd = path
         case .pwd:

@@ -212,6 +212,36 @@ final class ScriptTests: XCTestCase {
         XCTAssertTrue(text.contains(version.stdout.trimmingCharacters(in: .newlines)), text)
     }
 
+    /// tree and du through the binary: the shape, and where the bytes are.
+    func testTreeAndDu() throws {
+        let result = try rtdb([], input: """
+        set /users {"ada": {"name": "Ada", "langs": ["en", "fr"]}, "bob": {"name": "Bob"}}
+        set /log {"a": "x"}
+        tree /users
+        du --json
+        du /users --depth 2
+
+        """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        // {"ada":{"langs":["en","fr"],"name":"Ada"},"bob":{"name":"Bob"}} is 63 bytes.
+        XCTAssertEqual(result.stdout, """
+        /users  {2 children}
+        ├── ada  {2 children}
+        │   ├── langs  {2 children}
+        │   └── name  "Ada"
+        └── bob  {1 child}
+            └── name  "Bob"
+        [{"path":"/","bytes":89},{"path":"/users","bytes":63},{"path":"/log","bytes":9}]
+        63 B  /users
+        34 B  /users/ada
+        14 B  /users/bob
+        11 B  /users/ada/langs
+         5 B  /users/ada/name
+         5 B  /users/bob/name
+
+        """)
+    }
+
     func testDataFolderInUse() throws {
         // A script that holds the folder open while waiting on its standard input.
         let holder = Process()
