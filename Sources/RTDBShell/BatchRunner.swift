@@ -9,32 +9,42 @@ public struct BatchRunner {
 
     /// Exit status: 0 when every line succeeded and every write was acknowledged. Ctrl-C
     /// interrupts the line being run and stops the script; its writes are still waited for.
-    @MainActor
     /// `nextLine` gives the script's lines, nil at its end.
+    @MainActor
     public func run(_ nextLine: @escaping @MainActor () async -> String?, shell: Shell, label: @escaping @Sendable (Int) -> String) async -> ExitStatus {
-        let keepGoing = self.keepGoing
-        let failed = await Interrupt.cancellable { () -> Bool in
-            var failed = false
-            var number = 0
-            while !Task.isCancelled, let raw = await nextLine() {
-                number += 1
-                let line = raw.trimmingCharacters(in: .whitespaces)
-                if line.isEmpty || line.hasPrefix("#") { continue }
-                shell.recordHistory(line)
-                let outcome = await shell.run(line, source: label(number), lineNumber: number)
-                if shell.reportRejectedWrites() > 0 { failed = true }
-                switch outcome {
-                case .ok: continue
-                case .exit: break
-                case .failed:
-                    failed = true
-                    if keepGoing { continue }
-                }
-                break
-            }
-            return failed
-        }
+        let failed = await Interrupt.cancellable { await runLines(nextLine, shell: shell, label: label) }
         return await BatchRunner.finish(shell, failed: failed)
+    }
+
+    /// Runs the lines without the end's wait for writes (a startup file); true when one failed.
+    /// A line that ends inside a value (an open `{`, `[` or quote) goes on with the next ones.
+    @MainActor
+    public func runLines(_ nextLine: @escaping @MainActor () async -> String?, shell: Shell, remember: Bool = true,
+                         label: @escaping @Sendable (Int) -> String) async -> Bool {
+        var failed = false
+        var number = 0
+        while !Task.isCancelled, let raw = await nextLine() {
+            number += 1
+            let first = number
+            var line = raw.trimmingCharacters(in: .whitespaces)
+            if line.isEmpty || line.hasPrefix("#") { continue }
+            while Tokenizer.isUnfinished(line), line.utf8.count <= ValueParser.maxWriteBytes, let more = await nextLine() {
+                number += 1
+                line += "\n" + more
+            }
+            if remember { shell.recordHistory(line) }
+            let outcome = await shell.run(line, source: label(first), lineNumber: first)
+            if shell.reportRejectedWrites() > 0 { failed = true }
+            switch outcome {
+            case .ok: continue
+            case .exit: break
+            case .failed:
+                failed = true
+                if keepGoing { continue }
+            }
+            break
+        }
+        return failed
     }
 }
 

@@ -16,6 +16,13 @@ public struct InteractiveSession {
         self.location = location
     }
 
+    /// `RTDB_RC`, or `~/.rtdbrc`: commands run when an interactive session starts.
+    public static var startupFile: String {
+        let env = ProcessInfo.processInfo.environment
+        if let file = env["RTDB_RC"], !file.isEmpty { return file }
+        return (env["HOME"] ?? NSHomeDirectory()) + "/.rtdbrc"
+    }
+
     /// `RTDB_HISTFILE`, or `~/.rtdb_history`.
     public static var historyFile: String {
         let env = ProcessInfo.processInfo.environment
@@ -37,19 +44,33 @@ public struct InteractiveSession {
         shell.output.write("\(dim)rtdb: \(place). Type 'help' for commands, Ctrl-D to leave.\(reset)\n")
         let notices = remote ? ConnectionNotices.start(repo: repo, print: shell.options.backgroundOutput ?? { _ in }) : nil
         defer { notices?.cancel() }
+        await runStartupFile()
         while true {
             let connected = await repo.isConnected
             let offline = await repo.isOfflineByChoice || !connected
             let state = offline ? "(offline)" : ""
-            switch await reader.readLine(prompt: "rtdb\(state):\(shell.cwd)> ", cwd: shell.cwd) {
+            let prompt = "rtdb\(state):\(shell.cwd)> "
+            switch await reader.readLine(prompt: prompt, cwd: shell.cwd) {
             case .end:
                 shell.output.write("\n")
                 return await finish()
             case .cancelled:
                 continue
             case .line(let line):
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                var trimmed = line.trimmingCharacters(in: .whitespaces)
                 if trimmed.isEmpty { continue }
+                // A value left open ({, [ or a quote) goes on at a continuation prompt;
+                // Ctrl-C abandons it, Ctrl-D too (and leaves).
+                let more = String(repeating: " ", count: max(0, prompt.count - 5)) + "...> "
+                var abandoned = false
+                while Tokenizer.isUnfinished(trimmed) && trimmed.utf8.count <= ValueParser.maxWriteBytes {
+                    guard case .line(let next) = await reader.readLine(prompt: more, cwd: shell.cwd) else {
+                        abandoned = true
+                        break
+                    }
+                    trimmed += "\n" + next
+                }
+                if abandoned { continue }
                 reader.remember(trimmed)
                 shell.recordHistory(trimmed)
                 // The terminal echoes ^C; the next output starts on a line of its own.
@@ -58,6 +79,21 @@ public struct InteractiveSession {
                     return await finish()
                 }
             }
+        }
+    }
+
+    /// Runs `startupFile` when there is one: every line, errors reported with the file's
+    /// name and line, none kept in the history.
+    @MainActor
+    private func runStartupFile() async {
+        let path = InteractiveSession.startupFile
+        guard let data = FileManager.default.contents(atPath: path) else { return }
+        var lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init).makeIterator()
+        let shell = self.shell
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        let name = path.hasPrefix(home + "/") ? "~" + path.dropFirst(home.count) : path
+        _ = await Interrupt.cancellable {
+            await BatchRunner(keepGoing: true).runLines({ lines.next() }, shell: shell, remember: false) { "\(name) line \($0)" }
         }
     }
 

@@ -106,6 +106,20 @@ public final class Shell {
     }
 
     func report(_ message: String, line: String?, column: Int?, source: String?) {
+        var line = line, column = column, source = source
+        // A value over several lines: point into the line the column falls in.
+        if let text = line, text.contains("\n"), var offset = column {
+            let parts = text.split(separator: "\n", omittingEmptySubsequences: false)
+            var index = 0
+            while index < parts.count - 1 && offset > parts[index].unicodeScalars.count {
+                offset -= parts[index].unicodeScalars.count + 1
+                index += 1
+            }
+            line = String(parts[index])
+            column = offset
+            // "line 3" of a script becomes the line the error is on.
+            if index > 0, let label = source, label.hasPrefix("line "), let first = Int(label.dropFirst(5)) { source = "line \(first + index)" }
+        }
         var text = ""
         if let source { text += source }
         if let column, source != nil { text += ", column \(column + 1)" }

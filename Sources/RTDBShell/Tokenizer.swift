@@ -24,7 +24,7 @@ public enum Tokenizer {
             case UInt8(ascii: "'"):
                 i += 1
                 while i < bytes.count && bytes[i] != UInt8(ascii: "'") { i += 1 }
-                guard i < bytes.count else { throw ShellError("unterminated single quote", column: column(start)) }
+                guard i < bytes.count else { throw ShellError("unterminated single quote", column: column(start), unfinished: true) }
                 i += 1
                 tokens.append(Token(text: text(start, i), column: column(start), kind: .singleQuoted))
             case UInt8(ascii: "{"), UInt8(ascii: "["):
@@ -40,7 +40,7 @@ public enum Tokenizer {
                     i += 1
                 }
                 if depth != 0 {
-                    throw ShellError("unbalanced \(c == UInt8(ascii: "{") ? "'{'" : "'['"): the JSON value is not closed", column: column(start))
+                    throw ShellError("unbalanced \(c == UInt8(ascii: "{") ? "'{'" : "'['"): the JSON value is not closed", column: column(start), unfinished: true)
                 }
                 tokens.append(Token(text: text(start, i), column: column(start), kind: .json))
             default:
@@ -61,7 +61,20 @@ public enum Tokenizer {
             if bytes[i] == UInt8(ascii: "\"") { return i + 1 }
             i += 1
         }
-        throw ShellError("unterminated double quote", column: column(start))
+        throw ShellError("unterminated double quote", column: column(start), unfinished: true)
+    }
+
+    /// Whether `text` ends inside a value (an open `{`, `[` or quote), so that the next line
+    /// continues it.
+    public static func isUnfinished(_ text: String) -> Bool {
+        do {
+            _ = try tokenize(text)
+            return false
+        } catch let error as ShellError {
+            return error.unfinished
+        } catch {
+            return false
+        }
     }
 
     /// Tokens for words that arrive already split (command-line arguments).

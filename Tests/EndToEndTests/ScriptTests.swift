@@ -242,6 +242,61 @@ final class ScriptTests: XCTestCase {
         """)
     }
 
+    /// A value left open goes on over the next lines, in a script as at the terminal; an
+    /// error in it names the line it is on.
+    func testMultiLineValues() throws {
+        let result = try rtdb(["--keep-going"], input: """
+        set /a {
+          "x": 1,
+          "y": [1,
+                2]
+        }
+        get /a
+        set /b 'two
+        lines'
+        get /b
+        set /c {"x":
+          tru}
+
+        """)
+        XCTAssertEqual(result.status, 1)
+        XCTAssertEqual(result.stdout, #"{"x":1,"y":[1,2]}"# + "\n" + #""two\nlines""# + "\n")
+        XCTAssertEqual(result.stderr, """
+        error: line 11, column 3: expected a value, found 't'
+            tru}
+            ^
+
+        """)
+    }
+
+    /// At a terminal (a pty from script(1)): ~/.rtdbrc runs first, its errors named by file
+    /// and line; an open value continues at a "...>" prompt.
+    func testStartupFileAndContinuationPromptAtATerminal() throws {
+        let home = Binary.temporaryFolder()
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        try Data("set /fromrc 1\nbogus\n".utf8).write(to: URL(fileURLWithPath: home + "/.rtdbrc"))
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", "'\(Binary.path)' --data '\(folder!)' --no-color", "/dev/null"]
+        var environment = ProcessInfo.processInfo.environment
+        environment["HOME"] = home
+        environment["RTDB_RC"] = nil
+        process.environment = environment
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        let drain = Drain(output.fileHandleForReading)
+        input.fileHandleForWriting.write(Data("get /fromrc\nset /m {\n\"a\": 1}\nget /m --json\nexit\n".utf8))
+        process.waitUntilExit()
+        let text = drain.text().replacingOccurrences(of: "\r\n", with: "\n")
+        XCTAssertEqual(process.terminationStatus, 0, text)
+        for expected in ["error: ~/.rtdbrc line 2, column 1: unknown command 'bogus'", "rtdb:/> get /fromrc\n1\n",
+                         "rtdb:/> set /m {\n   ...> \"a\": 1}\n", "rtdb:/> get /m --json\n{\"a\":1}\n"] {
+            XCTAssertTrue(text.contains(expected), "missing \(expected) in:\n\(text)")
+        }
+    }
+
     func testDataFolderInUse() throws {
         // A script that holds the folder open while waiting on its standard input.
         let holder = Process()

@@ -21,9 +21,12 @@ final class ParserTests: XCTestCase {
     }
 
     func testTokenizerErrors() {
-        XCTAssertEqual(error(#"set /a {"x": 1"#), ShellError("unbalanced '{': the JSON value is not closed", column: 7))
-        XCTAssertEqual(error(#"set /a "abc"#), ShellError("unterminated double quote", column: 7))
-        XCTAssertEqual(error("set /a 'abc"), ShellError("unterminated single quote", column: 7))
+        XCTAssertEqual(error(#"set /a {"x": 1"#), ShellError("unbalanced '{': the JSON value is not closed", column: 7, unfinished: true))
+        XCTAssertEqual(error(#"set /a "abc"#), ShellError("unterminated double quote", column: 7, unfinished: true))
+        XCTAssertEqual(error("set /a 'abc"), ShellError("unterminated single quote", column: 7, unfinished: true))
+        XCTAssertTrue(Tokenizer.isUnfinished(#"set /a {"x": [1"#))
+        XCTAssertFalse(Tokenizer.isUnfinished(#"set /a {"x": 1}}"#))
+        XCTAssertFalse(Tokenizer.isUnfinished("set /a 1"))
     }
 
     func testValues() throws {
