@@ -23,8 +23,8 @@ _rtdb() {
     fi
     local cword=$((${#words[@]} - 1))
     local cur=${words[cword]} prev=${words[cword-1]}
-    local commands="get set update push remove rm priority ls tree du query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing cd pwd help history exit quit serve completions"
-    local options="--data --url --emulator --ns --timeout --cacert -c --keep-going --json --no-color --timing --recover --version --help -h"
+    local commands="get set update push remove rm priority ls tree du query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit serve completions"
+    local options="--data --url --emulator --ns --timeout --cacert -c --keep-going --json --no-color --no-pager --timing --recover --version --help -h"
 
     local i cmd="" cmdi=0 nokeys=""
     local -a db=()
@@ -70,7 +70,7 @@ _rtdb() {
         return
     fi
     if [[ $cmd == help ]]; then
-        COMPREPLY=($(compgen -W "get set update push remove rm priority ls tree du query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing cd pwd help history exit quit" -- "$cur"))
+        COMPREPLY=($(compgen -W "get set update push remove rm priority ls tree du query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit" -- "$cur"))
         return
     fi
     # The first argument of the data commands is a path: complete it key by key.

@@ -28,6 +28,8 @@ public enum Command: Equatable, Sendable {
     case sleep(seconds: Double)
     /// on, off, or nil: the other one.
     case timing(Bool?)
+    /// on, off, or nil: the other one.
+    case pager(Bool?)
     case cd(Path)
     case pwd
     case help(String?)
@@ -38,6 +40,15 @@ public enum Command: Equatable, Sendable {
 /// A command with the options that apply to how its output is shown.
 extension Command {
     var isTiming: Bool { if case .timing = self { return true } else { return false } }
+
+    /// Commands whose whole output comes at their end, so it can go through a pager.
+    var isPageable: Bool {
+        switch self {
+        case .get, .ls, .tree, .du, .help, .history, .watches, .status: return true
+        case .query(_, let watch, _, _): return !watch
+        default: return false
+        }
+    }
 }
 
 public struct ParsedLine: Equatable, Sendable {

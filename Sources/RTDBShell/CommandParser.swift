@@ -248,11 +248,20 @@ public enum CommandParser {
     }
 
     static func timing(_ args: Arguments, cwd: Path) throws -> Command {
+        .timing(try onOff(args))
+    }
+
+    static func pager(_ args: Arguments, cwd: Path) throws -> Command {
+        .pager(try onOff(args))
+    }
+
+    /// `on`, `off`, or nothing (nil: switch).
+    private static func onOff(_ args: Arguments) throws -> Bool? {
         try args.expect(0...1)
-        guard let state = args.positional.first else { return .timing(nil) }
+        guard let state = args.positional.first else { return nil }
         switch state.text {
-        case "on": return .timing(true)
-        case "off": return .timing(false)
+        case "on": return true
+        case "off": return false
         default: throw ShellError("expected on or off, found '\(state.text.prefix(40))'", column: state.column)
         }
     }

@@ -55,6 +55,7 @@ public struct ProgramOption: Sendable {
         ProgramOption("--keep-going", "run the remaining lines after an error"),
         ProgramOption("--json", "every command's output as compact JSON"),
         ProgramOption("--no-color", "no colour"),
+        ProgramOption("--no-pager", "print long output straight, not through $PAGER"),
         ProgramOption("--timing", "print how long each command took"),
         ProgramOption("--recover", "salvage a damaged embedded database and exit"),
         ProgramOption("--version", "print the version and exit"),

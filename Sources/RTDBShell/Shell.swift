@@ -29,6 +29,9 @@ public final class Shell {
         public var timing = false
         /// How long the end of a script waits for its writes' acknowledgements.
         public var scriptWriteWait: TimeInterval = 30
+        /// Pages a command's output when it is taller than the terminal; false when it did
+        /// not (the shell prints it). Nil: no pager (not a terminal, `--no-pager`).
+        public var pager: ((String) -> Bool)? = nil
         /// Asks a yes/no question on the terminal; nil when there is nobody to ask.
         public var confirm: ((String) -> Bool)? = nil
         /// Prints a line while the user may be typing (above the prompt); nil when the shell
@@ -50,13 +53,16 @@ public final class Shell {
     public let repo: Repo
     public private(set) var cwd: Path = .root
     public var options: Options
-    public let output: Output
+    /// Where commands write; a pageable command's output is collected for the pager.
+    public private(set) var output: Output
     public private(set) var history: [String] = []
     /// How long a command may wait for the server (a read, a write at the terminal, a
     /// transaction) before it says so: `--timeout`.
     public var readTimeout: TimeInterval = 60
 
     private var backgroundWatches: [BackgroundWatch] = []
+    /// `pager on|off`.
+    private var pagingOn = true
     private var nextWatchID = 1
     /// Rejections of writes nobody waited for, reported after the line that follows them.
     let rejected = RejectedWrites()
@@ -86,7 +92,20 @@ public final class Shell {
         let started = DispatchTime.now().uptimeNanoseconds
         do {
             guard let parsed = try CommandParser.parse(tokens: tokens(), cwd: cwd) else { return .ok }
-            let outcome = try await execute(parsed, source: source, lineNumber: lineNumber)
+            let outcome: Outcome
+            if let pager = options.pager, pagingOn, parsed.command.isPageable {
+                // Output taller than the terminal goes through the pager, once the command ends.
+                let real = output
+                let paged = PagedOutput(messages: real)
+                output = paged
+                defer {
+                    output = real
+                    if !pager(paged.collected) { real.write(paged.collected) }
+                }
+                outcome = try await execute(parsed, source: source, lineNumber: lineNumber)
+            } else {
+                outcome = try await execute(parsed, source: source, lineNumber: lineNumber)
+            }
             if options.timing, !parsed.command.isTiming {
                 // As psql's \timing: on stderr, so a script's output stays data.
                 let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
@@ -239,6 +258,10 @@ public final class Shell {
             }
         case .status:
             await printStatus(json: json)
+        case .pager(let on):
+            guard options.pager != nil else { throw ShellError("there is no pager here: output is not a terminal, or --no-pager was given") }
+            pagingOn = on ?? !pagingOn
+            output.writeError("the pager is \(pagingOn ? "on" : "off")\n")
         case .timing(let on):
             options.timing = on ?? !options.timing
             output.writeError("timing is \(options.timing ? "on" : "off")\n")

@@ -69,6 +69,9 @@ struct ShellCommand: AsyncParsableCommand {
     @Flag(name: .long, help: "Every command's output as compact JSON, as if each said --json.")
     var json = false
 
+    @Flag(name: .customLong("no-pager"), help: "At a terminal, print output taller than the window straight instead of through $PAGER.")
+    var noPager = false
+
     @Flag(name: .long, help: "Print how long each command took (on standard error), as 'timing on' does.")
     var timing = false
 
@@ -164,6 +167,7 @@ struct ShellCommand: AsyncParsableCommand {
         if stdinIsTerminal && stdoutIsTerminal {
             options.confirm = Terminal.confirm
             options.backgroundOutput = AsyncLines.post
+            if !noPager { options.pager = Pager.page }
             let shell = Shell(repo: connection.repo, output: output, options: options)
             if let timeout { shell.readTimeout = timeout }
             return await InteractiveSession(shell: shell, location: connection.location).run()

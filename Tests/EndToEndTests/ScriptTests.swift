@@ -297,6 +297,39 @@ final class ScriptTests: XCTestCase {
         }
     }
 
+    /// At a terminal 8 rows tall (a pty from script(1)), output taller than it goes through
+    /// $PAGER; short output, 'pager off' and --no-pager print straight.
+    func testPagerAtATerminal() throws {
+        _ = try rtdb(["set", "/big", #"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10}"#])
+        func session(_ options: String, _ input: String) throws -> String {
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+            process.arguments = ["-qec", "stty rows 8 cols 80; '\(Binary.path)' --data '\(folder!)' --no-color \(options)", "/dev/null"]
+            var environment = ProcessInfo.processInfo.environment
+            environment["PAGER"] = "sed s/^/P:/"
+            environment["HOME"] = NSTemporaryDirectory()
+            process.environment = environment
+            let stdin = Pipe(), stdout = Pipe()
+            process.standardInput = stdin
+            process.standardOutput = stdout
+            try process.run()
+            let drain = Drain(stdout.fileHandleForReading)
+            stdin.fileHandleForWriting.write(Data(input.utf8))
+            process.waitUntilExit()
+            return drain.text().replacingOccurrences(of: "\r\n", with: "\n")
+        }
+        let paged = try session("", "ls /big\nget /big/a\npager off\nls /big\nexit\n")
+        XCTAssertTrue(paged.contains("rtdb:/> ls /big\nP:a\nP:b\n"), paged)
+        XCTAssertTrue(paged.contains("P:j\n"), paged)
+        XCTAssertTrue(paged.contains("rtdb:/> get /big/a\n1\n"), paged)
+        XCTAssertTrue(paged.contains("the pager is off\n"), paged)
+        XCTAssertTrue(paged.contains("rtdb:/> ls /big\na\nb\n"), paged)
+        let straight = try session("--no-pager", "ls /big\nexit\n")
+        XCTAssertFalse(straight.contains("P:"), straight)
+        let script = try rtdb([], input: "pager off\n")
+        XCTAssertEqual(script.stderr, "error: line 1: there is no pager here: output is not a terminal, or --no-pager was given\n")
+    }
+
     func testDataFolderInUse() throws {
         // A script that holds the folder open while waiting on its standard input.
         let holder = Process()

@@ -15,7 +15,7 @@ final class CompleterTests: XCTestCase {
 
     func testCommands() {
         XCTAssertEqual(completer.complete("se", cwd: .root).candidates, ["set "])
-        XCTAssertEqual(completer.complete("p", cwd: .root).candidates, ["priority ", "push ", "pwd "])
+        XCTAssertEqual(completer.complete("p", cwd: .root).candidates, ["pager ", "priority ", "push ", "pwd "])
     }
 
     func testFlags() {
