@@ -12,6 +12,7 @@ public enum Command: Equatable, Sendable {
     case priority(Path, LeafValue?)
     case ls(Path, long: Bool)
     case tree(Path, depth: Int)
+    case edit(Path)
     case du(Path, depth: Int)
     case query(QuerySpec, watch: Bool, events: Set<EventType>, background: Bool)
     case watch(QuerySpec, events: Set<EventType>, background: Bool)

@@ -83,6 +83,11 @@ public enum CommandParser {
         return .ls(try args.path(0, cwd: cwd, writing: false) ?? cwd, long: args.has("--long"))
     }
 
+    static func edit(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(1...1, usage: "edit needs a path")
+        return .edit(try args.requiredPath(0, cwd: cwd, writing: true))
+    }
+
     static func tree(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(0...1)
         return .tree(try args.path(0, cwd: cwd, writing: false) ?? cwd, depth: try depth(args, default: 2))

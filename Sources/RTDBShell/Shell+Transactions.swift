@@ -85,7 +85,7 @@ extension Shell {
 
     /// Waits for a transaction's end: at most `readTimeout` (or until Ctrl-C), then an
     /// error; the transaction goes on meanwhile.
-    private func end(of done: OneShot<TransactionResult>) async throws -> TransactionResult {
+    func end(of done: OneShot<TransactionResult>) async throws -> TransactionResult {
         do {
             return try await withTimeout(readTimeout) { try await done.value() }
         } catch is TimeoutError {

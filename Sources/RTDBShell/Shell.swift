@@ -172,6 +172,8 @@ public final class Shell {
                 throw ShellError("\(path) is a value, not a list: \(JSONWriter.string(value).prefix(60))")
             }
             output.write(renderer.keys(value, long: long))
+        case .edit(let path):
+            return try await runEdit(path)
         case let .tree(path, depth):
             let value = try await read(path)
             output.write(json ? JSONWriter.string(Outline.treeJSON(value, depth: depth)) + "\n"

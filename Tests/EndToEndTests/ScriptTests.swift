@@ -330,6 +330,38 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(script.stderr, "error: line 1: there is no pager here: output is not a terminal, or --no-pager was given\n")
     }
 
+    /// edit with a scripted EDITOR: saved unchanged, changed, invalid JSON; and, against a
+    /// server, a value another client changed while it was open.
+    func testEditWritesBackOnlyWhatWasOpened() throws {
+        _ = try rtdb(["set", "/users/ada", #"{"name": "Ada", "born": 1815}"#])
+        let unchanged = try Binary.run(["--data", folder, "edit", "/users/ada"], environment: ["EDITOR": "true", "VISUAL": ""])
+        XCTAssertEqual(unchanged.status, 0)
+        XCTAssertEqual(unchanged.stderr, "unchanged: nothing written\n")
+        let changed = try Binary.run(["--data", folder, "edit", "/users/ada"], environment: ["EDITOR": "sed -i s/1815/1816/", "VISUAL": ""])
+        XCTAssertEqual(changed.status, 0, changed.stderr)
+        XCTAssertEqual(changed.stderr, "written\n")
+        let invalid = try Binary.run(["--data", folder, "edit", "/users/ada"], environment: ["VISUAL": "sed -i s/1816/18x16/"])
+        XCTAssertEqual(invalid.status, 1)
+        XCTAssertEqual(invalid.stderr, "error: not written: line 2, column 13 of the edited value: expected ',' or '}' in object, found 'x'\n")
+        XCTAssertEqual(try rtdb(["get", "/users/ada"]).stdout, #"{"born":1816,"name":"Ada"}"# + "\n")
+
+        let (server, port) = try Binary.startServer(folder: Binary.temporaryFolder())
+        defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
+        let url = "ws://127.0.0.1:\(port)?ns=edit"
+        XCTAssertEqual(try Binary.run(["--url", url, "set", "/users/ada", #"{"name": "Ada", "born": 1815}"#]).status, 0)
+        // The "editor" is another client's write, then the user's change.
+        let editor = "'\(Binary.path)' --url '\(url)' set /users/ada/born 1900 && sed -i s/Ada/Augusta/"
+        let conflict = try Binary.run(["--url", url, "edit", "/users/ada"], environment: ["EDITOR": editor, "VISUAL": ""])
+        XCTAssertEqual(conflict.status, 1)
+        XCTAssertEqual(conflict.stderr, """
+        not written: /users/ada changed since it was opened
+          opened: {"born":1815,"name":"Ada"}
+          now:    {"born":1900,"name":"Ada"}
+
+        """)
+        XCTAssertEqual(try Binary.run(["--url", url, "get", "/users/ada"]).stdout, #"{"born":1900,"name":"Ada"}"# + "\n")
+    }
+
     func testDataFolderInUse() throws {
         // A script that holds the folder open while waiting on its standard input.
         let holder = Process()
