@@ -3,7 +3,6 @@
 #include <stdio.h>
 #include <wchar.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include <histedit.h>
 
 static inline EditLine *rtdb_el_init(const char *prog) { return el_init(prog, stdin, stdout, stderr); }
@@ -35,12 +34,6 @@ static inline History *rtdb_history_init(int size) {
 static inline int rtdb_history_enter(History *h, const char *line) { HistEvent ev; return history(h, &ev, H_ENTER, line); }
 static inline int rtdb_history_load(History *h, const char *file) { HistEvent ev; return history(h, &ev, H_LOAD, file); }
 static inline int rtdb_history_save(History *h, const char *file) { HistEvent ev; return history(h, &ev, H_SAVE, file); }
-
-static inline int rtdb_terminal_width(void) {
-    struct winsize ws;
-    if (ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return ws.ws_col;
-    return 80;
-}
 
 // Walks the history from the oldest entry to the newest: NULL when there are no more.
 static inline const char *rtdb_history_oldest(History *h) {

@@ -17,14 +17,9 @@ enum ExternalEditor {
         }
         defer { try? FileManager.default.removeItem(atPath: file) }
         // sh runs EDITOR as the user wrote it (with its arguments); the file comes as "$1".
-        let arguments: [UnsafeMutablePointer<CChar>?] = ["/bin/sh", "-c", editor + " \"$1\"", "sh", file].map { (word: String) in strdup(word) }
-        defer { arguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        guard posix_spawn(&pid, "/bin/sh", nil, nil, arguments + [nil], environ) == 0 else {
+        guard let status = ForegroundCommand.run(editor + " \"$1\"", arguments: [file]) else {
             throw ShellError("cannot start the editor '\(editor)'")
         }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
         // Exited normally with status 0 (WIFEXITED and WEXITSTATUS, spelled out for Swift).
         guard status & 0x7f == 0, (status >> 8) & 0xff == 0 else {
             throw ShellError("the editor '\(editor)' failed (status \(status)): nothing written")

@@ -129,19 +129,3 @@ enum ConnectionNotices {
         }
     }
 }
-
-/// Questions asked on the terminal, and its size.
-public enum Terminal {
-    /// The width of the terminal standard output is, in columns; nil when it is not one.
-    public static func columns() -> Int? {
-        var size = winsize()
-        guard isatty(STDOUT_FILENO) == 1, ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return nil }
-        return Int(size.ws_col)
-    }
-
-    public static func confirm(_ question: String) -> Bool {
-        FileHandle.standardError.write(Data(question.utf8))
-        guard let answer = readLine() else { return false }
-        return ["y", "yes"].contains(answer.trimmingCharacters(in: .whitespaces).lowercased())
-    }
-}

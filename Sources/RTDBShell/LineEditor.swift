@@ -121,7 +121,7 @@ final class LineEditor {
         }
         guard !list.isEmpty else { return UInt8(CC_REFRESH_BEEP) }
         // Several choices and nothing shared to add: show them under the line.
-        let width = Int(rtdb_terminal_width())
+        let width = Terminal.width
         let column = min(width, (list.map(\.count).max() ?? 0) + 2)
         let perRow = max(1, width / max(1, column))
         var text = "\n"
@@ -138,7 +138,7 @@ final class LineEditor {
     /// Prints lines above the prompt and redraws the prompt with the half-typed line intact.
     private func printAbove(_ lines: [String]) {
         guard !lines.isEmpty, let info = el_line(editLine)?.pointee else { return }
-        let columns = Int(rtdb_terminal_width())
+        let columns = Terminal.width
         let before = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(info.buffer).assumingMemoryBound(to: UInt8.self),
                                                           count: info.cursor - info.buffer), as: UTF8.self)
         let rows = (promptText.count + before.count) / max(1, columns)

@@ -23,7 +23,7 @@ struct ShellHelpCommand: ParsableCommand {
             throw ExitCode(ExitStatus.usage.rawValue)
         }
         do {
-            let width = Terminal.columns() ?? 80
+            let width = Terminal.width
             print(try words.first.map { Help.command(try Help.topic($0).name, width: width) } ?? Help.overview(width: width), terminator: "")
         } catch {
             FileHandle.standardError.write(Data("rtdb help: \(error)\n".utf8))
