@@ -217,12 +217,7 @@ public enum CommandParser {
         if args.positional.isEmpty { return .keepSynced(nil, on: true) }
         try args.expect(2...2, usage: "keepsynced needs a path and on or off")
         let path = try args.requiredPath(0, cwd: cwd, writing: true)
-        let state = args.positional[1]
-        switch state.text {
-        case "on": return .keepSynced(path, on: true)
-        case "off": return .keepSynced(path, on: false)
-        default: throw ShellError("expected on or off, found '\(state.text.prefix(40))'", column: state.column)
-        }
+        return .keepSynced(path, on: try onOff(args.positional[1]))
     }
 
     static func cd(_ args: Arguments, cwd: Path) throws -> Command {
@@ -253,21 +248,21 @@ public enum CommandParser {
     }
 
     static func timing(_ args: Arguments, cwd: Path) throws -> Command {
-        .timing(try onOff(args))
+        try args.expect(0...1)
+        return .timing(try args.positional.first.map(onOff))
     }
 
     static func pager(_ args: Arguments, cwd: Path) throws -> Command {
-        .pager(try onOff(args))
+        try args.expect(0...1)
+        return .pager(try args.positional.first.map(onOff))
     }
 
-    /// `on`, `off`, or nothing (nil: switch).
-    private static func onOff(_ args: Arguments) throws -> Bool? {
-        try args.expect(0...1)
-        guard let state = args.positional.first else { return nil }
-        switch state.text {
+    /// `on` or `off`.
+    private static func onOff(_ token: Token) throws -> Bool {
+        switch token.text {
         case "on": return true
         case "off": return false
-        default: throw ShellError("expected on or off, found '\(state.text.prefix(40))'", column: state.column)
+        default: throw ShellError("expected on or off, found '\(token.text.prefix(40))'", column: token.column)
         }
     }
 

@@ -4,7 +4,7 @@ import RTDBData
 /// `edit`: a value in the user's editor, written back only if nobody changed it meanwhile.
 extension Shell {
     func runEdit(_ path: Path) async throws -> Outcome {
-        var opened = try await readForEdit(path)
+        var opened = try await read(path)
         var text = JSONWriter.string(opened, options: .init(pretty: true)) + "\n"
         while true {
             let edited = try ExternalEditor.edit(text, name: path.keys.last ?? "root")
@@ -47,17 +47,6 @@ extension Shell {
             guard options.confirm?("reopen with the new value (your changes are dropped)? [y/N] ") == true else { return .failed }
             opened = now
             text = JSONWriter.string(now, options: .init(pretty: true)) + "\n"
-        }
-    }
-
-    private func readForEdit(_ path: Path) async throws -> Node {
-        let repo = self.repo
-        do {
-            return try await withTimeout(readTimeout) { try await repo.get(path) }
-        } catch is TimeoutError {
-            throw ShellError("the server did not answer within \(DurationWord.describe(readTimeout))")
-        } catch let error as DatabaseError {
-            throw ShellError("\(error)")
         }
     }
 

@@ -87,9 +87,9 @@ extension Shell {
     /// error; the transaction goes on meanwhile.
     func end(of done: OneShot<TransactionResult>) async throws -> TransactionResult {
         do {
-            return try await withTimeout(readTimeout) { try await done.value() }
+            return try await withTimeout(options.readTimeout) { try await done.value() }
         } catch is TimeoutError {
-            throw ShellError("the transaction did not end within \(DurationWord.describe(readTimeout)): the server does not answer; it is still queued")
+            throw ShellError("the transaction did not end within \(DurationWord.describe(options.readTimeout)): the server does not answer; it is still queued")
         }
     }
 
@@ -149,7 +149,7 @@ extension Shell {
                                              cancel: { first.resolve(.failure($0)) })
         await repo.listen(query, registration)
         // Offline by choice the core's offline wait is short: what is cached comes at once.
-        let wait = min(readTimeout, await repo.offlineReadTimeout)
+        let wait = min(options.readTimeout, await repo.offlineReadTimeout)
         do {
             _ = try await withTimeout(wait) { try await first.value() }
         } catch is TimeoutError {

@@ -27,6 +27,9 @@ public final class Shell {
         public var width: @Sendable () -> Int = { 80 }
         /// Print how long each command took (`--timing`, `timing on`).
         public var timing = false
+        /// How long a command may wait for the server (a read, a write at the terminal, a
+        /// transaction) before it says so: `--timeout`.
+        public var readTimeout: TimeInterval = 60
         /// How long the end of a script waits for its writes' acknowledgements.
         public var scriptWriteWait: TimeInterval = 30
         /// Pages a command's output when it is taller than the terminal; false when it did
@@ -56,9 +59,6 @@ public final class Shell {
     /// Where commands write; a pageable command's output is collected for the pager.
     public private(set) var output: Output
     public private(set) var history: [String] = []
-    /// How long a command may wait for the server (a read, a write at the terminal, a
-    /// transaction) before it says so: `--timeout`.
-    public var readTimeout: TimeInterval = 60
 
     private var backgroundWatches: [BackgroundWatch] = []
     /// `pager on|off`.
@@ -386,7 +386,7 @@ public final class Shell {
     /// Waits for the answer to a read. Offline, data this client does not hold cannot come:
     /// after the offline wait that says so as the core's reads do.
     private func answer(_ result: OneShot<Node>) async throws -> Node {
-        let offlineWait = min(readTimeout, await repo.offlineReadTimeout)
+        let offlineWait = min(options.readTimeout, await repo.offlineReadTimeout)
         do {
             return try await withTimeout(offlineWait) { try await result.value() }
         } catch is TimeoutError {
@@ -394,7 +394,7 @@ public final class Shell {
         } catch let error as DatabaseError {
             throw ShellError("\(error)")
         }
-        return try await fromServer(within: readTimeout - offlineWait) { try await result.value() }
+        return try await fromServer(within: options.readTimeout - offlineWait) { try await result.value() }
     }
 
     /// A watch in the foreground (until the task is cancelled: Ctrl-C) or, on the terminal,
@@ -441,9 +441,9 @@ public final class Shell {
         return .ok
     }
 
-    private func read(_ path: Path) async throws -> Node {
+    func read(_ path: Path) async throws -> Node {
         let repo = self.repo
-        return try await fromServer(within: readTimeout) { try await repo.get(path) }
+        return try await fromServer(within: options.readTimeout) { try await repo.get(path) }
     }
 
     /// What the server answers within `seconds`, its refusal and its silence (counted from
@@ -452,7 +452,7 @@ public final class Shell {
         do {
             return try await withTimeout(seconds, operation)
         } catch is TimeoutError {
-            throw ShellError("the server did not answer within \(DurationWord.describe(readTimeout))")
+            throw ShellError("the server did not answer within \(DurationWord.describe(options.readTimeout))")
         } catch let error as DatabaseError {
             throw ShellError("\(error)")
         }
@@ -497,13 +497,13 @@ public final class Shell {
         }
         do {
             do {
-                try await withTimeout(min(0.5, readTimeout)) { try await write.acknowledged() }
+                try await withTimeout(min(0.5, options.readTimeout)) { try await write.acknowledged() }
                 return
             } catch is TimeoutError {}
             if await !repo.isConnected {
                 output.writeError("offline: the write is applied locally and will be sent when the connection returns (Ctrl-C stops waiting)\n")
             }
-            try await withTimeout(max(0, readTimeout - 0.5)) { try await write.acknowledged() }
+            try await withTimeout(max(0, options.readTimeout - 0.5)) { try await write.acknowledged() }
         } catch let error as DatabaseError {
             throw ShellError("\(error)")
         } catch is CancellationError {
@@ -512,7 +512,7 @@ public final class Shell {
             throw ShellError("not acknowledged yet: the write stays queued and is sent when the connection returns")
         } catch is TimeoutError {
             printWhenAnswered(write)
-            throw ShellError("not acknowledged within \(DurationWord.describe(readTimeout)): the write stays queued and is sent when the server answers")
+            throw ShellError("not acknowledged within \(DurationWord.describe(options.readTimeout)): the write stays queued and is sent when the server answers")
         }
     }
 

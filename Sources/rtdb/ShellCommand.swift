@@ -143,9 +143,12 @@ struct ShellCommand: AsyncParsableCommand {
         var options = Shell.Options()
         options.renderer = stdoutIsTerminal ? Renderer(pretty: true, color: color) : .machine
         options.json = json
-        if let timeout { options.scriptWriteWait = timeout }
+        if let timeout {
+            options.readTimeout = timeout
+            options.scriptWriteWait = timeout
+        }
         options.timing = timing
-        if stdoutIsTerminal { options.width = { Terminal.columns() ?? 80 } }
+        if stdoutIsTerminal { options.width = { Terminal.width } }
         options.location = connection is EmbeddedDatabase ? "embedded database in \(connection.location)" : connection.location
         options.credential = connection.credential
         let output = StandardOutput()
@@ -155,7 +158,6 @@ struct ShellCommand: AsyncParsableCommand {
             options.waitForWrites = false
             if stdinIsTerminal && stdoutIsTerminal { options.confirm = { Terminal.confirm($0) } }
             let shell = Shell(repo: connection.repo, output: output, options: options)
-            if let timeout { shell.readTimeout = timeout }
             if !words.isEmpty {
                 let words = self.words
                 let outcome = await Interrupt.cancellable { await shell.run(arguments: words) }
@@ -169,12 +171,10 @@ struct ShellCommand: AsyncParsableCommand {
             options.backgroundOutput = AsyncLines.post
             if !noPager { options.pager = Pager.page }
             let shell = Shell(repo: connection.repo, output: output, options: options)
-            if let timeout { shell.readTimeout = timeout }
             return await InteractiveSession(shell: shell, location: connection.location).run()
         }
         options.waitForWrites = false
         let shell = Shell(repo: connection.repo, output: output, options: options)
-        if let timeout { shell.readTimeout = timeout }
         let input = StandardInputLines()
         return await BatchRunner(keepGoing: keepGoing).run({ await input.next() }, shell: shell) { "line \($0)" }
     }

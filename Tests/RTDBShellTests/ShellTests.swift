@@ -141,7 +141,7 @@ final class ShellTests: XCTestCase {
         defer { Task { await repo.close() } }
         await repo.setOfflineReadTimeout(0.2)
         let offline = Shell(repo: repo, output: output)
-        offline.readTimeout = 0.3
+        offline.options.readTimeout = 0.3
         let watched = DispatchSemaphore(value: 0)
         offline.options.backgroundOutput = { _ in watched.signal() }
         assertOutcome(await offline.run(#"set /kept {"a": 1}"#), .ok)
