@@ -89,28 +89,22 @@ final class RepoTests: XCTestCase {
                 var all: [String] { lock.withLock { requests } }
             }
             let log = Log()
-            let repo = Repo(connector: { _, _ in
-                let (client, server) = InProcessTransport.pair()
-                server.start(onMessage: { message in
-                    guard case .request(let id, let request) = message else { return }
-                    switch request {
-                    case .get:
-                        log.add("g")
-                        if !ignores { server.send(.response(id: id, .error(.invalidRequest, "unknown action g"))) }
-                    case .listen(let path, _, _, _):
-                        log.add("l \(path)")
-                        server.send(.push(.data(path: path, data: Node("old school"), tag: nil)))
-                        server.send(.response(id: id, .ok))
-                    case .unlisten(let path, _, _):
-                        log.add("n \(path)")
-                        server.send(.response(id: id, .ok))
-                    default:
-                        server.send(.response(id: id, .ok))
-                    }
-                }, onClose: {})
-                server.send(.handshake(Handshake(timestamp: Int64(Date().timeIntervalSince1970 * 1000), host: "", sessionID: "s")))
-                return client
-            }, reconnect: .never)
+            let repo = scriptedRepo { server, id, request in
+                switch request {
+                case .get:
+                    log.add("g")
+                    if !ignores { server.send(.response(id: id, .error(.invalidRequest, "unknown action g"))) }
+                case .listen(let path, _, _, _):
+                    log.add("l \(path)")
+                    server.send(.push(.data(path: path, data: Node("old school"), tag: nil)))
+                    server.send(.response(id: id, .ok))
+                case .unlisten(let path, _, _):
+                    log.add("n \(path)")
+                    server.send(.response(id: id, .ok))
+                default:
+                    server.send(.response(id: id, .ok))
+                }
+            }
             await repo.setGetFallbackDelay(0.2)
             _ = try await repo.firstConnectionEstablished()
             assertEqual(try await repo.get(Path("a/b")), Node("old school"))

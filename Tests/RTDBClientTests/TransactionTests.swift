@@ -205,25 +205,19 @@ final class TransactionTests: XCTestCase {
     func testMaxRetryAfterTwentyFiveStaleAttempts() async throws {
         // A server that has moved on every time the client sends.
         let puts = Counter()
-        let repo = Repo(connector: { _, _ in
-            let (client, server) = InProcessTransport.pair()
-            server.start(onMessage: { message in
-                guard case .request(let id, let request) = message else { return }
-                switch request {
-                case .listen(let path, _, _, _):
-                    server.send(.push(.data(path: path, data: Node(Double(puts.value)), tag: nil)))
-                    server.send(.response(id: id, .ok))
-                case .put(let path, _, .some):
-                    puts.add()
-                    server.send(.push(.data(path: path, data: Node(Double(puts.value) * 100), tag: nil)))
-                    server.send(.response(id: id, .error(.dataStale, "the data changed")))
-                default:
-                    server.send(.response(id: id, .ok))
-                }
-            }, onClose: {})
-            server.send(.handshake(Handshake(timestamp: Int64(Date().timeIntervalSince1970 * 1000), host: "", sessionID: "s")))
-            return client
-        }, reconnect: .never)
+        let repo = scriptedRepo { server, id, request in
+            switch request {
+            case .listen(let path, _, _, _):
+                server.send(.push(.data(path: path, data: Node(Double(puts.value)), tag: nil)))
+                server.send(.response(id: id, .ok))
+            case .put(let path, _, .some):
+                puts.add()
+                server.send(.push(.data(path: path, data: Node(Double(puts.value) * 100), tag: nil)))
+                server.send(.response(id: id, .error(.dataStale, "the data changed")))
+            default:
+                server.send(.response(id: id, .ok))
+            }
+        }
         repos.append(repo)
         let values = await watch(repo, "n")
         let calls = Counter()
@@ -252,38 +246,32 @@ final class TransactionTests: XCTestCase {
             var puts: [(data: Node, hash: String)] = []
         }
         let script = Script()
-        let repo = Repo(connector: { _, _ in
-            let (client, server) = InProcessTransport.pair()
-            server.start(onMessage: { message in
-                guard case .request(let id, let request) = message else { return }
-                script.lock.lock(); defer { script.lock.unlock() }
-                switch request {
-                case .listen(let path, _, _, _):
+        let repo = scriptedRepo { server, id, request in
+            script.lock.lock(); defer { script.lock.unlock() }
+            switch request {
+            case .listen(let path, _, _, _):
+                server.send(.push(.data(path: path, data: script.current, tag: nil)))
+                server.send(.response(id: id, .ok))
+            case .put(let path, let data, .some(let hash)):
+                script.puts.append((data, hash))
+                if script.puts.count == 1 {
+                    // Two other writers: one before this put, one right after the answer.
+                    script.current = Node(5)
                     server.send(.push(.data(path: path, data: script.current, tag: nil)))
+                    server.send(.response(id: id, .error(.dataStale, "the data changed")))
+                    script.current = Node(7)
+                    server.send(.push(.data(path: path, data: script.current, tag: nil)))
+                } else if hash == script.current.hashString {
+                    script.current = data
+                    server.send(.push(.data(path: path, data: data, tag: nil)))
                     server.send(.response(id: id, .ok))
-                case .put(let path, let data, .some(let hash)):
-                    script.puts.append((data, hash))
-                    if script.puts.count == 1 {
-                        // Two other writers: one before this put, one right after the answer.
-                        script.current = Node(5)
-                        server.send(.push(.data(path: path, data: script.current, tag: nil)))
-                        server.send(.response(id: id, .error(.dataStale, "the data changed")))
-                        script.current = Node(7)
-                        server.send(.push(.data(path: path, data: script.current, tag: nil)))
-                    } else if hash == script.current.hashString {
-                        script.current = data
-                        server.send(.push(.data(path: path, data: data, tag: nil)))
-                        server.send(.response(id: id, .ok))
-                    } else {
-                        server.send(.response(id: id, .error(.dataStale, "the data changed")))
-                    }
-                default:
-                    server.send(.response(id: id, .ok))
+                } else {
+                    server.send(.response(id: id, .error(.dataStale, "the data changed")))
                 }
-            }, onClose: {})
-            server.send(.handshake(Handshake(timestamp: Int64(Date().timeIntervalSince1970 * 1000), host: "", sessionID: "s")))
-            return client
-        }, reconnect: .never)
+            default:
+                server.send(.response(id: id, .ok))
+            }
+        }
         repos.append(repo)
         let values = await watch(repo, "n")
         await assertEventually { values.all == ["0"] }
@@ -303,27 +291,21 @@ final class TransactionTests: XCTestCase {
     /// server data elsewhere makes it run again (as the official clients: only the
     /// transactions rerun are left out of what they read).
     func testARerunKeepsReadingTheResultOfTheOneSentBeforeIt() async throws {
-        let repo = Repo(connector: { _, _ in
-            let (client, server) = InProcessTransport.pair()
-            server.start(onMessage: { message in
-                guard case .request(let id, let request) = message else { return }
-                switch request {
-                case .listen(let path, _, _, _) where path == Path("x"):
-                    // New data elsewhere, as a merge at the root: it reruns what waits.
-                    server.send(.push(.merge(path: .root, data: [Update(Path("x"), Node(1))], tag: nil)))
-                    server.send(.response(id: id, .ok))
-                case .listen(let path, _, _, _):
-                    server.send(.push(.data(path: path, data: Node(0), tag: nil)))
-                    server.send(.response(id: id, .ok))
-                case .put(_, _, .some):
-                    break  // never answered: the first stays sent
-                default:
-                    server.send(.response(id: id, .ok))
-                }
-            }, onClose: {})
-            server.send(.handshake(Handshake(timestamp: Int64(Date().timeIntervalSince1970 * 1000), host: "", sessionID: "s")))
-            return client
-        }, reconnect: .never)
+        let repo = scriptedRepo { server, id, request in
+            switch request {
+            case .listen(let path, _, _, _) where path == Path("x"):
+                // New data elsewhere, as a merge at the root: it reruns what waits.
+                server.send(.push(.merge(path: .root, data: [Update(Path("x"), Node(1))], tag: nil)))
+                server.send(.response(id: id, .ok))
+            case .listen(let path, _, _, _):
+                server.send(.push(.data(path: path, data: Node(0), tag: nil)))
+                server.send(.response(id: id, .ok))
+            case .put(_, _, .some):
+                break  // never answered: the first stays sent
+            default:
+                server.send(.response(id: id, .ok))
+            }
+        }
         repos.append(repo)
         let values = await watch(repo, "c")
         await assertEventually { values.all == ["0"] }
