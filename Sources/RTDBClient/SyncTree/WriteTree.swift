@@ -87,6 +87,16 @@ final class WriteTree {
             removeVisible(removed)
             return true
         }
+        // A merge beside others at its path (an import's many updates of one list): entry by
+        // entry, one that no other write touches just leaves the visible layer, instead of
+        // layering every pending write again for each acknowledgement.
+        if removed.visible, case .merge(let entries) = removed.change {
+            let paths = entries.map { removed.path.appending($0.0) }
+            if paths.allSatisfy({ !coveredPaths.anyAtOrAbove($0) && !coveredPaths.anyAtOrBelow($0) }) {
+                for path in paths { visible.remove(path) }
+                return true
+            }
+        }
         let writes = Array(self.writes)
         var stillVisible = removed.visible
         var overlaps = false
