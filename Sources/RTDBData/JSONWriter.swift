@@ -39,6 +39,15 @@ public struct JSONWriter {
         w.value(node, depth: 0, out: &out)
     }
 
+    /// Writes `node` in pieces: whenever `out` holds more than `threshold` bytes between two
+    /// children, `drain` takes them, so a large value is never whole as text.
+    public static func write(_ node: Node, to out: inout [UInt8], options: Options = Options(),
+                             draining threshold: Int, _ drain: @escaping (inout [UInt8]) -> Void) {
+        var w = Writer(options: options)
+        w.drain = { out in if out.count > threshold { drain(&out) } }
+        w.value(node, depth: 0, out: &out)
+    }
+
     public static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
         for b in s.utf8 {
@@ -83,6 +92,7 @@ public struct JSONWriter {
 
     struct Writer {
         let options: Options
+        var drain: ((inout [UInt8]) -> Void)? = nil
 
         func styled(_ text: String, _ color: KeyPath<JSONStyle, String>, _ out: inout [UInt8]) {
             if let style = options.style {
@@ -149,6 +159,7 @@ public struct JSONWriter {
                             newline(depth + 1, &out)
                             if next == position { value(child, depth: depth + 1, out: &out) } else { styled("null", \.literal, &out) }
                             next += 1
+                            drain?(&out)
                         }
                     }
                     _ = length
@@ -170,6 +181,7 @@ public struct JSONWriter {
                     stringToken(key.name, \.key, &out)
                     colon(&out)
                     value(child, depth: depth + 1, out: &out)
+                    drain?(&out)
                 }
                 newline(depth, &out)
                 out.append(UInt8(ascii: "}"))

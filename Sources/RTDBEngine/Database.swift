@@ -110,7 +110,7 @@ public final class Database: @unchecked Sendable {
             }
             reply(.ok)
         case let .get(path, query):
-            if let error = Database.checkPath(path, writing: false) { return reply(error) }
+            if let error = Database.checkPath(path, writing: false, priorityLast: true) { return reply(error) }
             reply(.value(evaluate(path, query: query)))
         case let .put(path, data, hash):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
@@ -289,7 +289,7 @@ public final class Database: @unchecked Sendable {
     }
 
     /// A request's path: valid keys and size; no write to `.info`; `.priority` last only where
-    /// a write may name it.
+    /// a write or a read (`g`) may name it.
     static func checkPath(_ path: Path, writing: Bool, priorityLast: Bool = false) -> Response? {
         do {
             try path.validate(allowInfo: !writing, allowPriorityLast: priorityLast)

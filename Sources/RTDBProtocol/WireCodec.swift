@@ -257,10 +257,10 @@ public enum WireCodec {
         return .response(id: id, .error(ResponseStatus(status), message))
     }
 
-    private static func path(_ body: JSONValue, id: Int?, writing: Bool = false) throws -> Path {
+    private static func path(_ body: JSONValue, id: Int?, priorityLast: Bool = false) throws -> Path {
         guard let text = body["p"]?.string else { throw WireError("the request needs a path \"p\"", requestID: id) }
         let path = Path(text)
-        do { try path.validate(allowPriorityLast: writing) } catch { throw WireError("\(error)", requestID: id) }
+        do { try path.validate(allowPriorityLast: priorityLast) } catch { throw WireError("\(error)", requestID: id) }
         return path
     }
 
@@ -321,21 +321,22 @@ public enum WireCodec {
         case "n", "u":
             return .unlisten(path: try path(body, id: id), query: try query(body, id: id), tag: try integer(body["t"], "t", id: id))
         case "g":
-            return .get(path: try path(body, id: id), query: try query(body, id: id))
+            // A read may name a priority (`/a/.priority`), as the SDKs' `child(".priority")` does.
+            return .get(path: try path(body, id: id, priorityLast: true), query: try query(body, id: id))
         case "p":
-            let p = try path(body, id: id, writing: true)
+            let p = try path(body, id: id, priorityLast: true)
             return .put(path: p, data: try data(raw, at: p, id: id), hash: body["h"]?.string)
         case "m":
-            let p = try path(body, id: id, writing: true)
+            let p = try path(body, id: id, priorityLast: true)
             return .merge(path: p, data: try updates(raw, at: p, id: id))
         case "o":
-            let p = try path(body, id: id, writing: true)
+            let p = try path(body, id: id, priorityLast: true)
             return .onDisconnectPut(path: p, data: try data(raw, at: p, id: id))
         case "om":
-            let p = try path(body, id: id, writing: true)
+            let p = try path(body, id: id, priorityLast: true)
             return .onDisconnectMerge(path: p, data: try updates(raw, at: p, id: id))
         case "oc":
-            return .onDisconnectCancel(path: try path(body, id: id, writing: true))
+            return .onDisconnectCancel(path: try path(body, id: id, priorityLast: true))
         case "auth", "gauth":
             guard let credential = body["cred"]?.string else { throw WireError("auth needs a credential \"cred\"", requestID: id) }
             return .auth(credential: credential, google: action == "gauth")
@@ -389,9 +390,9 @@ public enum WireFraming {
     /// The largest message either end accepts, in UTF-8 bytes: Firebase's limit for one write
     /// through the realtime protocol (16 MB), plus room for the envelope.
     public static let maxMessageBytes = 16 << 20 + 64 << 10
-    /// The most parts a count frame may announce: a largest message cut into 16,384-unit
-    /// frames needs about 1,030; a few times that leaves room for clients that cut smaller.
-    public static let maxParts = 4096
+    /// The largest message a client accepts from its server: Firebase's limit for one read
+    /// (256 MB). A server answers reads larger than a write may be.
+    public static let maxResponseBytes = 256 << 20
 
     /// The frames for one message's UTF-8 bytes, as byte ranges: the whole, or (count frame
     /// first) pieces of at most 16384 UTF-16 units, cut between characters. Counting units
@@ -426,15 +427,23 @@ public enum WireFraming {
         private var expected = 0
         private var parts: [String] = []
         private var bytes = 0
+        private let maxBytes: Int
+        /// The most parts a count frame may announce: a largest message cut into 16,384-unit
+        /// frames, with room for peers that cut four times smaller.
+        private var maxParts: Int { maxBytes / 4096 }
 
-        public init() {}
+        /// `maxBytes`: the largest message accepted (`maxMessageBytes` from a client,
+        /// `maxResponseBytes` from a server).
+        public init(maxBytes: Int = WireFraming.maxMessageBytes) {
+            self.maxBytes = maxBytes
+        }
 
         public mutating func receive(_ frame: String) throws -> String? {
             if expected > 0 {
                 bytes += frame.utf8.count
-                if bytes > WireFraming.maxMessageBytes {
+                if bytes > maxBytes {
                     parts = []; expected = 0; bytes = 0
-                    throw WireError("the message is larger than \(WireFraming.maxMessageBytes >> 20) MiB, the limit for one message")
+                    throw WireError("the message is larger than \(maxBytes >> 20) MiB, the limit for one message")
                 }
                 parts.append(frame)
                 if parts.count == expected {
@@ -444,14 +453,14 @@ public enum WireFraming {
                 return nil
             }
             if frame.utf8.count <= 6, let count = Int(frame) {
-                guard count >= 0, count <= WireFraming.maxParts else {
-                    throw WireError("a message may be split into at most \(WireFraming.maxParts) frames, not \(count)")
+                guard count >= 0, count <= maxParts else {
+                    throw WireError("a message may be split into at most \(maxParts) frames, not \(count)")
                 }
                 if count > 0 { expected = count }
                 return nil
             }
-            if frame.utf8.count > WireFraming.maxMessageBytes {
-                throw WireError("the message is larger than \(WireFraming.maxMessageBytes >> 20) MiB, the limit for one message")
+            if frame.utf8.count > maxBytes {
+                throw WireError("the message is larger than \(maxBytes >> 20) MiB, the limit for one message")
             }
             return frame
         }

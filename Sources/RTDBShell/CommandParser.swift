@@ -98,6 +98,38 @@ public enum CommandParser {
         return .du(try args.path(0, cwd: cwd, writing: false) ?? cwd, depth: try depth(args, default: 1))
     }
 
+    static func importFile(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(2...2, usage: "import needs a path and a file (- for standard input)")
+        let path = try args.requiredPath(0, cwd: cwd, writing: true)
+        var chunk = 8 << 20
+        if let token = args.value("--chunk-size") {
+            guard let bytes = byteCount(token.text), bytes >= 64 << 10, bytes <= ImportSplitter.largestWrite else {
+                throw ShellError("--chunk-size needs a size from 64k to 15M, as in --chunk-size 4M", column: token.column)
+            }
+            chunk = bytes
+        }
+        return .importFile(path, file: args.positional[1].unquoted, merge: args.has("--merge"), chunk: chunk, quiet: args.has("--quiet"))
+    }
+
+    static func export(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...2)
+        let path = try args.path(0, cwd: cwd, writing: false) ?? cwd
+        let file = args.positional.count > 1 ? args.positional[1].unquoted : nil
+        return .export(path, file: file == "-" ? nil : file, priorities: args.has("--priorities"), quiet: args.has("--quiet"))
+    }
+
+    /// "65536", "64k", "4M": bytes, with k and M as 1024 and 1024².
+    static func byteCount(_ text: String) -> Int? {
+        var digits = Substring(text)
+        var unit = 1
+        if let last = text.last, last == "k" || last == "K" || last == "m" || last == "M" {
+            unit = (last == "k" || last == "K") ? 1 << 10 : 1 << 20
+            digits = digits.dropLast()
+        }
+        guard let n = Int(digits), n >= 0, n <= Int.max / unit else { return nil }
+        return n * unit
+    }
+
     /// `--depth N`: how many levels below the path, 1 to the deepest a path can go.
     private static func depth(_ args: Arguments, default value: Int) throws -> Int {
         guard let token = args.value("--depth") else { return value }

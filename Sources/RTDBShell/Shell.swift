@@ -40,6 +40,10 @@ public final class Shell {
         /// Prints a line while the user may be typing (above the prompt); nil when the shell
         /// is not interactive, so there is no background.
         public var backgroundOutput: (@Sendable (String) -> Void)? = nil
+        /// How import and export show their progress on standard error.
+        public var progress = ProgressStyle.lines
+        /// Whether `import PATH -` may read standard input (commands do not come from it).
+        public var standardInputIsFree = false
         /// Where the database is, for `status`: the embedded folder or the server's URL.
         public var location = ""
         /// The kind of credential in use, for `status` (never the credential itself).
@@ -189,6 +193,10 @@ public final class Shell {
                     output.write(Outline.humanBytes(size.bytes).leftPadded(to: column, with: " ") + "  " + size.path.description + "\n")
                 }
             }
+        case let .importFile(path, file, merge, chunk, quiet):
+            return try await runImport(path, file: file, merge: merge, chunk: chunk, quiet: quiet, json: json)
+        case let .export(path, file, priorities, quiet):
+            return try await runExport(path, file: file, priorities: priorities, quiet: quiet)
         case .cd(let path):
             cwd = path
         case .pwd:
@@ -368,7 +376,7 @@ public final class Shell {
     }
 
     /// Runs a query once: listens until the server has answered, then stops.
-    private func readQuery(_ query: QuerySpec) async throws -> Node {
+    func readQuery(_ query: QuerySpec) async throws -> Node {
         let first = OneShot<Node>()
         let registration = EventRegistration(types: [.value], callback: { first.resolve(.success($0.node)) },
                                              cancel: { first.resolve(.failure($0)) })

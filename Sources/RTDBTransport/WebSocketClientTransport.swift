@@ -23,7 +23,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     private var onClose: (@Sendable () -> Void)?
     private var closed = false
     private var failure: String?
-    private var assembler = WireFraming.Assembler()
+    private var assembler = WireFraming.Assembler(maxBytes: WireFraming.maxResponseBytes)
     /// When anything last crossed the socket; after 45 s of silence a "0" frame keeps it open.
     private var lastActivity = NIODeadline.now()
     private var keepAlive: RepeatedTask?
@@ -57,7 +57,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.addHandlers([
                             NIOWebSocketFrameAggregator(minNonFinalFragmentSize: 0, maxAccumulatedFrameCount: 1 << 16,
-                                                        maxAccumulatedFrameSize: WireFraming.maxMessageBytes),
+                                                        maxAccumulatedFrameSize: WireFraming.maxResponseBytes),
                             RealtimeFrameHandler(masked: true, onText: { self.received($0) }, onClosed: { self.finish() }),
                         ])
                         self.opened(channel)

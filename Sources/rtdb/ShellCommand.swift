@@ -148,6 +148,7 @@ struct ShellCommand: AsyncParsableCommand {
             options.scriptWriteWait = timeout
         }
         options.timing = timing
+        options.progress = isatty(STDERR_FILENO) == 1 ? .bar : .lines
         if stdoutIsTerminal { options.width = { Terminal.width } }
         options.location = connection is EmbeddedDatabase ? "embedded database in \(connection.location)" : connection.location
         options.credential = connection.credential
@@ -156,6 +157,7 @@ struct ShellCommand: AsyncParsableCommand {
         if !words.isEmpty || !commands.isEmpty {
             // One-shot: rtdb get /a, or -c 'CMD' (repeatable).
             options.waitForWrites = false
+            options.standardInputIsFree = !stdinIsTerminal
             if stdinIsTerminal && stdoutIsTerminal { options.confirm = { Terminal.confirm($0) } }
             let shell = Shell(repo: connection.repo, output: output, options: options)
             if !words.isEmpty {

@@ -220,3 +220,66 @@ final class Counter: @unchecked Sendable {
         XCTAssertFalse(HistoryFilter.isSensitive("get /users"))
     }
 }
+
+/// import and export through the shell.
+extension ShellTests {
+    // MARK: import and export
+
+    func temporaryFile(_ text: String) throws -> String {
+        let file = NSTemporaryDirectory() + "rtdb-import-" + UUID().uuidString + ".json"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: file))
+        return file
+    }
+
+    @MainActor
+    func testImportThenExportGivesTheFileBack() async throws {
+        // 400 children of about 60 bytes: with 64k writes, several writes and export pages.
+        let children = (0..<400).map { i in "\"k\(String(format: "%03d", i))\": {\"n\": \(i), \"s\": \"value number \(i)\", \"ok\": \(i % 2 == 0)}" }
+        let text = "{\"big\": {" + children.joined(separator: ", ") + "}, \"small\": [1, 2]}\n"
+        let file = try temporaryFile(String(repeating: text, count: 1).replacingOccurrences(of: "value number", with: String(repeating: "v", count: 300)))
+        assertOutcome(await shell.run("set /data/old true"), .ok)
+        assertOutcome(await shell.run("import /data \(file) --chunk-size 64k --json"), .ok)
+        let summary = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(output.stdout.utf8)) as? [String: Any])
+        XCTAssertEqual(summary["path"] as? String, "/data")
+        XCTAssertEqual(summary["writes"] as? Int, 1 + (try Data(contentsOf: URL(fileURLWithPath: file)).count) / 65536)
+        XCTAssertTrue(output.stderr.hasSuffix("holds part of it until the same import is run again\n"), output.stderr)
+        let out = file + ".out"
+        assertOutcome(await shell.run("export /data \(out) --quiet"), .ok)
+        let expected = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: file))) as? NSDictionary
+        let exported = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? NSDictionary
+        XCTAssertEqual(exported, expected)
+        XCTAssertEqual(database.value(at: Path("data/old")), .empty)
+    }
+
+    @MainActor
+    func testExportToTheOutputAndWithPriorities() async throws {
+        assertOutcome(await shell.run(#"set /a {"x": 1, "list": ["p", "q"]}"#), .ok)
+        assertOutcome(await shell.run("priority /a 3"), .ok)
+        assertOutcome(await shell.run("export /a -q"), .ok)
+        assertOutcome(await shell.run("export /a - --priorities -q"), .ok)
+        assertOutcome(await shell.run("export /nothing -q"), .ok)
+        XCTAssertEqual(output.stdout, """
+        {"list":["p","q"],"x":1}
+        {".priority":3,"list":{"0":"p","1":"q"},"x":1}
+        null
+
+        """)
+        assertOutcome(await shell.run("export /a"), .ok)
+        XCTAssertTrue(output.stderr.hasPrefix("exported /a: 25 B, 2 keys, "), output.stderr)
+    }
+
+    @MainActor
+    func testAnImportWithAMistakeWritesNothing() async throws {
+        assertOutcome(await shell.run("set /data/old true"), .ok)
+        let file = try temporaryFile("{\"a\": 1,\n \"b\": [1, 2,]}")
+        assertOutcome(await shell.run("import /data \(file)"), .failed)
+        XCTAssertEqual(output.stderr, "error: \(file):2:13: expected a value, found ']'; nothing was imported\n")
+        assertOutcome(await shell.run("import /data -"), .failed)
+        XCTAssertTrue(output.stderr.hasSuffix("error: import - reads the file from standard input, which carries this session's commands; give a file name, or run rtdb -c 'import PATH -' < FILE\n"), output.stderr)
+        assertOutcome(await shell.run("import /data /no/such/file.json"), .failed)
+        XCTAssertTrue(output.stderr.hasSuffix("error: cannot read /no/such/file.json: No such file or directory\n"), output.stderr)
+        assertOutcome(await shell.run("import /data \(file) --chunk-size 1k"), .failed)
+        XCTAssertTrue(output.stderr.contains("error: --chunk-size needs a size from 64k to 15M, as in --chunk-size 4M"), output.stderr)
+        XCTAssertEqual(database.value(at: Path("data")), Node(json: .object([("old", .bool(true))])))
+    }
+}
