@@ -23,7 +23,7 @@ _rtdb() {
     fi
     local cword=$((${#words[@]} - 1))
     local cur=${words[cword]} prev=${words[cword-1]}
-    local commands="get set update push remove rm priority ls edit tree du query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit serve completions"
+    local commands="get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit serve completions"
     local options="--data --url --emulator --ns --timeout --cacert -c --keep-going --json --no-color --no-pager --timing --recover --version --help -h"
 
     local i cmd="" cmdi=0 nokeys=""
@@ -62,6 +62,8 @@ _rtdb() {
             ls) flags+=" --long -l" ;;
             tree) flags+=" --depth" ;;
             du) flags+=" --depth" ;;
+            import) flags+=" --merge --chunk-size --quiet -q" ;;
+            export) flags+=" --priorities --quiet -q" ;;
             query) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --watch --events --bg" ;;
             watch) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --events --bg" ;;
             tx) flags+=" --increment --append --set-if-absent --verbose -v" ;;
@@ -70,11 +72,11 @@ _rtdb() {
         return
     fi
     if [[ $cmd == help ]]; then
-        COMPREPLY=($(compgen -W "get set update push remove rm priority ls edit tree du query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit" -- "$cur"))
+        COMPREPLY=($(compgen -W "get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit" -- "$cur"))
         return
     fi
     # The first argument of the data commands is a path: complete it key by key.
-    case $cmd in get|set|update|push|remove|rm|priority|ls|edit|tree|du|query|watch|tx|ondisconnect|keepsynced|cd) ;; *) return ;; esac
+    case $cmd in get|set|update|push|remove|rm|priority|ls|edit|tree|du|import|export|query|watch|tx|ondisconnect|keepsynced|cd) ;; *) return ;; esac
     ((cword == cmdi + 1)) && [[ -z $nokeys ]] || return
     local dir="" partial=$cur
     if [[ $cur == */* ]]; then

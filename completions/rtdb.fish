@@ -22,7 +22,7 @@ function __rtdb_paths
     end
 end
 
-set -l commands get set update push remove rm priority ls edit tree du query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit serve completions
+set -l commands get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit serve completions
 complete -c rtdb -f
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l data -r -a '(__fish_complete_directories)' -d 'the embedded database data folder'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l url -x -d 'a server database URL (ws://127.0.0.1:9000?ns=demo)'
@@ -49,6 +49,8 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'ls' -d 'list
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'edit' -d 'change a value in your editor'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'tree' -d 'the shape of a subtree'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'du' -d 'the size of each subtree, largest first'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'import' -d 'load a JSON file of any size'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'export' -d 'write a subtree as JSON, to a file or the output'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'query' -d 'ordered, filtered children of a path'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'watch' -d 'stream live events'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'watches' -d 'list background watches'
@@ -80,8 +82,8 @@ complete -c rtdb -n "__fish_seen_subcommand_from serve" -l request-timeout -x -d
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l recover -d 'salvage damaged databases and exit'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l help -s h -d 'show help'
 complete -c rtdb -n "__fish_seen_subcommand_from completions" -a 'bash zsh fish'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du query watch tx ondisconnect keepsynced cd" -a '(__rtdb_paths)'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch tx ondisconnect keepsynced cd" -a '(__rtdb_paths)'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l shallow -d 'children as true instead of their values'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l export -d 'include priorities (.priority, .value)'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l orderByChild -x -d 'order by the value of this child (a path like a/b)'
@@ -100,6 +102,11 @@ complete -c rtdb -n "__fish_seen_subcommand_from remove rm" -l force -s f -d 'do
 complete -c rtdb -n "__fish_seen_subcommand_from ls" -l long -s l -d 'show child counts and values'
 complete -c rtdb -n "__fish_seen_subcommand_from tree" -l depth -x -d 'levels to show (1 to 32; default 2)'
 complete -c rtdb -n "__fish_seen_subcommand_from du" -l depth -x -d 'levels to break down (1 to 32; default 1)'
+complete -c rtdb -n "__fish_seen_subcommand_from import" -l merge -d 'replace only the children the file names, as update does'
+complete -c rtdb -n "__fish_seen_subcommand_from import" -l chunk-size -x -d 'the largest write, 64k to 15M (default 8M)'
+complete -c rtdb -n "__fish_seen_subcommand_from import" -l quiet -s q -d 'no progress and no summary'
+complete -c rtdb -n "__fish_seen_subcommand_from export" -l priorities -d 'include priorities (.priority, .value), as get --export'
+complete -c rtdb -n "__fish_seen_subcommand_from export" -l quiet -s q -d 'no progress and no summary'
 complete -c rtdb -n "__fish_seen_subcommand_from query" -l orderByChild -x -d 'order by the value of this child (a path like a/b)'
 complete -c rtdb -n "__fish_seen_subcommand_from query" -l orderByKey -d 'order by key'
 complete -c rtdb -n "__fish_seen_subcommand_from query" -l orderByValue -d 'order by value'
@@ -131,4 +138,4 @@ complete -c rtdb -n "__fish_seen_subcommand_from tx" -l increment -x -d 'add N t
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l append -x -d 'add VALUE at the end of a list'
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l set-if-absent -x -d 'write VALUE only if there is nothing there'
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l verbose -s v -d 'print each attempt: the value it saw and what it computed'
-complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit'
+complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit'

@@ -201,10 +201,12 @@ final class ImportSplitter {
         }
     }
 
-    private func add(_ path: Path, _ node: Node, bytes: Int) async throws {
+    private func add(_ path: Path, _ node: Node, bytes value: Int) async throws {
+        // The key and its punctuation count too ("key":value,).
+        let bytes = value + (path.last?.utf8.count ?? 0) + 4
         if !batch.isEmpty && batch.bytes + bytes > chunk { try await flush() }
         batch.add(path, node, bytes: bytes)
-        position = window.keep + bytes
+        position = window.keep + value
         onProgress?(position)
     }
 

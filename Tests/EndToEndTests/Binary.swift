@@ -15,8 +15,9 @@ struct Binary {
         var stderr: String
     }
 
-    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:]) throws -> Result {
-        let running = try start(arguments, environment: environment)
+    /// `folder`: the working directory (the test's own when nil).
+    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:], in folder: String? = nil) throws -> Result {
+        let running = try start(arguments, environment: environment, in: folder)
         if let input { running.input.write(Data(input.utf8)) }
         try running.input.close()
         running.process.waitUntilExit()
@@ -37,10 +38,11 @@ struct Binary {
         }
     }
 
-    static func start(_ arguments: [String], environment: [String: String] = [:]) throws -> Running {
+    static func start(_ arguments: [String], environment: [String: String] = [:], in folder: String? = nil) throws -> Running {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
+        if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
         var env = ProcessInfo.processInfo.environment
         env["HOME"] = NSTemporaryDirectory()
         for (k, v) in environment { env[k] = v }

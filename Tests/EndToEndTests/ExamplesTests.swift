@@ -22,12 +22,15 @@ final class ExamplesTests: XCTestCase {
         (example.hasPrefix("watch ") || example.contains(" --watch")) && !example.contains("--bg")
     }
 
-    /// Runs `script` through `rtdb ARGS` in a folder holding config.json; every line must
-    /// succeed, with nothing on stderr.
+    /// Runs `script` through `rtdb ARGS` in a folder holding config.json, settings.json and
+    /// users.json; every line must succeed, with nothing on stderr but the summaries of
+    /// import and export.
     func runScript(_ arguments: [String], _ script: String, label: String) throws {
         let folder = Binary.temporaryFolder()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try Data(#"{"theme": "dark"}"#.utf8).write(to: URL(fileURLWithPath: folder + "/config.json"))
+        try Data(#"{"theme": "light", "lang": "en"}"#.utf8).write(to: URL(fileURLWithPath: folder + "/settings.json"))
+        try Data(#"{"ada": {"name": "Ada"}, "dan": {"name": "Dan"}}"#.utf8).write(to: URL(fileURLWithPath: folder + "/users.json"))
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Binary.path)
         process.arguments = arguments
@@ -46,7 +49,9 @@ final class ExamplesTests: XCTestCase {
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0, "\(label): \(stderr.text())\n\(stdout.text())")
         // Nothing on stderr but what timing says by design.
-        let messages = stderr.text().split(separator: "\n").filter { !$0.hasPrefix("timing is ") && !$0.hasPrefix("Time: ") }
+        let messages = stderr.text().split(separator: "\n").filter { line in
+            !["timing is ", "Time: ", "imported ", "exported "].contains { line.hasPrefix($0) }
+        }
         XCTAssertEqual(messages, [], label)
     }
 
