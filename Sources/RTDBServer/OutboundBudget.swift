@@ -6,13 +6,17 @@ import NIOHTTP1
 ///
 /// Bytes written but not yet taken by the socket are counted. One answer (the writes up to a
 /// flush: a large read's body in pieces, one event, one message's frames) may be of any
-/// size; a write while more than `limit` bytes of earlier answers still wait, or bytes
+/// size; a write while more than `limit` bytes of earlier answers, besides the largest of
+/// them, still wait, or bytes
 /// waiting with no progress for `stallTimeout`, close the connection, rather than let one
 /// slow peer exhaust the server's memory. (A peer that reads nothing cannot be sent a
 /// goodbye; the server's log says why.)
 final class OutboundBudget: ChannelOutboundHandler, RemovableChannelHandler {
     // Written since the last flush: the answer being written now.
     private var unflushed = 0
+    // The largest answer flushed since nothing was waiting: it may be of any size, so the
+    // smaller ones after it are not refused while it drains (a large read, then its `ok`).
+    private var largest = 0
     typealias OutboundIn = IOData
     typealias OutboundOut = IOData
 
@@ -56,7 +60,7 @@ final class OutboundBudget: ChannelOutboundHandler, RemovableChannelHandler {
         }
         let size = unwrapOutboundIn(data).readableBytes
         if waiting == 0 { lastProgress = .now() }
-        if size > 0 && waiting - unflushed > limit {
+        if size > 0 && waiting - unflushed - largest > limit {
             promise?.fail(ChannelError.ioOnClosedChannel)
             return overflow(context, "more than \(limit >> 20) MiB is waiting for its peer to read")
         }
@@ -67,12 +71,14 @@ final class OutboundBudget: ChannelOutboundHandler, RemovableChannelHandler {
             guard let self else { return }
             self.waiting -= size
             self.unflushed = min(self.unflushed, self.waiting)
+            if self.waiting == 0 { self.largest = 0 }
             self.lastProgress = .now()
         }
         context.write(data, promise: done)
     }
 
     func flush(context: ChannelHandlerContext) {
+        largest = max(largest, unflushed)
         unflushed = 0
         context.flush()
     }
