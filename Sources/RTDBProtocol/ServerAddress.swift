@@ -8,12 +8,22 @@ public struct ServerAddress: Equatable, Sendable, CustomStringConvertible {
     public var port: Int
     public var namespace: String
     public var secure: Bool
+    /// A Unix socket to connect to instead of host and port: another rtdb process that
+    /// owns an embedded database's folder.
+    public var socketPath: String?
 
     public init(host: String, port: Int, namespace: String, secure: Bool = false) {
         self.host = host
         self.port = port
         self.namespace = namespace
         self.secure = secure
+    }
+
+    /// The database served on the Unix socket at `path`.
+    public static func socket(_ path: String) -> ServerAddress {
+        var address = ServerAddress(host: "localhost", port: 80, namespace: "default")
+        address.socketPath = path
+        return address
     }
 
     /// `ws://…`, `http://…` (local servers and the emulator, `?ns=NAME`), `wss://…` and
@@ -60,5 +70,8 @@ public struct ServerAddress: Equatable, Sendable, CustomStringConvertible {
         return port == (secure ? 443 : 80) ? name : "\(name):\(port)"
     }
 
-    public var description: String { "\(secure ? "wss" : "ws")://\(host):\(port)/.ws?ns=\(namespace)" }
+    public var description: String {
+        if let socketPath { return "unix:" + socketPath }
+        return "\(secure ? "wss" : "ws")://\(host):\(port)/.ws?ns=\(namespace)"
+    }
 }

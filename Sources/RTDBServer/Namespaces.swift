@@ -30,9 +30,19 @@ public final class Namespaces: @unchecked Sendable {
         init(_ database: Database) { self.database = database }
     }
 
+    /// The one database every namespace names, when serving an embedded database's folder
+    /// to the other processes on it; its owner opens and closes it.
+    private let fixed: Database?
+
     public init(folder: String) throws {
         self.folder = folder
+        fixed = nil
         try FileIO.makeDirectories(folder)
+    }
+
+    public init(serving database: Database) {
+        folder = ""
+        fixed = database
     }
 
     /// Namespace names as Firebase allows them: letters, digits and dashes (underscores too).
@@ -48,6 +58,7 @@ public final class Namespaces: @unchecked Sendable {
         guard Namespaces.isValid(name) else {
             throw StoreError.failed("invalid namespace \"\(name)\": use letters, digits, \"-\" and \"_\"")
         }
+        if let fixed { return fixed }
         lock.lock()
         while let group = closing[name] ?? opening[name] {
             lock.unlock()
@@ -89,6 +100,7 @@ public final class Namespaces: @unchecked Sendable {
 
     /// One user of `name` is done with it.
     public func release(_ name: String) {
+        if fixed != nil { return }
         lock.lock()
         if let entry = open[name] {
             entry.users -= 1

@@ -33,20 +33,33 @@ public final class NetworkServer: @unchecked Sendable {
     /// Binds and starts serving; returns the bound port. With `tls`, every connection is
     /// TLS (`wss://`, `https://`).
     public func start(host: String, port: Int, tls: NIOSSLContext? = nil) throws -> Int {
+        let bootstrap = self.bootstrap(tls: tls)
+            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
+            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
+        let channel = try bootstrap.bind(host: host, port: port).wait()
+        self.channel = channel
+        return channel.localAddress?.port ?? port
+    }
+
+    /// Binds a Unix socket at `path` (which must not exist) and starts serving on it: an
+    /// embedded database's owner serving the other processes on its folder.
+    public func start(unixSocket path: String) throws {
+        channel = try bootstrap(tls: nil).bind(unixDomainSocketPath: path).wait()
+    }
+
+    private func bootstrap(tls: NIOSSLContext?) -> ServerBootstrap {
         let log = self.log
         let upgrader = webSocketUpgrader()
         let namespaces = self.namespaces
         let policy = self.policy
         let limits = RequestDeadline.Limits(headTimeout: requestTimeout, bodyIdleTimeout: requestTimeout,
                                             bodyTimeout: .minutes(10), idleTimeout: requestTimeout * 2)
-        let bootstrap = ServerBootstrap(group: group)
+        return ServerBootstrap(group: group)
             .serverChannelOption(ChannelOptions.backlog, value: 256)
-            .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             // Out of descriptors, accepting pauses a moment instead of spinning on the error.
             .serverChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(AcceptPause(log: log)) }
             }
-            .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
@@ -73,9 +86,6 @@ public final class NetworkServer: @unchecked Sendable {
                     try pipeline.addHandler(HTTPHandler(namespaces: namespaces, policy: policy, log: log, makeUpgradeHandler: makeUpgradeHandler))
                 }
             }
-        let channel = try bootstrap.bind(host: host, port: port).wait()
-        self.channel = channel
-        return channel.localAddress?.port ?? port
     }
 
     /// Upgrades `GET /.ws` from an allowed host and page to the realtime protocol.

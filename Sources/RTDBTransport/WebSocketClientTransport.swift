@@ -49,7 +49,6 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         let key = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
         let address = self.address
         let bootstrap = ClientBootstrap(group: group)
-            .channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { [self] channel in
                 // Everything here runs on the channel's event loop, so the pipeline is changed
                 // with its synchronous operations.
@@ -80,7 +79,10 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
                     try pipeline.addHandler(request)
                 }
             }
-        bootstrap.connect(host: address.host, port: address.port).whenComplete { [self] result in
+        // Small messages go at once (a Unix socket has no such option).
+        if address.socketPath == nil { _ = bootstrap.channelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1) }
+        let connecting = address.socketPath.map { bootstrap.connect(unixDomainSocketPath: $0) } ?? bootstrap.connect(host: address.host, port: address.port)
+        connecting.whenComplete { [self] result in
             switch result {
             case .success(let channel): channel.closeFuture.whenComplete { _ in self.finish() }
             case .failure(let error):
