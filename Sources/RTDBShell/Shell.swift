@@ -44,8 +44,8 @@ public final class Shell {
         public var progress = ProgressStyle.lines
         /// Whether `import PATH -` may read standard input (commands do not come from it).
         public var standardInputIsFree = false
-        /// Where the database is, for `status`: the embedded folder or the server's URL.
-        public var location = ""
+        /// Where the database is, for `status`: the embedded folder or the server's URL (asked each time: a shared folder changes hands).
+        public var location: @Sendable () -> String = { "" }
         /// The kind of credential in use, for `status` (never the credential itself).
         public var credential = "none"
         public init() {}
@@ -352,7 +352,7 @@ public final class Shell {
         let state = connected ? "online" : byChoice ? "offline (by 'offline'; 'online' connects again)" : "offline (reconnecting)"
         if json {
             let object: JSONValue = .object([
-                ("location", .string(options.location)), ("online", .bool(connected)), ("offlineByChoice", .bool(byChoice)),
+                ("location", .string(options.location())), ("online", .bool(connected)), ("offlineByChoice", .bool(byChoice)),
                 ("serverTimeOffset", .number(offset.rounded())), ("credential", .string(options.credential)),
                 ("pendingWrites", .number(Double(writes))), ("pendingTransactions", .number(Double(transactions))),
                 ("backgroundWatches", .array(backgroundWatches.map { .number(Double($0.id)) })),
@@ -363,7 +363,7 @@ public final class Shell {
         }
         func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
         let rows: [(String, String)] = [
-            ("database", options.location),
+            ("database", options.location()),
             ("state", state),
             ("server clock", "\(Int(offset.rounded())) ms from this one"),
             ("credential", options.credential),

@@ -3,31 +3,42 @@ import RTDBClient
 import RTDBProtocol
 import RTDBEngine
 import RTDBShell
+import RTDBData
 
 /// Embedded mode: the server engine in this process, behind an in-process connection that
-/// carries the same protocol messages a socket would.
+/// carries the same protocol messages a socket would; or, when another rtdb process has the
+/// folder, that process's engine through its socket (`SharedFolder`), until this one takes
+/// the folder over.
 final class EmbeddedDatabase: DatabaseConnection {
-    let database: Database
     let repo: Repo
-    let location: String
+    /// The folder; while another process has it, also that this one goes through it.
+    var location: String { shared.isOwner ? shared.folder : shared.folder + " (shared: another rtdb process has it open)" }
     let credential = "none needed (embedded: full access)"
+    private let shared: SharedFolder
 
-    init(folder: String) throws {
-        let database = try Database(folder: folder)
-        self.database = database
-        // A new in-process connection each time the client connects: after `offline`, `online`
-        // connects again. Nothing else ends one, so there is no reconnection policy.
-        repo = Repo(connector: { _, _ in
-            let (client, server) = InProcessTransport.pair()
-            database.accept(server)
-            return client
-        }, reconnect: .never)
-        location = folder
+    /// Opens the folder, or connects to the process that has it (waiting at most `timeout`
+    /// for it to answer).
+    init(folder: String, timeout: TimeInterval = 10) async throws {
+        let shared = SharedFolder(folder: folder)
+        self.shared = shared
+        let owner = try shared.takeOverIfFree()
+        // A new connection each time the client connects: after `offline`, `online` connects
+        // again; a connection through another process's socket drops when that process exits,
+        // and the next one may be in-process, this process having taken the folder over.
+        repo = Repo(connector: { _, _ in shared.connect() }, reconnect: ReconnectPolicy(minDelay: 0.05, maxDelay: 1))
+        if !owner {
+            let connected = (try? await withTimeout(timeout) { try await self.repo.firstConnectionEstablished() }) ?? false
+            if !connected {
+                await close()
+                let holder = (try? String(contentsOfFile: folder + "/LOCK", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+                throw StoreError.failed("the data folder \(folder) is in use by another rtdb process\(holder.map { " (pid \($0))" } ?? ""), which does not answer on \(shared.socketPath); stop it or choose another folder with --data")
+            }
+        }
     }
 
     func close() async {
         await repo.close()
-        database.close()
+        shared.close()
     }
 
     /// `$XDG_DATA_HOME/rtdb/server`, or `~/.local/share/rtdb/server`: one folder per namespace.

@@ -124,7 +124,7 @@ struct ShellCommand: AsyncParsableCommand {
                 // A server that ignores g: read with a listen well before the deadline.
                 if let wait { await connection.repo.setGetFallbackDelay(min(connection.repo.getFallbackDelay, wait / 2)) }
             } else {
-                connection = try EmbeddedDatabase(folder: folder)
+                connection = try await EmbeddedDatabase(folder: folder, timeout: wait ?? 10)
             }
         } catch {
             FileHandle.standardError.write(Data("rtdb: \(error)\n".utf8))
@@ -150,7 +150,8 @@ struct ShellCommand: AsyncParsableCommand {
         options.timing = timing
         options.progress = isatty(STDERR_FILENO) == 1 ? .bar : .lines
         if stdoutIsTerminal { options.width = { Terminal.width } }
-        options.location = connection is EmbeddedDatabase ? "embedded database in \(connection.location)" : connection.location
+        let embedded = connection is EmbeddedDatabase
+        options.location = { embedded ? "embedded database in \(connection.location)" : connection.location }
         options.credential = connection.credential
         let output = StandardOutput()
 

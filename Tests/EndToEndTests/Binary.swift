@@ -117,6 +117,12 @@ final class Drain: @unchecked Sendable {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// What has arrived so far (for messages about a process still running).
+    func current() -> String {
+        lock.lock(); defer { lock.unlock() }
+        return String(decoding: data, as: UTF8.self)
+    }
+
     /// Waits until what has arrived contains `needle`; false after `timeout`.
     func waitFor(_ needle: String, timeout: TimeInterval = 15) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)

@@ -362,29 +362,20 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(try Binary.run(["--url", url, "get", "/users/ada"]).stdout, #"{"born":1900,"name":"Ada"}"# + "\n")
     }
 
-    func testDataFolderInUse() throws {
-        // A script that holds the folder open while waiting on its standard input.
+    /// A process that holds the folder's lock but does not serve it (not an rtdb that
+    /// shares): a second rtdb says who has it, after waiting --timeout for an answer.
+    func testDataFolderInUseByAProcessThatDoesNotAnswer() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try Data("4242\n".utf8).write(to: URL(fileURLWithPath: folder + "/LOCK"))
         let holder = Process()
-        holder.executableURL = URL(fileURLWithPath: Binary.path)
-        holder.arguments = ["--data", folder]
-        let stdin = Pipe()
-        holder.standardInput = stdin
-        holder.standardOutput = Pipe()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
+        holder.arguments = ["--no-fork", "-x", folder + "/LOCK", "sleep", "30"]
         try holder.run()
-        // Until the holder has the lock: it writes its pid into LOCK (probing with another
-        // rtdb could take the lock first and make the holder give up).
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            let owner = (try? String(contentsOfFile: folder + "/LOCK", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-            if owner == String(holder.processIdentifier) { break }
-            usleep(20_000)
-        }
-        let result = try rtdb(["get", "/"])
+        defer { holder.terminate(); holder.waitUntilExit() }
+        usleep(300_000)
+        let result = try rtdb(["--timeout", "1s", "get", "/"])
         XCTAssertEqual(result.status, 3)
-        XCTAssertEqual(result.stderr, "rtdb: the data folder \(folder!) is in use by another rtdb process (pid \(holder.processIdentifier)); stop it or choose another folder with --data\n")
-        try stdin.fileHandleForWriting.close()
-        holder.waitUntilExit()
-        XCTAssertEqual(try rtdb(["get", "/"]).status, 0)
+        XCTAssertEqual(result.stderr, "rtdb: the data folder \(folder!) is in use by another rtdb process (pid 4242), which does not answer on \(folder!)/socket; stop it or choose another folder with --data\n")
     }
 
     func testHelp() throws {

@@ -26,7 +26,7 @@ final class ClientCommandTests: XCTestCase {
         shell = MainActor.assumeIsolated {
             var options = Shell.Options()
             options.waitForWrites = false  // as a script
-            options.location = "embedded database in /tmp/db"
+            options.location = { "embedded database in /tmp/db" }
             options.credential = "none"
             return Shell(repo: repo, output: output, options: options)
         }

@@ -1,0 +1,95 @@
+import Foundation
+import NIOPosix
+import RTDBClient
+import RTDBEngine
+import RTDBProtocol
+import RTDBServer
+import RTDBTransport
+
+/// An embedded database's folder, shared by the rtdb processes opened on it.
+///
+/// The process holding the folder's lock (the single source of truth) owns the database and
+/// serves it to the others on a Unix socket inside the folder (mode 0600), with the realtime
+/// protocol `rtdb serve` speaks; the others connect there. When the owner exits or dies, the
+/// others' connections drop and each connects again: the first to take the lock becomes the
+/// owner, the rest reach it on its socket. A write the old owner acknowledged is in its log;
+/// one it did not is sent again by the client core on the new connection: none is lost.
+///
+/// `@unchecked Sendable`: its state is guarded by `lock`.
+final class SharedFolder: @unchecked Sendable {
+    let folder: String
+    let socketPath: String
+    private let lock = NSLock()
+    private var database: Database?
+    private var server: NetworkServer?
+    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    init(folder: String) {
+        self.folder = folder
+        socketPath = folder + "/socket"
+    }
+
+    /// Whether this process owns the folder now.
+    var isOwner: Bool { lock.withLock { database != nil } }
+
+    /// Takes the folder if its lock is free; false when another process holds it. Other
+    /// failures (a damaged log, a folder that cannot be made) are thrown.
+    @discardableResult
+    func takeOverIfFree() throws -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if database != nil { return true }
+        let opened: Database
+        do {
+            opened = try Database(folder: folder)
+        } catch StoreError.folderInUse {
+            return false
+        }
+        database = opened
+        serve(opened)
+        return true
+    }
+
+    /// Listens on the folder's socket; a socket left by an owner that died is replaced (the
+    /// lock says nobody serves it). Without one (a path too long for a socket), this process
+    /// still owns the folder, and the others are told it is in use.
+    private func serve(_ database: Database) {
+        unlink(socketPath)
+        let server = NetworkServer(namespaces: Namespaces(serving: database), threads: 1, log: { _ in })
+        let mask = umask(0o077)
+        defer { umask(mask) }
+        do {
+            try server.start(unixSocket: socketPath)
+            self.server = server
+        } catch {
+            server.shutdown()
+        }
+    }
+
+    /// A connection to the database: in-process when this process owns the folder (taking
+    /// it over if it is free), otherwise through the owner's socket.
+    func connect() -> Transport {
+        if (try? takeOverIfFree()) == true, let database = lock.withLock({ self.database }) {
+            let (client, server) = InProcessTransport.pair()
+            database.accept(server)
+            return client
+        }
+        return WebSocketClientTransport(address: .socket(socketPath), group: group)
+    }
+
+    /// Stops serving (the others take over) and closes the database: every write durable.
+    func close() {
+        lock.lock()
+        let server = self.server, database = self.database
+        self.server = nil
+        self.database = nil
+        lock.unlock()
+        if let server {
+            // Before the lock is released: the next owner's socket must not be removed.
+            unlink(socketPath)
+            server.shutdown()
+        }
+        database?.close()
+        try? group.syncShutdownGracefully()
+    }
+}
