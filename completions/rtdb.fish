@@ -103,7 +103,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from ls" -l long -s l -d 'show child
 complete -c rtdb -n "__fish_seen_subcommand_from tree" -l depth -x -d 'levels to show (1 to 32; default 2)'
 complete -c rtdb -n "__fish_seen_subcommand_from du" -l depth -x -d 'levels to break down (1 to 32; default 1)'
 complete -c rtdb -n "__fish_seen_subcommand_from import" -l merge -d 'replace only the children the file names, as update does'
-complete -c rtdb -n "__fish_seen_subcommand_from import" -l chunk-size -x -d 'the largest write, 64k to 15M (default 8M)'
+complete -c rtdb -n "__fish_seen_subcommand_from import" -l chunk-size -x -d 'the size of one write, 64k to 15M (default: 8M whole, else 2M parts)'
 complete -c rtdb -n "__fish_seen_subcommand_from import" -l quiet -s q -d 'no progress and no summary'
 complete -c rtdb -n "__fish_seen_subcommand_from export" -l priorities -d 'include priorities (.priority, .value), as get --export'
 complete -c rtdb -n "__fish_seen_subcommand_from export" -l quiet -s q -d 'no progress and no summary'

@@ -62,10 +62,14 @@ final class ByteWindow {
         if b == 0x0A { droppedLines += 1; droppedColumn = 0 } else if b & 0xC0 != 0x80 { droppedColumn += 1 }
     }
 
-    /// The first offset from `offset` on that is not JSON whitespace.
-    func skipWhitespace(_ offset: Int) throws -> Int {
+    /// The first offset from `offset` on that is not JSON whitespace. `release`: nothing
+    /// before it is needed again, so a long run of spaces is not held.
+    func skipWhitespace(_ offset: Int, release: Bool = false) throws -> Int {
         var i = offset
-        while let b = try byte(i), b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 { i += 1 }
+        while let b = try byte(i), b == 0x20 || b == 0x0A || b == 0x0D || b == 0x09 {
+            i += 1
+            if release { keep = i }
+        }
         return i
     }
 
@@ -87,7 +91,9 @@ final class ByteWindow {
             return i
         }
         while i < stop {
-            guard try byte(i) != nil else { return i }  // unterminated: the parser says so
+            // Unterminated (the parser says so), at the file's end at most: an escape's
+            // backslash as the last byte must not point past it.
+            guard try byte(i) != nil else { return min(i, base + buffer.count) }
             let end = min(stop, base + buffer.count)
             var j = i - base
             let last = end - base

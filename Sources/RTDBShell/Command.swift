@@ -14,8 +14,8 @@ public enum Command: Equatable, Sendable {
     case tree(Path, depth: Int)
     case edit(Path)
     case du(Path, depth: Int)
-    /// file "-": standard input; chunk: the largest write, in bytes.
-    case importFile(Path, file: String, merge: Bool, chunk: Int, quiet: Bool)
+    /// file "-": standard input; chunk: the largest write, in bytes (nil: the defaults).
+    case importFile(Path, file: String, merge: Bool, chunk: Int?, quiet: Bool)
     /// file nil: standard output.
     case export(Path, file: String?, priorities: Bool, quiet: Bool)
     case query(QuerySpec, watch: Bool, events: Set<EventType>, background: Bool)

@@ -101,7 +101,7 @@ public enum CommandParser {
     static func importFile(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(2...2, usage: "import needs a path and a file (- for standard input)")
         let path = try args.requiredPath(0, cwd: cwd, writing: true)
-        var chunk = 8 << 20
+        var chunk: Int?
         if let token = args.value("--chunk-size") {
             guard let bytes = byteCount(token.text), bytes >= 64 << 10, bytes <= ImportSplitter.largestWrite else {
                 throw ShellError("--chunk-size needs a size from 64k to 15M, as in --chunk-size 4M", column: token.column)

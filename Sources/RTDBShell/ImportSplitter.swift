@@ -18,6 +18,10 @@ final class ImportSplitter {
     private let target: Path
     private let merge: Bool
     private let chunk: Int
+    private let whole: Int
+    /// What a write gathers before it is sent: `chunk`, or everything when the whole
+    /// document fits in one write.
+    private var budget: Int
     private let window: ByteWindow
     private let emit: Emit
     private var batch = Batch()
@@ -25,10 +29,14 @@ final class ImportSplitter {
     private(set) var position = 0
     var onProgress: ((Int) -> Void)?
 
-    init(target: Path, merge: Bool, chunk: Int, window: ByteWindow, emit: @escaping Emit) {
+    /// `whole`: a document up to this size is one write; a larger one is cut into writes of
+    /// about `chunk` bytes.
+    init(target: Path, merge: Bool, chunk: Int, whole: Int, window: ByteWindow, emit: @escaping Emit) {
         self.target = target
         self.merge = merge
         self.chunk = chunk
+        self.whole = whole
+        budget = chunk
         self.window = window
         self.emit = emit
     }
@@ -58,9 +66,10 @@ final class ImportSplitter {
     }
 
     func run() async throws {
-        var at = try window.skipWhitespace(0)
+        var at = try window.skipWhitespace(0, release: true)
         window.keep = at
         guard let first = try window.byte(at) else { throw ShellError("\(window.location(at)): the file is empty: expected a JSON value") }
+        if try window.endOfValue(at, limit: whole) != nil { budget = .max }
         if merge {
             guard first == UInt8(ascii: "{") else {
                 throw error(at, "import --merge needs a JSON object (its keys are the children to replace), found \(describe(first))")
@@ -69,7 +78,7 @@ final class ImportSplitter {
         } else {
             at = try await value(at: .root, from: at)
         }
-        at = try window.skipWhitespace(at)
+        at = try window.skipWhitespace(at, release: true)
         if let extra = try window.byte(at) { throw error(at, "unexpected \(describe(extra)) after the value") }
         try await flush()
     }
@@ -78,7 +87,7 @@ final class ImportSplitter {
     private func value(at path: Path, from start: Int) async throws -> Int {
         window.keep = start
         guard let first = try window.byte(start) else { throw error(start, "expected a value, found end of input") }
-        if let end = try window.endOfValue(start, limit: chunk) {
+        if let end = try window.endOfValue(start, limit: min(budget, ImportSplitter.largestWrite)) {
             try await add(path, try parse(start..<end, at: path), bytes: end - start)
             return end
         }
@@ -128,7 +137,7 @@ final class ImportSplitter {
         var position = 0
         var priority: LeafValue?
         while true {
-            at = try window.skipWhitespace(at)
+            at = try window.skipWhitespace(at, release: true)
             window.keep = at
             if isArray {
                 at = try await value(at: try child(path, String(position), at: at), from: at)
@@ -146,16 +155,17 @@ final class ImportSplitter {
                     window.keep = at
                     guard let end = try window.endOfValue(at, limit: 1 << 16) else { throw error(at, "the priority is too long") }
                     let node = try parse(at..<end, at: path)
-                    guard let leaf = node.leafValue, node.isLeaf, leaf != .bool(true), leaf != .bool(false) else {
+                    // null: no priority, as JSONReader reads it in a smaller object.
+                    guard node.isEmpty || (node.leafValue.map { $0 != .bool(true) && $0 != .bool(false) } ?? false) else {
                         throw error(at, DataError.invalidPriority(path: target.appending(path).description, reason: "a priority must be a string or a number").description)
                     }
-                    priority = leaf
+                    priority = node.leafValue
                     at = end
                 } else {
                     at = try await value(at: try child(path, key, at: keyStart), from: at)
                 }
             }
-            at = try window.skipWhitespace(at)
+            at = try window.skipWhitespace(at, release: true)
             guard let b = try window.byte(at) else {
                 throw error(at, isArray ? "unterminated array: expected ',' or ']'" : "unterminated object: expected ',' or '}'")
             }
@@ -202,9 +212,9 @@ final class ImportSplitter {
     }
 
     private func add(_ path: Path, _ node: Node, bytes value: Int) async throws {
-        // The key and its punctuation count too ("key":value,).
-        let bytes = value + (path.last?.utf8.count ?? 0) + 4
-        if !batch.isEmpty && batch.bytes + bytes > chunk { try await flush() }
+        // The entry's path and its punctuation count too ("a/b/key":value,).
+        let bytes = value + path.keys.reduce(0) { $0 + $1.utf8.count + 1 } + 3
+        if !batch.isEmpty && batch.bytes + bytes > budget { try await flush() }
         batch.add(path, node, bytes: bytes)
         position = window.keep + value
         onProgress?(position)
@@ -213,10 +223,30 @@ final class ImportSplitter {
     /// Sends what is gathered: the target whole, or an update below it.
     private func flush() async throws {
         guard !batch.isEmpty else { return }
-        let entries = batch.entries
+        let entries = batch.entries, counted = batch.bytes
         batch = Batch()
-        if entries.count == 1, entries[0].path.isRoot {
-            try await emit(.set(target, entries[0].node))
+        try await send(entries[...], counted: counted)
+    }
+
+    /// Written out, a value can take up to six times its room in the file (`1e20` is 21
+    /// digits, a raw DEL byte is `\u007f`): a write that could pass the limit is measured
+    /// as sent, and halved until it does not.
+    private func send(_ entries: ArraySlice<(path: Path, node: Node)>, counted: Int) async throws {
+        if counted > ImportSplitter.largestWrite / 6 {
+            let size = entries.reduce(0) { $0 + JSONWriter.bytes($1.node).count + $1.path.wireString.utf8.count + 4 }
+            if size > ImportSplitter.largestWrite {
+                guard entries.count > 1 else {
+                    let path = target.appending(entries.first?.path ?? .root)
+                    throw ShellError("the value at \(path) is \(Outline.humanBytes(size)) written out (numbers and characters take more room than in the file), more than a write may carry (16 MB): import it with a smaller --chunk-size")
+                }
+                let half = entries.startIndex + entries.count / 2
+                try await send(entries[..<half], counted: counted / 2)
+                try await send(entries[half...], counted: counted - counted / 2)
+                return
+            }
+        }
+        if entries.count == 1, let only = entries.first, only.path.isRoot {
+            try await emit(.set(target, only.node))
         } else {
             try await emit(.update(target, entries.map { Update($0.path, $0.node) }))
         }

@@ -141,12 +141,14 @@ private final class ExportSink {
     func finish() throws {
         try flush()
         guard fd >= 0 else { return }
-        guard fsync(fd) == 0, Glibc.close(fd) == 0 else {
-            let e = errno
-            abandon()
-            throw ShellError("cannot write \(file ?? ""): \(String(cString: strerror(e)))")
-        }
+        let synced = fsync(fd) == 0
+        let e = errno
+        let closed = Glibc.close(fd) == 0
         fd = -1
+        guard synced, closed else {
+            unlink(temporary)
+            throw ShellError("cannot write \(file ?? ""): \(String(cString: strerror(synced ? errno : e)))")
+        }
         guard rename(temporary, target) == 0 else {
             let e = errno
             unlink(temporary)

@@ -11,8 +11,15 @@ extension Shell {
     /// Writes sent but not yet acknowledged: two keeps the connection busy without holding
     /// more than a few writes' worth of memory.
     private static let importsInFlight = 2
+    /// A file up to this size is one write, atomic.
+    static let importWhole = 8 << 20
+    /// A larger file is cut into writes of about this size: small enough that, written out,
+    /// one never passes the limit, large enough that the writes are few.
+    static let importChunk = 2 << 20
 
-    func runImport(_ target: Path, file: String, merge: Bool, chunk: Int, quiet: Bool, json: Bool) async throws -> Outcome {
+    func runImport(_ target: Path, file: String, merge: Bool, chunk: Int?, quiet: Bool, json: Bool) async throws -> Outcome {
+        let whole = chunk ?? Shell.importWhole
+        let chunk = chunk ?? Shell.importChunk
         if await repo.isOfflineByChoice { throw ShellError("offline: import writes to the database; type 'online' first") }
         let source = try ImportSource(file, standardInputIsFree: options.standardInputIsFree)
         defer { source.close() }
@@ -22,7 +29,7 @@ extension Shell {
         // The whole file is read once before anything is written: a mistake in it leaves
         // the database as it was.
         var planned = 0
-        let check = ImportSplitter(target: target, merge: merge, chunk: chunk, window: ByteWindow(fd: source.fd, name: source.name)) { _ in
+        let check = ImportSplitter(target: target, merge: merge, chunk: chunk, whole: whole, window: ByteWindow(fd: source.fd, name: source.name)) { _ in
             planned += 1
             try Task.checkCancellation()
         }
@@ -43,7 +50,7 @@ extension Shell {
         }
         guard lseek(source.fd, 0, SEEK_SET) == 0 else { throw ShellError("cannot read \(source.name) again: \(String(cString: strerror(errno)))") }
         if planned > 1 && !quiet {
-            output.writeError("\(source.name) is \(Outline.humanBytes(source.size)): it is imported as \(planned) writes of at most \(Outline.humanBytes(chunk)), not one atomic write; if it stops, \(target) holds part of it until the same import is run again\n")
+            output.writeError("\(source.name) is \(Outline.humanBytes(source.size)): it is imported as \(planned) writes of about \(Outline.humanBytes(chunk)), not one atomic write; if it stops, \(target) holds part of it until the same import is run again\n")
         }
 
         meter.restart(label: "importing into \(target)", total: source.size)
@@ -56,7 +63,7 @@ extension Shell {
             try await withTimeout(wait) { try await write.acknowledged() }
             acknowledged += 1
         }
-        let writer = ImportSplitter(target: target, merge: merge, chunk: chunk, window: ByteWindow(fd: source.fd, name: source.name)) { write in
+        let writer = ImportSplitter(target: target, merge: merge, chunk: chunk, whole: whole, window: ByteWindow(fd: source.fd, name: source.name)) { write in
             if inFlight.count >= Shell.importsInFlight { try await settle(inFlight.removeFirst()) }
             switch write {
             case let .set(path, node): inFlight.append(try await repo.set(path, node))
@@ -77,9 +84,10 @@ extension Shell {
             case let error as DatabaseError: why = "import stopped: write \(acknowledged + 1) of \(planned) was refused: \(error)"
             default: why = "import stopped: \(error)"
             }
-            let queued = sent - acknowledged
+            // Those sent after the one refused, or not answered yet, still go.
+            let queued = sent - acknowledged - (error is DatabaseError ? 1 : 0)
             var message = why + "; \(acknowledged) of \(planned) writes were made"
-            if queued > 0 && !(error is DatabaseError) { message += " (\(queued) more \(queued == 1 ? "is" : "are") queued and will still be sent)" }
+            if queued > 0 { message += " (\(queued) more \(queued == 1 ? "is" : "are") queued and will still be sent)" }
             if acknowledged > 0 || queued > 0 {
                 message += merge ? "; the same import run again finishes it" : "; \(target) holds part of the file until the same import is run again"
             }
@@ -112,7 +120,7 @@ private struct ImportSource {
                 throw ShellError("import - reads the file from standard input, which carries this session's commands; give a file name, or run rtdb -c 'import PATH -' < FILE")
             }
             name = "standard input"
-            (fd, size) = try ImportSource.spool()
+            (fd, size) = try ImportSource.spool(from: STDIN_FILENO, name: name)
             return
         }
         name = file
@@ -122,35 +130,41 @@ private struct ImportSource {
         guard info.st_mode & S_IFMT != S_IFDIR else { throw ShellError("cannot read \(file): it is a folder") }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw ShellError("cannot read \(file): \(String(cString: strerror(errno)))") }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            // A pipe or a device (/dev/stdin, <(…)) is read once: copied, as standard input is.
+            defer { _ = Glibc.close(fd) }
+            (self.fd, size) = try ImportSource.spool(from: fd, name: file)
+            return
+        }
         self.fd = fd
         size = Int(info.st_size)
     }
 
     func close() { _ = Glibc.close(fd) }
 
-    /// Copies standard input to an unlinked temporary file.
-    private static func spool() throws -> (Int32, Int) {
+    /// Copies what `source` gives to an unlinked temporary file.
+    private static func spool(from source: Int32, name: String) throws -> (Int32, Int) {
         var template = Array((NSTemporaryDirectory() + "/rtdb-import-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw ShellError("cannot make a temporary file for standard input: \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ShellError("cannot make a temporary file for \(name): \(String(cString: strerror(errno)))") }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         var block = [UInt8](repeating: 0, count: 1 << 20)
         var size = 0
         while true {
-            let n = block.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress!, $0.count) }
+            let n = block.withUnsafeMutableBytes { read(source, $0.baseAddress!, $0.count) }
             if n < 0 && errno == EINTR { continue }
-            if n < 0 { let e = errno; _ = Glibc.close(fd); throw ShellError("cannot read standard input: \(String(cString: strerror(e)))") }
+            if n < 0 { let e = errno; _ = Glibc.close(fd); throw ShellError("cannot read \(name): \(String(cString: strerror(e)))") }
             if n == 0 { break }
             var written = 0
             while written < n {
                 let w = block.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, n - written) }
                 if w < 0 && errno == EINTR { continue }
-                if w < 0 { let e = errno; _ = Glibc.close(fd); throw ShellError("cannot copy standard input to a temporary file: \(String(cString: strerror(e)))") }
+                if w < 0 { let e = errno; _ = Glibc.close(fd); throw ShellError("cannot copy \(name) to a temporary file: \(String(cString: strerror(e)))") }
                 written += w
             }
             size += n
         }
-        guard lseek(fd, 0, SEEK_SET) == 0 else { _ = Glibc.close(fd); throw ShellError("cannot read standard input's copy again") }
+        guard lseek(fd, 0, SEEK_SET) == 0 else { _ = Glibc.close(fd); throw ShellError("cannot read the copy of \(name) again") }
         return (fd, size)
     }
 }

@@ -12,7 +12,7 @@ import RTDBData
 final class EmbeddedDatabase: DatabaseConnection {
     let repo: Repo
     /// The folder; while another process has it, also that this one goes through it.
-    var location: String { shared.isOwner ? shared.folder : shared.folder + " (shared: another rtdb process has it open)" }
+    var location: String { shared.description }
     let credential = "none needed (embedded: full access)"
     private let shared: SharedFolder
 

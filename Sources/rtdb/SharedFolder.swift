@@ -13,7 +13,9 @@ import RTDBTransport
 /// protocol `rtdb serve` speaks; the others connect there. When the owner exits or dies, the
 /// others' connections drop and each connects again: the first to take the lock becomes the
 /// owner, the rest reach it on its socket. A write the old owner acknowledged is in its log;
-/// one it did not is sent again by the client core on the new connection: none is lost.
+/// one it did not is sent again by the client core on the new connection: none is lost (at
+/// least once: one the old owner logged but died before acknowledging is applied again,
+/// as with any server that restarts).
 ///
 /// `@unchecked Sendable`: its state is guarded by `lock`.
 final class SharedFolder: @unchecked Sendable {
@@ -22,6 +24,8 @@ final class SharedFolder: @unchecked Sendable {
     private let lock = NSLock()
     private var database: Database?
     private var server: NetworkServer?
+    /// Why the folder is not what it should be: not served to others, or not taken over.
+    private var problem: String?
     private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     init(folder: String) {
@@ -31,6 +35,14 @@ final class SharedFolder: @unchecked Sendable {
 
     /// Whether this process owns the folder now.
     var isOwner: Bool { lock.withLock { database != nil } }
+
+    /// The folder, and how this process reaches it when not directly (for `status`).
+    var description: String {
+        lock.withLock {
+            if database != nil { return folder + (problem.map { " (not shared with other rtdb processes: \($0))" } ?? "") }
+            return folder + " (shared: another rtdb process has it open" + (problem.map { "; taking it over failed: \($0)" } ?? "") + ")"
+        }
+    }
 
     /// Takes the folder if its lock is free; false when another process holds it. Other
     /// failures (a damaged log, a folder that cannot be made) are thrown.
@@ -56,20 +68,30 @@ final class SharedFolder: @unchecked Sendable {
     private func serve(_ database: Database) {
         unlink(socketPath)
         let server = NetworkServer(namespaces: Namespaces(serving: database), threads: 1, log: { _ in })
-        let mask = umask(0o077)
-        defer { umask(mask) }
         do {
+            // The folder is the owner's alone (0700); the socket too.
             try server.start(unixSocket: socketPath)
+            chmod(socketPath, 0o600)
             self.server = server
         } catch {
             server.shutdown()
+            let tooLong = socketPath.utf8.count >= 108  // sun_path, with its terminating zero
+            problem = tooLong ? "the path of \(socketPath) is too long for a Unix socket (107 bytes at most)" : "no socket at \(socketPath): \(error)"
         }
     }
 
     /// A connection to the database: in-process when this process owns the folder (taking
     /// it over if it is free), otherwise through the owner's socket.
     func connect() -> Transport {
-        if (try? takeOverIfFree()) == true, let database = lock.withLock({ self.database }) {
+        let owner: Bool
+        do {
+            owner = try takeOverIfFree()
+        } catch {
+            // The socket is tried all the same (another process may have it by now).
+            lock.withLock { problem = "\(error)" }
+            owner = false
+        }
+        if owner, let database = lock.withLock({ self.database }) {
             let (client, server) = InProcessTransport.pair()
             database.accept(server)
             return client

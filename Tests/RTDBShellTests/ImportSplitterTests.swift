@@ -9,14 +9,14 @@ import RTDBProtocol
 @MainActor
 final class ImportSplitterTests: XCTestCase {
     /// The writes for `text` imported at /t, each as "set PATH JSON" or "update PATH JSON".
-    func writes(_ text: String, merge: Bool = false, chunk: Int = 1 << 20) async throws -> [ImportWrite] {
+    func writes(_ text: String, merge: Bool = false, chunk: Int = 1 << 20, whole: Int? = nil) async throws -> [ImportWrite] {
         let file = NSTemporaryDirectory() + "rtdb-split-" + UUID().uuidString
         try Data(text.utf8).write(to: URL(fileURLWithPath: file))
         defer { try? FileManager.default.removeItem(atPath: file) }
         let fd = open(file, O_RDONLY)
         defer { close(fd) }
         var out: [ImportWrite] = []
-        let splitter = ImportSplitter(target: Path("t"), merge: merge, chunk: chunk, window: ByteWindow(fd: fd, name: "f.json")) { out.append($0) }
+        let splitter = ImportSplitter(target: Path("t"), merge: merge, chunk: chunk, whole: whole ?? chunk, window: ByteWindow(fd: fd, name: "f.json")) { out.append($0) }
         try await splitter.run()
         return out
     }
@@ -98,6 +98,29 @@ final class ImportSplitterTests: XCTestCase {
         XCTAssertEqual(apply(cut, to: .empty).child("t"), try JSONReader.parse(text))
     }
 
+    func testANullPriorityIsNoPriorityWhateverTheSize() async throws {
+        let text = #"{".priority": null, "a": {"x": "xxxxxxxxxxxxxxxxxxxx"}, "b": 1}"#
+        let cut = describe(try await writes(text, chunk: 40))
+        let whole = describe(try await writes(text))
+        XCTAssertEqual(cut, [#"set /t {"a":{"x":"xxxxxxxxxxxxxxxxxxxx"}}"#, #"update /t b=1"#])
+        XCTAssertEqual(whole, [#"set /t {"a":{"x":"xxxxxxxxxxxxxxxxxxxx"},"b":1}"#])
+    }
+
+    /// `1e20` is 4 bytes in the file and 21 written out: a write that fits as read but not
+    /// as sent is halved; a single value that cannot fit says so.
+    func testAWriteLargerWrittenOutThanReadIsHalved() async throws {
+        let list = "[" + Array(repeating: "1e20", count: 400_000).joined(separator: ",") + "]"
+        let merged = try await writes(#"{"a": \#(list), "b": \#(list)}"#, merge: true, chunk: 15 << 20)
+        XCTAssertEqual(merged.count, 2)
+        XCTAssertEqual(merged.map(\.path), [Path("t"), Path("t")])
+        do {
+            _ = try await writes("[" + Array(repeating: list, count: 2).joined(separator: ",") + "]", chunk: 15 << 20)
+            XCTFail("no error")
+        } catch let error as ShellError {
+            XCTAssertEqual(error.message, "the value at /t is 18 MB written out (numbers and characters take more room than in the file), more than a write may carry (16 MB): import it with a smaller --chunk-size")
+        }
+    }
+
     func testErrorsNameTheFileLineAndColumnAndTheKey() async throws {
         let cases: [(String, Bool, String)] = [
             ("{\"a\": {\"x\": 1,\n \"y\" 2}}", false, "f.json:2:6: expected ':' after the key, found '2'"),
@@ -108,6 +131,9 @@ final class ImportSplitterTests: XCTestCase {
             ("{\"a\": 1} x", false, "f.json:1:10: unexpected 'x' after the value"),
             ("", false, "f.json:1:1: the file is empty: expected a JSON value"),
             ("{\"list\": {\"k1\": 1111111111, \"k2\": 2222222222", false, "f.json:1:45: unterminated object: expected ',' or '}'"),
+            // A backslash as the file's last byte, inside a string.
+            ("[\"\\", false, "f.json:1:2: unterminated string"),
+            ("{\"list\": {\"k1\": 1111111111, \"k2\": \"abc\\", false, "f.json:1:35: unterminated string"),
         ]
         for (text, merge, message) in cases {
             do {
