@@ -212,6 +212,8 @@ final class ImportSplitter {
     }
 
     private func add(_ path: Path, _ node: Node, bytes value: Int) async throws {
+        // Ctrl-C stops an import between two values, not at the next write.
+        try Task.checkCancellation()
         // The entry's path and its punctuation count too ("a/b/key":value,).
         let bytes = value + path.keys.reduce(0) { $0 + $1.utf8.count + 1 } + 3
         if !batch.isEmpty && batch.bytes + bytes > budget { try await flush() }
