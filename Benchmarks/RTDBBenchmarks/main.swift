@@ -74,7 +74,7 @@ func loadBenchmark(_ n: Int) async throws {
                 let updates = (start..<min(n, start + batch)).map { Update(Path("k\($0)"), Node(.number(Double($0)))) }
                 try await repo.update(Path("list"), updates)
             }
-            await repo.waitForPendingWrites(timeout: 600)
+            await repo.waitForPendingWrites(idle: 600)
         }
         await repo.close()
         let close = seconds { database.close() }
@@ -111,7 +111,7 @@ func writeBenchmark(_ n: Int) async throws {
     let repo = connect(database)
     let time = try await seconds {
         for i in 0..<n { try await repo.set(Path("bench/k\(i)"), Node(.number(Double(i)))) }
-        await repo.waitForPendingWrites(timeout: 600)
+        await repo.waitForPendingWrites(idle: 600)
     }
     print(String(format: "writes: %d pipelined sets through the client core, acknowledged and durable, in %.2f s (%.0f/s)", n, time, Double(n) / time))
     await repo.close()
@@ -134,7 +134,7 @@ func queryBenchmark(_ n: Int, writes: Int) async throws {
         }
         try await writer.update(Path("notes"), updates)
     }
-    await writer.waitForPendingWrites(timeout: 600)
+    await writer.waitForPendingWrites(idle: 600)
 
     let query = QuerySpec(path: Path("notes"), params: QueryParams().ordered(by: .child(Path("lastModified"))).limitToLast(4))
     func firstValue(_ repo: Repo) async throws -> (Double, EventRegistration, EventCounter) {
@@ -162,7 +162,7 @@ func queryBenchmark(_ n: Int, writes: Int) async throws {
         for (i, k) in keys.enumerated() {
             try await writer.set(Path("notes/k\(k)/lastModified"), Node(.number(Double(1_000_000_000 + i))))
         }
-        await writer.waitForPendingWrites(timeout: 600)
+        await writer.waitForPendingWrites(idle: 600)
         await watcher.flushEvents()
     }
     print(String(format: "query: %8d children: first answer %.3f s (builds the index), with the index %.4f s; %d writes with the query watched: %.1f µs per write, %d events",
@@ -191,7 +191,7 @@ func latencyBenchmark(_ rounds: Int) async throws {
             semaphore.wait()
             samples.append(Double(DispatchTime.now().uptimeNanoseconds - start) / 1000)
         }
-        await writer.waitForPendingWrites(timeout: 60)
+        await writer.waitForPendingWrites(idle: 60)
         samples.sort()
         print(String(format: "latency: write to event, %@: median %.0f µs, p99 %.0f µs (%d writes)",
                      name, samples[samples.count / 2], samples[samples.count * 99 / 100], rounds))
@@ -217,7 +217,7 @@ func networkBenchmark() async throws {
     let n = 100_000
     let time = try await seconds {
         for i in 0..<n { try await writer.set(Path("w/k\(i)"), Node(.number(Double(i)))) }
-        await writer.waitForPendingWrites(timeout: 600)
+        await writer.waitForPendingWrites(idle: 600)
     }
     print(String(format: "network: %d pipelined writes over one WebSocket, acknowledged and durable: %.2f s (%.0f/s)", n, time, Double(n) / time))
 
@@ -280,7 +280,7 @@ func reconnectBenchmark(_ requested: Int) async throws {
     server = NetworkServer(namespaces: try Namespaces(folder: folder), log: { _ in })
     let restore = try await seconds {
         _ = try server.start(host: "127.0.0.1", port: port)
-        await repo.waitForPendingWrites(timeout: 600)
+        await repo.waitForPendingWrites(idle: 600)
     }
     print(String(format: "reconnect: %d writes made offline (applied locally in %.2f s, watched); after the server's restart all were acknowledged in %.2f s",
                  n, local, restore))
@@ -312,7 +312,7 @@ func tlsBenchmark(_ n: Int) async throws {
     let connect = try await seconds { _ = try await repo.firstConnectionEstablished() }
     let time = try await seconds {
         for i in 0..<n { try await repo.set(Path("w/k\(i)"), Node(.number(Double(i)))) }
-        await repo.waitForPendingWrites(timeout: 600)
+        await repo.waitForPendingWrites(idle: 600)
     }
     print(String(format: "tls: connected (TCP, TLS, WebSocket, hello) in %.1f ms; %d pipelined writes over wss://, acknowledged and durable: %.2f s (%.0f/s)",
                  connect * 1000, n, time, Double(n) / time))

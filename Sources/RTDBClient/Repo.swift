@@ -503,12 +503,24 @@ public actor Repo {
         gate.setLimit(count)
     }
 
-    /// Waits up to `timeout` (or until the task is cancelled) for every write made so far to
-    /// be answered; returns how many are still not.
+    /// Waits for every write made so far to be answered, for as long as the server keeps
+    /// answering: it gives up when `idle` passes with no write answered (or the task is
+    /// cancelled). A server that is slow but working, an engine writing a large load, is
+    /// waited for; one that answers nothing is not. Returns how many are still unanswered.
     @discardableResult
-    public nonisolated func waitForPendingWrites(timeout: TimeInterval) async -> Int {
+    public nonisolated func waitForPendingWrites(idle: TimeInterval) async -> Int {
         let gate = self.gate
-        try? await withTimeout(timeout) { try await gate.allAnswered() }
+        var answered = gate.answered
+        var progress = Date()
+        while gate.count > 0 && !Task.isCancelled {
+            let left = idle - Date().timeIntervalSince(progress)
+            if left <= 0 { break }
+            try? await withTimeout(min(left, 0.25)) { try await gate.allAnswered() }
+            if gate.answered != answered {
+                answered = gate.answered
+                progress = Date()
+            }
+        }
         return gate.count
     }
 }

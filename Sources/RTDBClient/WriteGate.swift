@@ -13,12 +13,15 @@ final class WriteGate: @unchecked Sendable {
     private var waiting: [OneShot<Void>] = []
     /// Waiting for every write to be answered.
     private var drained: [OneShot<Void>] = []
+    /// Writes answered so far: whether the server is making progress.
+    private var answeredCount = 0
 
     init(limit: Int) {
         self.limit = limit
     }
 
     var count: Int { lock.withLock { pending } }
+    var answered: Int { lock.withLock { answeredCount } }
     var capacity: Int { lock.withLock { limit } }
 
     /// Takes a place, waiting while there is none; throws `CancellationError` when the
@@ -56,6 +59,7 @@ final class WriteGate: @unchecked Sendable {
     /// Gives a place back (a write was answered): to the first waiter, or free.
     func leave() {
         let (next, done): (OneShot<Void>?, [OneShot<Void>]) = lock.withLock {
+            answeredCount += 1
             if !waiting.isEmpty && pending <= limit { return (waiting.removeFirst(), []) }
             pending -= 1
             guard pending == 0 else { return (nil, []) }

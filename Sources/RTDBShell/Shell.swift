@@ -30,7 +30,8 @@ public final class Shell {
         /// How long a command may wait for the server (a read, a write at the terminal, a
         /// transaction) before it says so: `--timeout`.
         public var readTimeout: TimeInterval = 60
-        /// How long the end of a script waits for its writes' acknowledgements.
+        /// How long the end of a script waits for its writes' acknowledgements when none
+        /// comes (while they keep coming, it waits on).
         public var scriptWriteWait: TimeInterval = 30
         /// Pages a command's output when it is taller than the terminal; false when it did
         /// not (the shell prints it). Nil: no pager (not a terminal, `--no-pager`).
@@ -563,9 +564,11 @@ public final class Shell {
             output.writeError(options.renderer.error("\(left) write\(left == 1 ? " was" : "s were") never sent: the connection is offline by 'offline' ('online' sends what is queued); \(left == 1 ? "it is" : "they are") lost"))
             return false
         }
-        let left = await repo.waitForPendingWrites(timeout: timeout)
+        let left = await repo.waitForPendingWrites(idle: timeout)
         guard left > 0 else { return true }
-        let why = Task.isCancelled ? "before the wait was interrupted" : "within \(DurationWord.describe(timeout))"
+        // Only a server that stopped answering is waited out: one still acknowledging (an
+        // engine writing a large script) is waited for however long it takes.
+        let why = Task.isCancelled ? "before the wait was interrupted" : "after \(DurationWord.describe(timeout)) in which it acknowledged none"
         output.writeError(options.renderer.error("\(left) write\(left == 1 ? " was" : "s were") not acknowledged by the server \(why) and may be lost"))
         return false
     }

@@ -54,7 +54,7 @@ struct ShellCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("The namespace (database name) with --emulator.", valueName: "NAME"))
     var ns: String?
 
-    @Option(name: .long, help: ArgumentHelp("How long a command waits for the server before it says so (a read, a write at the terminal, a transaction, a script's final wait for its writes): 500ms, 10s, 2m. Default: 60s (30s for a script's final wait).", valueName: "DURATION"))
+    @Option(name: .long, help: ArgumentHelp("How long a command waits for the server before it says so (a read, a write at the terminal, a transaction, a script's final wait for its writes): 500ms, 10s, 2m. Default: 60s (for a script's final wait, 30s in which no write is acknowledged).", valueName: "DURATION"))
     var timeout: String?
 
     @Option(name: .long, help: ArgumentHelp("With wss:// or https://, trust the certificates in this PEM file instead of the system's.", valueName: "FILE"))

@@ -49,7 +49,7 @@ final class LiveEventTests: XCTestCase {
         }
     }
 
-    func wait(_ repo: Repo) async { assertEqual(await repo.waitForPendingWrites(timeout: 10), 0) }
+    func wait(_ repo: Repo) async { assertEqual(await repo.waitForPendingWrites(idle: 10), 0) }
 
     /// A Repo dropped without `close()` while it listens: the engine keeps sending to its
     /// connection (the listen's `ok` follows the data its value event came from), which must

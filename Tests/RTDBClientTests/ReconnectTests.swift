@@ -131,13 +131,13 @@ final class ReconnectTests: XCTestCase {
         try await watcher.set(Path("items/a"), Node(1))
         XCTAssertEqual(events.take(2), ["child_added a - 1", #"value - - {"a":1}"#])
         try await writer.set(Path("items/b"), Node(2))
-        assertEqual(await writer.waitForPendingWrites(timeout: 10), 0)
-        assertEqual(await watcher.waitForPendingWrites(timeout: 0.2), 1)
+        assertEqual(await writer.waitForPendingWrites(idle: 10), 0)
+        assertEqual(await watcher.waitForPendingWrites(idle: 0.2), 1)
         XCTAssertTrue(database.value(at: Path("items/a")).isEmpty)
 
         server.setDown(false)
         XCTAssertEqual(connected.take(1), ["value - - true"])
-        assertEqual(await watcher.waitForPendingWrites(timeout: 10), 0)
+        assertEqual(await watcher.waitForPendingWrites(idle: 10), 0)
         XCTAssertEqual(database.value(at: Path("items/a")), Node(1))
         // The listen was restored: the other client's write made while away arrives.
         XCTAssertEqual(events.take(2), ["child_added b a 2", #"value - - {"a":1,"b":2}"#])
@@ -159,7 +159,7 @@ final class ReconnectTests: XCTestCase {
         await assertEventually { await !repo.isConnected }
         try await repo.set(Path("a"), Node(1))
         server.setDown(false)
-        assertEqual(await repo.waitForPendingWrites(timeout: 10), 0)
+        assertEqual(await repo.waitForPendingWrites(idle: 10), 0)
         let requests = server.lock.withLock { server.requests }
         XCTAssertEqual(requests.first, ["gauth", "q"])
         XCTAssertEqual(requests.last, ["gauth", "q", "p"])
@@ -172,7 +172,7 @@ final class ReconnectTests: XCTestCase {
         await assertEventually { await repo.credentialRevoked != nil }
         assertEqual(await repo.credentialRevoked, "expired_token: Auth token is expired.")
         try await repo.set(Path("after"), Node(1))
-        assertEqual(await repo.waitForPendingWrites(timeout: 10), 0)
+        assertEqual(await repo.waitForPendingWrites(idle: 10), 0)
         let requests = server.lock.withLock { server.requests }
         XCTAssertEqual(requests.first, ["auth"])
         XCTAssertEqual(requests.last, ["p"], "the new connection goes on without the credential")
@@ -181,7 +181,7 @@ final class ReconnectTests: XCTestCase {
     func testARestoredListenRaisesNoEventsForUnchangedData() async throws {
         let watcher = await connect()
         try await watcher.set(Path("big"), try JSONReader.parse(#"{"a":1,"b":{"c":2}}"#))
-        assertEqual(await watcher.waitForPendingWrites(timeout: 10), 0)
+        assertEqual(await watcher.waitForPendingWrites(idle: 10), 0)
         let events = LiveEventTests.Recorder()
         await watcher.listen(QuerySpec(path: Path("big")), events.registration)
         XCTAssertEqual(events.take(3).count, 3)
@@ -189,7 +189,7 @@ final class ReconnectTests: XCTestCase {
         await assertEventually { await !watcher.isConnected }
         await assertEventually { await watcher.isConnected }
         try await watcher.set(Path("big/d"), Node(3))
-        assertEqual(await watcher.waitForPendingWrites(timeout: 10), 0)
+        assertEqual(await watcher.waitForPendingWrites(idle: 10), 0)
         // Only the new child: the restored listen raised nothing of its own.
         XCTAssertEqual(events.take(2), ["child_added d b 3", #"value - - {"a":1,"b":{"c":2},"d":3}"#])
     }

@@ -48,7 +48,7 @@ final class RepoTests: XCTestCase {
     func testPushKeysAreChronological() async throws {
         var keys: [String] = []
         for i in 0..<50 { keys.append(try await repo.push(Path("list"), Node(Double(i))).key!) }
-        assertEqual(await repo.waitForPendingWrites(timeout: 10), 0)
+        assertEqual(await repo.waitForPendingWrites(idle: 10), 0)
         XCTAssertEqual(keys, keys.sorted())
         assertEqual(try await get("list").children.keys.map(\.name), keys)
     }
@@ -80,6 +80,35 @@ final class RepoTests: XCTestCase {
 
     /// A server without `g`: one that refuses it as an invalid request, and one that never
     /// answers it. Either way `get` reads with a one-time listen, which then ends.
+    /// The end of a script waits for a server that keeps answering, however long its
+    /// answers take in all, and gives up on one that answers nothing.
+    func testTheWaitForPendingWritesLastsWhileTheServerAnswers() async throws {
+        final class Puts: @unchecked Sendable {
+            let lock = NSLock()
+            var count = 0
+            func next() -> Int { lock.withLock { count += 1; return count } }
+        }
+        let puts = Puts()
+        // One answer every 0.1 s: 30 writes take 3 s, twice the idle wait, but none waits
+        // long for the next.
+        let slow = scriptedRepo { server, id, request in
+            guard case .put = request else { return server.send(.response(id: id, .ok)) }
+            let n = puts.next()
+            DispatchQueue.global().asyncAfter(deadline: .now() + 0.1 * Double(n)) { server.send(.response(id: id, .ok)) }
+        }
+        for i in 0..<30 { try await slow.set(Path("k\(i)"), Node(Double(i))) }
+        assertEqual(await slow.waitForPendingWrites(idle: 1.5), 0)
+        await slow.close()
+
+        let silent = scriptedRepo { server, id, request in
+            if case .put = request { return }
+            server.send(.response(id: id, .ok))
+        }
+        for i in 0..<3 { try await silent.set(Path("k\(i)"), Node(Double(i))) }
+        assertEqual(await silent.waitForPendingWrites(idle: 0.3), 3)
+        await silent.close()
+    }
+
     func testGetFallsBackToAOneTimeListenOnServersWithoutG() async throws {
         for ignores in [false, true] {
             final class Log: @unchecked Sendable {

@@ -362,7 +362,7 @@ final class TransactionTests: XCTestCase {
         // Offline, the estimate from the cached 5.
         await assertEventually { values.all == ["5", "7"] }
         await repo.goOnline()
-        assertEqual(await repo.waitForPendingWrites(timeout: 10), 0)
+        assertEqual(await repo.waitForPendingWrites(idle: 10), 0)
         assertEqual(try await client().get(Path("n")), Node(7))
 
         let before = Date().timeIntervalSince1970 * 1000
@@ -429,7 +429,7 @@ final class TransactionTests: XCTestCase {
         await repo.goOnline()
         let result = try await tx.value
         XCTAssertEqual(result.snapshot, Node(6))
-        assertEqual(await repo.waitForPendingWrites(timeout: 10), 0)
+        assertEqual(await repo.waitForPendingWrites(idle: 10), 0)
         let reader = client()
         assertEqual(try await reader.get(Path("seq")), Node(6))
         assertEqual(try await reader.get(Path("log")).children.map { $0.value }, [Node("one"), Node("two")])

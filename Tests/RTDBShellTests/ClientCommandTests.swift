@@ -216,7 +216,7 @@ final class ClientCommandTests: XCTestCase {
         XCTAssertTrue(output.stderr.contains("ondisconnect set needs a value"), output.stderr)
         // Going offline ends the connection: the server runs them, the list is empty again.
         _ = await run("set /presence/ada true")
-        _ = await shell.repo.waitForPendingWrites(timeout: 10)
+        _ = await shell.repo.waitForPendingWrites(idle: 10)
         XCTAssertEqual(database.value(at: Path("presence/ada")), Node(true))
         _ = await run("offline")
         // The server runs them when it sees the connection end, on its own queue.
