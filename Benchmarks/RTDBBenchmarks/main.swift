@@ -344,6 +344,12 @@ final class Countdown: Sendable {
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "json": try jsonBenchmark()
+case "json-reader":
+    // JSONReader alone, for a profiler (perf record, valgrind --tool=callgrind).
+    let bytes = Array(sampleDocument(10_000).utf8)
+    let rounds = Int(arguments.dropFirst().first ?? "") ?? 100
+    let time = try seconds { for _ in 0..<rounds { _ = try JSONReader.parse(data: bytes) } }
+    print(String(format: "json-reader: %.0f MB/s", Double(bytes.count * rounds) / 1_000_000 / time))
 case "load": try await loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
 case "open": try openBenchmark(arguments[1])
 case "latency": try await latencyBenchmark(2000)

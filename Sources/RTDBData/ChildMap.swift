@@ -40,15 +40,12 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         var leaves = leaves
         // Data this project wrote (snapshots, logs, the wire) is already in key order.
         if !zip(leaves, leaves.dropFirst()).allSatisfy({ ChildKey.compare($0.element.key, $1.element.key) < 0 }) {
-            // A stable sort keeps duplicates in document order, so the last one is kept.
-            let order = leaves.indices.sorted {
-                let c = ChildKey.compare(leaves[$0].element.key, leaves[$1].element.key)
-                return c != 0 ? c < 0 : $0 < $1
-            }
+            // Swift's sort is stable: duplicates stay in document order, so the last one is kept.
+            leaves.sort { ChildKey.compare($0.element.key, $1.element.key) < 0 }
             var unique: [Leaf] = []
-            unique.reserveCapacity(order.count)
-            for i in order {
-                if let last = unique.last, last.element.key == leaves[i].element.key { unique[unique.count - 1] = leaves[i] } else { unique.append(leaves[i]) }
+            unique.reserveCapacity(leaves.count)
+            for leaf in leaves {
+                if let last = unique.last, last.element.key == leaf.element.key { unique[unique.count - 1] = leaf } else { unique.append(leaf) }
             }
             leaves = unique
         }

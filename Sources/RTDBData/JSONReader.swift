@@ -270,17 +270,21 @@ public struct JSONReader {
             index += 1
             let start = index
             var plain = true
+            var high: UInt8 = 0  // every byte or-ed: below 0x80, the string is ASCII
             while index < bytes.count {
                 let b = bytes[index]
                 if b == UInt8(ascii: "\"") { break }
                 if b == UInt8(ascii: "\\") { plain = false; break }
                 if b < 0x20 { throw error("control character in string (U+00\(String(b, radix: 16, uppercase: true).leftPadded(to: 2))) must be escaped") }
+                high |= b
                 index += 1
             }
             if index >= bytes.count { throw error("unterminated string", at: quote) }
             if plain {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
+                // ASCII is valid UTF-8 as it is: no validation to pay for (most keys and values).
+                if high < 0x80 { return String(decoding: slice, as: UTF8.self) }
                 if let s = String(validating: slice, as: UTF8.self) { return s }
                 throw error("string is not valid UTF-8", at: start)
             }
