@@ -43,6 +43,9 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(try roundTrip(#"{"b": 1, "a": 2, "10": 3, "9": 4}"#), #"{"9":4,"10":3,"a":2,"b":1}"#)
         // Duplicate keys: the last wins.
         XCTAssertEqual(try roundTrip(#"{"a": 1, "a": 2}"#), #"{"a":2}"#)
+        XCTAssertEqual(try roundTrip(#"{"b": 1, "c": 0, "a": 1, "b": 2, "a": 3}"#), #"{"a":3,"b":2,"c":0}"#)
+        // Keys and values beyond ASCII, plain and escaped.
+        XCTAssertEqual(try roundTrip(#"{"é": "naïve", "\u00e8": "\ud83d\ude00", "z": "\u007f"}"#), "{\"z\":\"\\u007f\",\"è\":\"😀\",\"é\":\"naïve\"}")
     }
 
     func testPriorities() throws {
