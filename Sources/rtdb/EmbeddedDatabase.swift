@@ -27,7 +27,15 @@ final class EmbeddedDatabase: DatabaseConnection {
         // and the next one may be in-process, this process having taken the folder over.
         repo = Repo(connector: { _, _ in shared.connect() }, reconnect: ReconnectPolicy(minDelay: 0.05, maxDelay: 1))
         if !owner {
-            let connected = (try? await withTimeout(timeout) { try await self.repo.firstConnectionEstablished() }) ?? false
+            // The owner serves a moment after it starts, and a handover takes a moment too:
+            // the connection is retried until then, so the first failure does not count.
+            let repo = self.repo
+            let deadline = Date().addingTimeInterval(timeout)
+            var connected = false
+            while !connected && Date() < deadline {
+                connected = await repo.isConnected
+                if !connected { try? await Task.sleep(nanoseconds: 10_000_000) }
+            }
             if !connected {
                 await close()
                 let holder = (try? String(contentsOfFile: folder + "/LOCK", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)

@@ -26,7 +26,12 @@ final class SharedFolder: @unchecked Sendable {
     private var server: NetworkServer?
     /// Why the folder is not what it should be: not served to others, or not taken over.
     private var problem: String?
-    private let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+    /// For connections through another process's socket; made when first needed.
+    private var group: MultiThreadedEventLoopGroup?
+    /// How long an owner runs before it serves the others: a one-shot command (`rtdb get
+    /// /a`) is over by then and pays nothing for a server; a process that starts meanwhile
+    /// finds no socket yet and tries again shortly, as after a handover.
+    static let serveAfter: TimeInterval = 0.1
 
     init(folder: String) {
         self.folder = folder
@@ -58,7 +63,10 @@ final class SharedFolder: @unchecked Sendable {
             return false
         }
         database = opened
-        serve(opened)
+        DispatchQueue.global().asyncAfter(deadline: .now() + SharedFolder.serveAfter) { [weak self] in
+            guard let self else { return }
+            self.lock.withLock { if self.database === opened && self.server == nil { self.serve(opened) } }
+        }
         return true
     }
 
@@ -96,15 +104,22 @@ final class SharedFolder: @unchecked Sendable {
             database.accept(server)
             return client
         }
+        let group = lock.withLock {
+            if let group = self.group { return group }
+            let made = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+            self.group = made
+            return made
+        }
         return WebSocketClientTransport(address: .socket(socketPath), group: group)
     }
 
     /// Stops serving (the others take over) and closes the database: every write durable.
     func close() {
         lock.lock()
-        let server = self.server, database = self.database
+        let server = self.server, database = self.database, group = self.group
         self.server = nil
         self.database = nil
+        self.group = nil
         lock.unlock()
         if let server {
             // Before the lock is released: the next owner's socket must not be removed.
@@ -112,6 +127,6 @@ final class SharedFolder: @unchecked Sendable {
             server.shutdown()
         }
         database?.close()
-        try? group.syncShutdownGracefully()
+        try? group?.syncShutdownGracefully()
     }
 }

@@ -43,7 +43,7 @@ final class SharedFolderTests: XCTestCase {
         // A second long-lived process; the owner leaves; the second owns the folder and goes on.
         let second = try start()
         second.input.write(Data("set /notes/b 2\nget /notes\n".utf8))
-        XCTAssertTrue(second.stdout.waitFor(#"{"a":1,"b":2}"#), second.stderr.current())
+        XCTAssertTrue(second.stdout.waitFor(#"{"a":1,"b":2}"#), second.stderr.current() + second.stdout.current())
         try owner.input.close()
         owner.process.waitUntilExit()
         XCTAssertEqual(owner.process.terminationStatus, 0, owner.stderr.text())
