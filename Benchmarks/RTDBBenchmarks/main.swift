@@ -357,7 +357,10 @@ case "network": try await networkBenchmark()
 case "reconnect": try await reconnectBenchmark(Int(arguments.dropFirst().first ?? "") ?? 10_000)
 case "tls": try await tlsBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 case "query":
-    for n in [10_000, 100_000, 1_000_000] { try await queryBenchmark(n, writes: 100_000) }
+    // `query N WRITES`: one size, for a profiler.
+    let sizes = Int(arguments.dropFirst().first ?? "").map { [$0] } ?? [10_000, 100_000, 1_000_000]
+    let writes = Int(arguments.dropFirst(2).first ?? "") ?? 100_000
+    for n in sizes { try await queryBenchmark(n, writes: writes) }
 case "writes": try await writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 default:
     try jsonBenchmark()
