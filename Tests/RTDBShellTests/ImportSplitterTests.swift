@@ -144,4 +144,68 @@ final class ImportSplitterTests: XCTestCase {
             }
         }
     }
+
+    /// Random documents (seeded): whatever the write size, the writes rebuild exactly what
+    /// JSONReader reads from the whole file, replacing or merging.
+    func testRandomDocumentsCutAnywhereRebuildTheSameValue() async throws {
+        var rng = SeededGenerator(seed: 20261123)
+        var cut = 0
+        for round in 0..<150 {
+            let text = randomJSON(&rng, depth: 0, top: true)
+            let expected = try JSONReader.parse(text, options: .init(base: Path("t")))
+            let chunk = Int.random(in: 16...400, using: &rng)
+            let replaced = try await writes(text, chunk: chunk)
+            if replaced.count > 2 { cut += 1 }
+            XCTAssertEqual(json(apply(replaced, to: existing).child("t")), json(expected), "round \(round), chunk \(chunk): \(text)")
+            let merged = try await writes(text, merge: true, chunk: chunk)
+            // As update does: each top-level key replaced, null ones removed.
+            let result = existing.child("t").merging(try JSONReader.parseUpdate(text))
+            XCTAssertEqual(json(apply(merged, to: existing).child("t")), json(result), "round \(round), chunk \(chunk), merged: \(text)")
+        }
+        // Most documents were cut into several writes: the property is about those.
+        XCTAssertGreaterThan(cut, 75)
+    }
+
+    func json(_ node: Node) -> String { JSONWriter.string(node, options: .init(export: true)) }
+
+    /// An object at the top (so that both ways apply), values of every kind inside, spaces
+    /// and escapes here and there.
+    func randomJSON(_ rng: inout SeededGenerator, depth: Int, top: Bool = false) -> String {
+        let space = { (rng: inout SeededGenerator) -> String in ["", " ", "\n  ", "\t"][Int.random(in: 0..<4, using: &rng)] }
+        let kind = top ? 0 : Int.random(in: 0..<(depth > 3 ? 3 : 5), using: &rng)
+        switch kind {
+        case 0, 3:
+            var members: [String] = []
+            var keys = Set<String>()
+            for _ in 0..<Int.random(in: (top ? 1 : 0)...6, using: &rng) {
+                let key = ["a", "b", "k1", "k10", "k2", "é", "x\\\"y", "10", "-3", "zz"][Int.random(in: 0..<10, using: &rng)]
+                guard keys.insert(key).inserted else { continue }
+                members.append(space(&rng) + "\"\(key)\"" + space(&rng) + ":" + space(&rng) + randomJSON(&rng, depth: depth + 1))
+            }
+            if !top && Int.random(in: 0..<6, using: &rng) == 0 && !members.isEmpty {
+                members.insert("\".priority\": \(Int.random(in: 0..<9, using: &rng))", at: Int.random(in: 0...members.count, using: &rng))
+            }
+            return "{" + members.joined(separator: ",") + space(&rng) + "}"
+        case 4:
+            let items = (0..<Int.random(in: 0..<5, using: &rng)).map { _ in space(&rng) + randomJSON(&rng, depth: depth + 1) }
+            return "[" + items.joined(separator: ",") + "]"
+        case 1:
+            return ["1", "-2.5", "1e20", "0", "true", "false", "null", "123456789012"][Int.random(in: 0..<8, using: &rng)]
+        default:
+            return ["\"s\"", "\"long string of some length, to cut writes\"", "\"tab\\there\"", "\"\\u00e9\\ud83d\\ude00\"", "\"\""][Int.random(in: 0..<5, using: &rng)]
+        }
+    }
+}
+
+/// A small deterministic generator (SplitMix64), so that a failing round can be replayed.
+struct SeededGenerator: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E3779B97F4A7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
+        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
+        return z ^ (z >> 31)
+    }
 }
