@@ -136,9 +136,11 @@ final class TransactionTests: XCTestCase {
         func appending(_ item: String) -> @Sendable (Node) -> TransactionUpdate {
             { current in .commit(current.updatingChild(ChildKey(String(current.childCount)), Node(item))) }
         }
-        async let first = repo.transaction(Path("list"), appending("b"))
-        async let second = repo.transaction(Path("list"), appending("c"))
-        let results = try await [first, second]
+        // Started one after the other (two `async let`s could reach the core in either order),
+        // then both in flight together.
+        let first = await repo.startTransaction(Path("list"), appending("b"))
+        let second = await repo.startTransaction(Path("list"), appending("c"))
+        let results = [try await first.value(), try await second.value()]
         XCTAssertTrue(results.allSatisfy(\.committed))
         assertEqual(JSONWriter.string(try await repo.get(Path("list"))), #"["a","b","c"]"#)
     }
