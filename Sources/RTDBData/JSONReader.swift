@@ -67,6 +67,13 @@ public struct JSONReader {
         return entries
     }
 
+    /// A byte as messages name what was found: `'x'`, `byte 0x7f`, or (nil) end of input.
+    public static func describe(_ byte: UInt8?) -> String {
+        guard let byte else { return "end of input" }
+        if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
+        return "byte 0x\(String(byte, radix: 16))"
+    }
+
     struct Cursor {
         let bytes: UnsafeBufferPointer<UInt8>
         let options: Options
@@ -112,10 +119,7 @@ public struct JSONReader {
         }
 
         func describeCurrent() -> String {
-            guard index < bytes.count else { return "end of input" }
-            let b = bytes[index]
-            if b >= 0x21 && b < 0x7F { return "'\(Character(Unicode.Scalar(b)))'" }
-            return "byte 0x\(String(b, radix: 16))"
+            JSONReader.describe(index < bytes.count ? bytes[index] : nil)
         }
 
         @inline(__always) mutating func skipWhitespace() {

@@ -72,14 +72,14 @@ final class ImportSplitter {
         if try window.endOfValue(at, limit: whole) != nil { budget = .max }
         if merge {
             guard first == UInt8(ascii: "{") else {
-                throw error(at, "import --merge needs a JSON object (its keys are the children to replace), found \(describe(first))")
+                throw error(at, "import --merge needs a JSON object (its keys are the children to replace), found \(JSONReader.describe(first))")
             }
             at = try await members(of: .root, from: at, reset: false)
         } else {
             at = try await value(at: .root, from: at)
         }
         at = try window.skipWhitespace(at, release: true)
-        if let extra = try window.byte(at) { throw error(at, "unexpected \(describe(extra)) after the value") }
+        if let extra = try window.byte(at) { throw error(at, "unexpected \(JSONReader.describe(extra)) after the value") }
         try await flush()
     }
 
@@ -144,12 +144,12 @@ final class ImportSplitter {
                 position += 1
             } else {
                 guard try window.byte(at) == UInt8(ascii: "\"") else {
-                    throw error(at, "expected a key in double quotes, found \(describe(try window.byte(at)))")
+                    throw error(at, "expected a key in double quotes, found \(JSONReader.describe(try window.byte(at)))")
                 }
                 let keyStart = at
                 let (key, after) = try readKey(at)
                 at = try window.skipWhitespace(after)
-                guard try window.byte(at) == UInt8(ascii: ":") else { throw error(at, "expected ':' after the key, found \(describe(try window.byte(at)))") }
+                guard try window.byte(at) == UInt8(ascii: ":") else { throw error(at, "expected ':' after the key, found \(JSONReader.describe(try window.byte(at)))") }
                 at = try window.skipWhitespace(at + 1)
                 if key == ".priority" {
                     window.keep = at
@@ -171,7 +171,7 @@ final class ImportSplitter {
             }
             if b == UInt8(ascii: ",") { at += 1; continue }
             if b == close { at += 1; break }
-            throw error(at, "expected ',' or '\(isArray ? "]" : "}")' in \(isArray ? "array" : "object"), found \(describe(b))")
+            throw error(at, "expected ',' or '\(isArray ? "]" : "}")' in \(isArray ? "array" : "object"), found \(JSONReader.describe(b))")
         }
         if let priority {
             // After the children, which may be in the batch: the priority of what they built.
@@ -256,11 +256,5 @@ final class ImportSplitter {
 
     private func error(_ offset: Int, _ message: String) -> ShellError {
         ShellError("\(window.location(offset)): \(message)")
-    }
-
-    private func describe(_ byte: UInt8?) -> String {
-        guard let byte else { return "end of input" }
-        if byte >= 0x21 && byte < 0x7F { return "'\(Character(Unicode.Scalar(byte)))'" }
-        return "byte 0x\(String(byte, radix: 16))"
     }
 }
