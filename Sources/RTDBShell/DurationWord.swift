@@ -24,4 +24,14 @@ public enum DurationWord {
         if seconds == seconds.rounded() { return seconds == 1 ? "1 second" : "\(Int(seconds)) seconds" }
         return "\((seconds * 10).rounded() / 10) seconds"
     }
+
+    /// A time still to go, as a progress line says it: "8 s", "2 min 5 s", "1 h 20 min"
+    /// (rounded up; past 99 hours, "over 99 h").
+    static func estimate(_ seconds: Double) -> String {
+        guard seconds < 99 * 3600 else { return "over 99 h" }
+        let s = Int(max(0, seconds).rounded(.up))
+        if s < 60 { return "\(s) s" }
+        if s < 3600 { return "\(s / 60) min \(s % 60) s" }
+        return "\(s / 3600) h \(s % 3600 / 60) min"
+    }
 }

@@ -87,15 +87,8 @@ final class ProgressMeter {
         if !detail.isEmpty { parts.append(detail) }
         parts.append("\(Outline.humanBytes(Int(rate)))/s")
         if let total, total > done, rate > 0 {
-            parts.append("\(ProgressMeter.duration(Double(total - done) / rate)) left")
+            parts.append("\(DurationWord.estimate(Double(total - done) / rate)) left")
         }
         return parts.joined(separator: "  ")
-    }
-
-    static func duration(_ seconds: Double) -> String {
-        if seconds < 60 { return "\(Int(seconds.rounded(.up))) s" }
-        let s = Int(seconds.rounded(.up))
-        if s < 3600 { return "\(s / 60) min \(s % 60) s" }
-        return "\(s / 3600) h \(s % 3600 / 60) min"
     }
 }
