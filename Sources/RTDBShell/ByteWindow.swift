@@ -38,11 +38,11 @@ final class ByteWindow {
         while offset - base >= buffer.count {
             if atEnd { return false }
             compact()
-            var n = 0
-            repeat {
-                n = block.withUnsafeMutableBytes { read(fd, $0.baseAddress!, $0.count) }
-            } while n < 0 && errno == EINTR
-            if n < 0 { throw ShellError("cannot read \(name): \(String(cString: strerror(errno)))") }
+            let n: Int
+            switch block.withUnsafeMutableBytes({ FileDescriptor.read(fd, into: $0) }) {
+            case .success(let count): n = count
+            case .failure(let error): throw ShellError("cannot read \(name): \(error.description)")
+            }
             buffer.append(contentsOf: block[0..<n])
             if n == 0 { atEnd = true }
         }

@@ -26,18 +26,8 @@ public final class StandardOutput: Output {
         lock.lock()
         defer { lock.unlock() }
         var text = text
-        text.withUTF8 { bytes in
-            var offset = 0
-            while offset < bytes.count {
-                let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    if fd == STDOUT_FILENO { closed = true }
-                    return
-                }
-                offset += n
-            }
-        }
+        let failed = text.withUTF8 { FileDescriptor.writeAll(fd, UnsafeRawBufferPointer($0)) != nil }
+        if failed && fd == STDOUT_FILENO { closed = true }
     }
 }
 

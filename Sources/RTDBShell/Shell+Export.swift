@@ -103,7 +103,7 @@ private final class ExportSink {
         let folder = (target as NSString).deletingLastPathComponent
         temporary = (folder.isEmpty ? "." : folder) + "/." + (target as NSString).lastPathComponent + ".rtdb-export-\(getpid())"
         fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw ShellError("cannot write \(file): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ShellError("cannot write \(file): \(FileDescriptor.describe(errno))") }
     }
 
     func flush(ifLargerThan threshold: Int = 0) throws {
@@ -125,12 +125,8 @@ private final class ExportSink {
         if fd < 0 {
             output.write(String(decoding: bytes, as: UTF8.self))
         } else {
-            var offset = 0
-            while offset < bytes.count {
-                let n = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-                if n < 0 && errno == EINTR { continue }
-                if n < 0 { throw ShellError("cannot write \(file ?? ""): \(String(cString: strerror(errno)))") }
-                offset += n
+            if let code = bytes.withUnsafeBytes({ FileDescriptor.writeAll(fd, $0) }) {
+                throw ShellError("cannot write \(file ?? ""): \(FileDescriptor.describe(code))")
             }
         }
         written += bytes.count
@@ -141,18 +137,17 @@ private final class ExportSink {
     func finish() throws {
         try flush()
         guard fd >= 0 else { return }
-        let synced = fsync(fd) == 0
-        let e = errno
-        let closed = Glibc.close(fd) == 0
+        let syncError = fsync(fd) == 0 ? nil : errno
+        let closeError = Glibc.close(fd) == 0 ? nil : errno
         fd = -1
-        guard synced, closed else {
+        if let code = syncError ?? closeError {
             unlink(temporary)
-            throw ShellError("cannot write \(file ?? ""): \(String(cString: strerror(synced ? errno : e)))")
+            throw ShellError("cannot write \(file ?? ""): \(FileDescriptor.describe(code))")
         }
         guard rename(temporary, target) == 0 else {
             let e = errno
             unlink(temporary)
-            throw ShellError("cannot write \(file ?? ""): \(String(cString: strerror(e)))")
+            throw ShellError("cannot write \(file ?? ""): \(FileDescriptor.describe(e))")
         }
     }
 

@@ -48,7 +48,7 @@ extension Shell {
             if !quiet { output.writeError("nothing to import: \(source.name) is an empty object\n") }
             return .ok
         }
-        guard lseek(source.fd, 0, SEEK_SET) == 0 else { throw ShellError("cannot read \(source.name) again: \(String(cString: strerror(errno)))") }
+        guard lseek(source.fd, 0, SEEK_SET) == 0 else { throw ShellError("cannot read \(source.name) again: \(FileDescriptor.describe(errno))") }
         if planned > 1 && !quiet {
             output.writeError("\(source.name) is \(Outline.humanBytes(source.size)): it is imported as \(planned) writes of about \(Outline.humanBytes(chunk)), not one atomic write; if it stops, \(target) holds part of it until the same import is run again\n")
         }
@@ -126,10 +126,10 @@ private struct ImportSource {
         name = file
         let path = (file as NSString).expandingTildeInPath
         var info = stat()
-        guard stat(path, &info) == 0 else { throw ShellError("cannot read \(file): \(String(cString: strerror(errno)))") }
+        guard stat(path, &info) == 0 else { throw ShellError("cannot read \(file): \(FileDescriptor.describe(errno))") }
         guard info.st_mode & S_IFMT != S_IFDIR else { throw ShellError("cannot read \(file): it is a folder") }
         let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw ShellError("cannot read \(file): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ShellError("cannot read \(file): \(FileDescriptor.describe(errno))") }
         guard info.st_mode & S_IFMT == S_IFREG else {
             // A pipe or a device (/dev/stdin, <(…)) is read once: copied, as standard input is.
             defer { _ = Glibc.close(fd) }
@@ -146,21 +146,27 @@ private struct ImportSource {
     private static func spool(from source: Int32, name: String) throws -> (Int32, Int) {
         var template = Array((NSTemporaryDirectory() + "/rtdb-import-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-        guard fd >= 0 else { throw ShellError("cannot make a temporary file for \(name): \(String(cString: strerror(errno)))") }
+        guard fd >= 0 else { throw ShellError("cannot make a temporary file for \(name): \(FileDescriptor.describe(errno))") }
         template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
         var block = [UInt8](repeating: 0, count: 1 << 20)
         var size = 0
         while true {
-            let n = block.withUnsafeMutableBytes { read(source, $0.baseAddress!, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n < 0 { let e = errno; _ = Glibc.close(fd); throw ShellError("cannot read \(name): \(String(cString: strerror(e)))") }
+            // An endless source (/dev/zero, a stream that never closes) stops at Ctrl-C.
+            if Task.isCancelled {
+                _ = Glibc.close(fd)
+                throw ShellError("import interrupted while reading \(name); nothing was imported")
+            }
+            let n: Int
+            switch block.withUnsafeMutableBytes({ FileDescriptor.read(source, into: $0) }) {
+            case .success(let count): n = count
+            case .failure(let error):
+                _ = Glibc.close(fd)
+                throw ShellError("cannot read \(name): \(error.description)")
+            }
             if n == 0 { break }
-            var written = 0
-            while written < n {
-                let w = block.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, n - written) }
-                if w < 0 && errno == EINTR { continue }
-                if w < 0 { let e = errno; _ = Glibc.close(fd); throw ShellError("cannot copy \(name) to a temporary file: \(String(cString: strerror(e)))") }
-                written += w
+            if let code = block.withUnsafeBytes({ FileDescriptor.writeAll(fd, UnsafeRawBufferPointer(rebasing: $0[0..<n])) }) {
+                _ = Glibc.close(fd)
+                throw ShellError("cannot copy \(name) to a temporary file: \(FileDescriptor.describe(code))")
             }
             size += n
         }

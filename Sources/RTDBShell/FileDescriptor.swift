@@ -1,0 +1,40 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Reads and writes on a file descriptor as the shell needs them: retried when a signal
+/// interrupts them, writes whole.
+enum FileDescriptor {
+    /// Writes all of `bytes`; the errno of a failure, nil when everything was written.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
+        var offset = 0
+        while offset < bytes.count {
+            guard let base = bytes.baseAddress else { return nil }
+            let n = write(fd, base + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno
+            }
+            offset += n
+        }
+        return nil
+    }
+
+    /// Reads what comes, up to the buffer's size: the count (0 at the end), or the errno of
+    /// a failure.
+    static func read(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, ReadError> {
+        while true {
+            let n = Glibc.read(fd, buffer.baseAddress, buffer.count)
+            if n >= 0 { return .success(n) }
+            if errno != EINTR { return .failure(ReadError(code: errno)) }
+        }
+    }
+
+    struct ReadError: Error {
+        let code: Int32
+        var description: String { FileDescriptor.describe(code) }
+    }
+
+    /// What an errno says ("No such file or directory").
+    static func describe(_ code: Int32) -> String { String(cString: strerror(code)) }
+}
