@@ -188,6 +188,22 @@ public actor Repo {
         for waiter in waiting { waiter.resolve(.success(connection.everConnected)) }
     }
 
+    /// Waits until the connection is up (`/.info/connected` is true), however many attempts
+    /// it takes; false after `seconds`. Throws only when the waiting task is cancelled.
+    public nonisolated func connected(within seconds: TimeInterval) async throws -> Bool {
+        do {
+            return try await withTimeout(seconds) {
+                for try await event in await self.events(QuerySpec(path: Path(".info/connected")), types: [.value])
+                where event.node == Node(true) {
+                    return true
+                }
+                return false
+            }
+        } catch is TimeoutError {
+            return false
+        }
+    }
+
     /// Authenticates now and after every reconnection: an ID token or database secret, or
     /// with `google` an OAuth2 access token. Returns (or throws) with the first answer.
     public func authenticate(token: String, google: Bool) async throws {

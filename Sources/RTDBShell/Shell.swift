@@ -249,7 +249,7 @@ public final class Shell {
             try await onDisconnect(action, json: json)
         case .online:
             await repo.goOnline()
-            if try await !connected(within: 5) {
+            if try await !repo.connected(within: 5) {
                 output.writeError("online: not connected yet (the server does not answer); queued writes are sent when it does\n")
             }
             return try await reportQueuedTransactions()
@@ -464,22 +464,6 @@ public final class Shell {
             throw ShellError("the server did not answer within \(DurationWord.describe(options.readTimeout))")
         } catch let error as DatabaseError {
             throw ShellError("\(error)")
-        }
-    }
-
-    /// Waits until the connection is up (`/.info/connected`); false after `seconds`.
-    private func connected(within seconds: TimeInterval) async throws -> Bool {
-        let repo = self.repo
-        do {
-            return try await withTimeout(seconds) {
-                for try await event in await repo.events(QuerySpec(path: Path(".info/connected")), types: [.value])
-                where event.node == Node(true) {
-                    return true
-                }
-                return false
-            }
-        } catch is TimeoutError {
-            return false
         }
     }
 

@@ -26,21 +26,11 @@ final class EmbeddedDatabase: DatabaseConnection {
         // again; a connection through another process's socket drops when that process exits,
         // and the next one may be in-process, this process having taken the folder over.
         repo = Repo(connector: { _, _ in shared.connect() }, reconnect: ReconnectPolicy(minDelay: 0.05, maxDelay: 1))
-        if !owner {
-            // The owner serves a moment after it starts, and a handover takes a moment too:
-            // the connection is retried until then, so the first failure does not count.
-            let repo = self.repo
-            let deadline = Date().addingTimeInterval(timeout)
-            var connected = false
-            while !connected && Date() < deadline {
-                connected = await repo.isConnected
-                if !connected { try? await Task.sleep(nanoseconds: 10_000_000) }
-            }
-            if !connected {
-                await close()
-                let holder = (try? String(contentsOfFile: folder + "/LOCK", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-                throw StoreError.failed("the data folder \(folder) is in use by another rtdb process\(holder.map { " (pid \($0))" } ?? ""), which does not answer on \(shared.socketPath); stop it or choose another folder with --data")
-            }
+        // The owner serves a moment after it starts, and a handover takes a moment too: the
+        // connection is retried until then, so the first failure does not count.
+        if !owner, !((try? await repo.connected(within: timeout)) ?? false) {
+            await close()
+            throw StoreError.failed("the data folder \(folder) is in use by another rtdb process\(shared.holder.map { " (pid \($0))" } ?? ""), which does not answer on \(shared.socketPath); stop it or choose another folder with --data")
         }
     }
 

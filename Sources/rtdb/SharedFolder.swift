@@ -38,6 +38,10 @@ final class SharedFolder: @unchecked Sendable {
         socketPath = folder + "/socket"
     }
 
+    /// The pid the folder's lock named when this process last found it taken.
+    var holder: String? { lock.withLock { lastHolder } }
+    private var lastHolder: String?
+
     /// Whether this process owns the folder now.
     var isOwner: Bool { lock.withLock { database != nil } }
 
@@ -59,7 +63,8 @@ final class SharedFolder: @unchecked Sendable {
         let opened: Database
         do {
             opened = try Database(folder: folder)
-        } catch StoreError.folderInUse {
+        } catch StoreError.folderInUse(_, let pid) {
+            lastHolder = pid
             return false
         }
         database = opened
