@@ -56,6 +56,27 @@ struct Binary {
                        stdout: Drain(stdout.fileHandleForReading), stderr: Drain(stderr.fileHandleForReading))
     }
 
+    /// Runs `command` (a shell command line) at a terminal, a pty from script(1), typing
+    /// `input`; returns its exit status and what the terminal showed (newlines as "\n").
+    /// `environment` adds to this process's, with HOME a temporary folder unless it says.
+    static func terminal(_ command: String, input: String, environment: [String: String?] = [:]) throws -> (status: Int32, text: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        process.arguments = ["-qec", command, "/dev/null"]
+        var env = ProcessInfo.processInfo.environment
+        env["HOME"] = NSTemporaryDirectory()
+        for (k, v) in environment { env[k] = v }
+        process.environment = env
+        let stdin = Pipe(), stdout = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        try process.run()
+        let drain = Drain(stdout.fileHandleForReading)
+        stdin.fileHandleForWriting.write(Data(input.utf8))
+        process.waitUntilExit()
+        return (process.terminationStatus, drain.text().replacingOccurrences(of: "\r\n", with: "\n"))
+    }
+
     /// Starts `rtdb serve` on `port` (0: a free one); returns the process and the port it
     /// says it uses.
     static func startServer(folder: String, port: Int = 0, arguments: [String] = []) throws -> (Process, Int) {

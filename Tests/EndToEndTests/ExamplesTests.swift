@@ -31,25 +31,10 @@ final class ExamplesTests: XCTestCase {
         try Data(#"{"theme": "dark"}"#.utf8).write(to: URL(fileURLWithPath: folder + "/config.json"))
         try Data(#"{"theme": "light", "lang": "en"}"#.utf8).write(to: URL(fileURLWithPath: folder + "/settings.json"))
         try Data(#"{"ada": {"name": "Ada"}, "dan": {"name": "Dan"}}"#.utf8).write(to: URL(fileURLWithPath: folder + "/users.json"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Binary.path)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: folder)
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = NSTemporaryDirectory()
-        process.environment = environment
-        let input = Pipe(), output = Pipe(), errors = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let stdout = Drain(output.fileHandleForReading), stderr = Drain(errors.fileHandleForReading)
-        input.fileHandleForWriting.write(Data(script.utf8))
-        try input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "\(label): \(stderr.text())\n\(stdout.text())")
+        let result = try Binary.run(arguments, input: script, in: folder)
+        XCTAssertEqual(result.status, 0, "\(label): \(result.stderr)\n\(result.stdout)")
         // Nothing on stderr but what timing says by design.
-        let messages = stderr.text().split(separator: "\n").filter { line in
+        let messages = result.stderr.split(separator: "\n").filter { line in
             !["timing is ", "Time: ", "imported ", "exported "].contains { line.hasPrefix($0) }
         }
         XCTAssertEqual(messages, [], label)

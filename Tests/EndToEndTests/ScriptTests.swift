@@ -275,22 +275,10 @@ final class ScriptTests: XCTestCase {
         let home = Binary.temporaryFolder()
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         try Data("set /fromrc 1\nbogus\n".utf8).write(to: URL(fileURLWithPath: home + "/.rtdbrc"))
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-        process.arguments = ["-qec", "'\(Binary.path)' --data '\(folder!)' --no-color", "/dev/null"]
-        var environment = ProcessInfo.processInfo.environment
-        environment["HOME"] = home
-        environment["RTDB_RC"] = nil
-        process.environment = environment
-        let input = Pipe(), output = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        try process.run()
-        let drain = Drain(output.fileHandleForReading)
-        input.fileHandleForWriting.write(Data("get /fromrc\nset /m {\n\"a\": 1}\nget /m --json\nexit\n".utf8))
-        process.waitUntilExit()
-        let text = drain.text().replacingOccurrences(of: "\r\n", with: "\n")
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        let (status, text) = try Binary.terminal("'\(Binary.path)' --data '\(folder!)' --no-color",
+                                                 input: "get /fromrc\nset /m {\n\"a\": 1}\nget /m --json\nexit\n",
+                                                 environment: ["HOME": home, "RTDB_RC": nil])
+        XCTAssertEqual(status, 0, text)
         for expected in ["error: ~/.rtdbrc line 2, column 1: unknown command 'bogus'", "rtdb:/> get /fromrc\n1\n",
                          "rtdb:/> set /m {\n   ...> \"a\": 1}\n", "rtdb:/> get /m --json\n{\"a\":1}\n"] {
             XCTAssertTrue(text.contains(expected), "missing \(expected) in:\n\(text)")
@@ -302,21 +290,8 @@ final class ScriptTests: XCTestCase {
     func testPagerAtATerminal() throws {
         _ = try rtdb(["set", "/big", #"{"a":1,"b":2,"c":3,"d":4,"e":5,"f":6,"g":7,"h":8,"i":9,"j":10}"#])
         func session(_ options: String, _ input: String) throws -> String {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/script")
-            process.arguments = ["-qec", "stty rows 8 cols 80; '\(Binary.path)' --data '\(folder!)' --no-color \(options)", "/dev/null"]
-            var environment = ProcessInfo.processInfo.environment
-            environment["PAGER"] = "sed s/^/P:/"
-            environment["HOME"] = NSTemporaryDirectory()
-            process.environment = environment
-            let stdin = Pipe(), stdout = Pipe()
-            process.standardInput = stdin
-            process.standardOutput = stdout
-            try process.run()
-            let drain = Drain(stdout.fileHandleForReading)
-            stdin.fileHandleForWriting.write(Data(input.utf8))
-            process.waitUntilExit()
-            return drain.text().replacingOccurrences(of: "\r\n", with: "\n")
+            try Binary.terminal("stty rows 8 cols 80; '\(Binary.path)' --data '\(folder!)' --no-color \(options)",
+                                input: input, environment: ["PAGER": "sed s/^/P:/"]).text
         }
         let paged = try session("", "ls /big\nget /big/a\npager off\nls /big\nexit\n")
         XCTAssertTrue(paged.contains("rtdb:/> ls /big\nP:a\nP:b\n"), paged)

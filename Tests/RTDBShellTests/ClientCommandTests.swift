@@ -15,12 +15,7 @@ final class ClientCommandTests: XCTestCase {
     override func setUpWithError() throws {
         let database = try Database(folder: NSTemporaryDirectory() + "rtdb-client-commands-" + UUID().uuidString)
         self.database = database
-        // A new in-process connection per connect, as the embedded shell has (offline, online).
-        let repo = Repo(connector: { _, _ in
-            let (client, server) = InProcessTransport.pair()
-            database.accept(server)
-            return client
-        }, reconnect: .never)
+        let repo = embeddedRepo(database)
         let output = BufferOutput()
         self.output = output
         shell = MainActor.assumeIsolated {

@@ -41,11 +41,7 @@ final class ReadmeTourTests: XCTestCase {
         XCTAssertGreaterThan(steps.count, 10)
         let database = try Database(folder: NSTemporaryDirectory() + "rtdb-tour-" + UUID().uuidString)
         defer { database.close() }
-        let repo = Repo(connector: { _, _ in
-            let (client, server) = InProcessTransport.pair()
-            database.accept(server)
-            return client
-        }, reconnect: .never)
+        let repo = embeddedRepo(database)
         let output = BufferOutput()
         var options = Shell.Options()
         options.renderer = Renderer(pretty: true, color: false)
