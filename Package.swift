@@ -32,11 +32,13 @@ let package = Package(
         ]),
         // The client core.
         .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol"]),
+        // Security rules: the rules language, who a credential names, what a request may do.
+        .target(name: "RTDBRules", dependencies: ["RTDBData"]),
         // The engine: a database's live tree, its durable store, sessions and listens.
-        .target(name: "RTDBEngine", dependencies: ["RTDBData", "RTDBProtocol"]),
+        .target(name: "RTDBEngine", dependencies: ["RTDBData", "RTDBProtocol", "RTDBRules"]),
         // `rtdb serve`: the engine's network fronts (WebSocket, REST, Server-Sent Events).
         .target(name: "RTDBServer", dependencies: [
-            "RTDBData", "RTDBProtocol", "RTDBEngine", "RTDBTransport",
+            "RTDBData", "RTDBProtocol", "RTDBRules", "RTDBEngine", "RTDBTransport",
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -49,7 +51,7 @@ let package = Package(
         // Command language, renderers, line editor, batch runner.
         .target(name: "RTDBShell", dependencies: ["RTDBClient", "CEditLine"]),
         .executableTarget(name: "rtdb", dependencies: [
-            "RTDBShell", "RTDBEngine", "RTDBServer", "RTDBProtocol", "RTDBTransport", "RTDBClient",
+            "RTDBShell", "RTDBEngine", "RTDBServer", "RTDBProtocol", "RTDBRules", "RTDBTransport", "RTDBClient",
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -60,8 +62,10 @@ let package = Package(
 
         .testTarget(name: "RTDBDataTests", dependencies: ["RTDBData"]),
         .testTarget(name: "RTDBProtocolTests", dependencies: ["RTDBProtocol"]),
-        .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBClient", "rtdb-crash-writer"]),
-        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBEngine", "RTDBServer",
+        // RuleCases.json is also read by Tests/Python/test_rules.py, against rtdb serve.
+        .testTarget(name: "RTDBRulesTests", dependencies: ["RTDBRules", "RTDBData"], exclude: ["RuleCases.json"]),
+        .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBRules", "RTDBClient", "rtdb-crash-writer"]),
+        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBEngine", "RTDBServer", "RTDBRules",
                                                          .product(name: "NIOEmbedded", package: "swift-nio"),
                                                          .product(name: "NIOHTTP1", package: "swift-nio")]),
         .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBEngine", "RTDBClient"], path: "Tests/CrashWriter"),

@@ -1,6 +1,7 @@
 import Foundation
 import RTDBData
 import RTDBProtocol
+import RTDBRules
 
 /// The server engine for one database: the live tree, its durable store, and the requests of
 /// every connection, processed one at a time on a serial queue.
@@ -18,6 +19,8 @@ public final class Database: @unchecked Sendable {
     private var indexes: [String: QueryIndex] = [:]
     /// Milliseconds since the epoch; replaceable in tests.
     var clock: () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
+    /// Who may read and write what; open unless the server was given rules.
+    private var rules = SecurityRules.open
 
     public init(folder: String) throws {
         store = try Store(folder: folder)
@@ -27,9 +30,11 @@ public final class Database: @unchecked Sendable {
     public var folder: String { store.folder }
 
     /// Attaches the server end of a connection; the session lives as long as the transport.
+    /// It starts as `identity` (the owner for an embedded database and the processes on its
+    /// folder, no one for a network client until it sends a credential).
     @discardableResult
-    public func accept(_ transport: Transport, host: String = "embedded") -> ServerSession {
-        let session = ServerSession(database: self, transport: transport)
+    public func accept(_ transport: Transport, host: String = "embedded", identity: Identity = .admin) -> ServerSession {
+        let session = ServerSession(database: self, transport: transport, identity: identity)
         session.start(host: host)
         return session
     }
@@ -42,17 +47,82 @@ public final class Database: @unchecked Sendable {
 
     private var pushIDs = PushIDGenerator()
 
-    /// Runs a request from outside a realtime session (REST); `completion` gets the answer
-    /// (for writes, once durable).
-    public func submit(_ request: Request, completion: @escaping @Sendable (Response) -> Void) {
-        queue.async { self.handle(request, from: nil, reply: completion) }
+    /// Runs a request from outside a realtime session (REST) as `identity`; `completion` gets
+    /// the answer (for writes, once durable).
+    public func submit(_ request: Request, as identity: Identity = .admin, completion: @escaping @Sendable (Response) -> Void) {
+        queue.async { self.handle(request, from: nil, as: identity, reply: completion) }
     }
 
     /// Writes `value` under a new push id made with the server's clock.
-    public func push(_ path: Path, _ value: Node, completion: @escaping @Sendable (String, Response) -> Void) {
+    public func push(_ path: Path, _ value: Node, as identity: Identity = .admin,
+                     completion: @escaping @Sendable (String, Response) -> Void) {
         queue.async {
             let key = self.pushIDs.next(now: Int64(self.clock()))
-            self.handle(.put(path: path.child(key), data: value, hash: nil), from: nil) { completion(key, $0) }
+            self.handle(.put(path: path.child(key), data: value, hash: nil), from: nil, as: identity) { completion(key, $0) }
+        }
+    }
+
+    // MARK: Rules
+
+    /// The rules in force.
+    public var securityRules: SecurityRules { queue.sync { rules } }
+
+    /// Puts new rules in force; every listen they no longer allow is cancelled.
+    public func replaceRules(_ rules: SecurityRules) {
+        queue.async {
+            self.rules = rules
+            self.revokeDeniedListens(of: nil)
+        }
+    }
+
+    /// Whether `identity` may read `path` with `query` now (a REST stream asks before it starts).
+    public func canRead(_ path: Path, query: QueryParams?, as identity: Identity) -> Bool {
+        queue.sync { rules.canRead(path, identity: identity, query: query, data: root, now: clock()) }
+    }
+
+    /// Cancels the listens (of one sink, or all) that the rules no longer allow.
+    private func revokeDeniedListens(of sink: ListenSink?) {
+        let now = clock()
+        for listen in sink.map(listeners.listens(of:)) ?? listeners.all()
+        where !rules.canRead(listen.path, identity: listen.session.identity, query: listen.params, data: root, now: now) {
+            listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier)
+            release(listen)
+            listen.session.send(.listenRevoked(path: listen.path, query: listen.params))
+        }
+    }
+
+    /// Why a write is refused, as the client is told.
+    private static func refusal(_ denial: SecurityRules.Denial) -> Response {
+        switch denial {
+        case .permission(let path): return .error(.permissionDenied, "Permission denied: no .write rule allows writing \(path)")
+        case .validation(let path): return .error(.permissionDenied, "Permission denied: the .validate rule at \(path) refuses the new data")
+        }
+    }
+
+    private static let readRefusal = Response.error(.permissionDenied, "Permission denied")
+
+    /// A user's credential has expired: a session is told (`ac`) and goes on as no one; a REST
+    /// stream ends with `auth_revoked`.
+    func credentialExpired(_ sink: ListenSink) {
+        dispatchPrecondition(condition: .onQueue(queue))
+        sink.send(.authRevoked(status: .expiredToken, reason: "the credential has expired"))
+        if let session = sink as? ServerSession {
+            session.identity = .anonymous
+            revokeDeniedListens(of: session)
+        } else {
+            sessionClosed(sink)
+        }
+    }
+
+    /// Arranges `credentialExpired` for when `identity` expires (seconds since the epoch).
+    func watchExpiry(of identity: Identity, for sink: ListenSink) {
+        guard case .user(_, _, let expires?) = identity else { return }
+        let delay = max(0, expires - clock() / 1000)
+        queue.asyncAfter(deadline: .now() + delay) { [weak self, weak sink] in
+            guard let self, let sink, sink.identity == identity else { return }
+            if let session = sink as? ServerSession, session.isClosed { return }
+            if !(sink is ServerSession), self.listeners.listens(of: sink).isEmpty { return }
+            self.credentialExpired(sink)
         }
     }
 
@@ -96,12 +166,13 @@ public final class Database: @unchecked Sendable {
 
     // MARK: Requests (on `queue`)
 
-    func handle(_ request: Request, from session: ServerSession?, reply: @escaping (Response) -> Void) {
+    func handle(_ request: Request, from session: ServerSession?, as identity: Identity, reply: @escaping (Response) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         switch request {
         case let .listen(path, query, tag, hash):
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
             guard let session else { return reply(.error(.invalidRequest, "listens need a connection")) }
+            guard rules.canRead(path, identity: identity, query: query, data: root, now: clock()) else { return reply(Database.readRefusal) }
             addListen(Listen(session: session, path: path, params: query, tag: tag), clientHash: hash)
             reply(.ok)
         case let .unlisten(path, query, _):
@@ -111,16 +182,23 @@ public final class Database: @unchecked Sendable {
             reply(.ok)
         case let .get(path, query):
             if let error = Database.checkPath(path, writing: false, priorityLast: true) { return reply(error) }
+            guard rules.canRead(path, identity: identity, query: query, data: root, now: clock()) else { return reply(Database.readRefusal) }
             reply(.value(evaluate(path, query: query)))
         case let .put(path, data, hash):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
-            if let hash, hash != root.child(at: path).hashString {
-                return reply(.error(.dataStale, "the data at \(path) changed since it was read"))
-            }
             if let error = Database.checkValue(data, at: path) { return reply(error) }
             let value: Node
             do { value = try resolve(data, at: path, now: clock()) } catch { return reply(.error(.invalidData, "\(error)")) }
-            commit(LogRecord(sets: [(path, value)]), reply: reply)
+            let record = LogRecord(sets: [(path, value)])
+            let after = record.apply(to: root)
+            if let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: clock()) {
+                return reply(Database.refusal(denial))
+            }
+            // After the rules: a compare-and-set must not tell a user what it may not write.
+            if let hash, hash != root.child(at: path).hashString {
+                return reply(.error(.dataStale, "the data at \(path) changed since it was read"))
+            }
+            commit(record, after: after, reply: reply)
         case let .merge(path, updates):
             if let error = Database.checkPath(path, writing: true) ?? Database.checkMerge(updates, at: path) { return reply(error) }
             var sets: [(Path, Node)] = []
@@ -132,33 +210,66 @@ public final class Database: @unchecked Sendable {
                 }
             }
             if sets.isEmpty { return reply(.ok) }
-            commit(LogRecord(sets: sets), reply: reply)
+            let record = LogRecord(sets: sets)
+            let after = record.apply(to: root)
+            if let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now) {
+                return reply(Database.refusal(denial))
+            }
+            commit(record, after: after, reply: reply)
         case .stats:
             reply(.ok)
         case .onDisconnectPut(let path, _), .onDisconnectMerge(let path, _), .onDisconnectCancel(let path):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
             guard let session else { return reply(.error(.invalidRequest, "onDisconnect needs a connection")) }
-            // Checked now, so a write that could never run is refused while the client can hear it.
+            // Checked now, so a write that could never run is refused while the client can
+            // hear it (and the rules again when it runs).
+            var sets: [(Path, Node)] = []
+            let now = clock()
             switch request {
             case let .onDisconnectPut(path, data):
                 if let error = Database.checkValue(data, at: path) { return reply(error) }
+                sets = [(path, data.resolvingServerValues(now: now, existing: root.child(at: path)))]
             case let .onDisconnectMerge(path, updates):
                 if let error = Database.checkMerge(updates, at: path) { return reply(error) }
+                sets = updates.map { (path.appending($0.path), $0.value.resolvingServerValues(now: now, existing: root.child(at: path.appending($0.path)))) }
             default:
-                break
+                // A cancel needs the right to write where the operations would have written.
+                sets = [(path, root.child(at: path))]
+            }
+            let after = LogRecord(sets: sets).apply(to: root)
+            if let denial = rules.checkWrite(sets, identity: identity, before: root, after: after, now: now) {
+                return reply(Database.refusal(denial))
             }
             session.onDisconnect.record(request)
             reply(.ok)
-        case .auth, .unauth:
-            // No security rules yet: every connection is trusted as the admin. Credentials
-            // are accepted and never kept or logged.
+        case let .auth(credential, _, acting):
+            // A credential is used and never kept or logged; only who it names stays.
+            guard let session else { return reply(.error(.invalidRequest, "auth needs a connection")) }
+            let now = clock() / 1000
+            do throws(Identity.Refusal) {
+                var named = try Identity.from(credential: credential, now: now)
+                if named == .admin, let acting { named = acting == .null ? .anonymous : try Identity.from(claims: acting, now: now) }
+                session.identity = named
+                watchExpiry(of: named, for: session)
+                revokeDeniedListens(of: session)
+                reply(.ok)
+            } catch {
+                switch error {
+                case .expired: reply(.error(.expiredToken, "the credential has expired"))
+                case .invalid(let reason): reply(.error(.invalidToken, reason))
+                }
+            }
+        case .unauth:
+            session?.identity = .anonymous
+            if let session { revokeDeniedListens(of: session) }
             reply(.ok)
         }
     }
 
-    private func commit(_ record: LogRecord, reply: @escaping (Response) -> Void) {
+    /// Applies a write whose result (`after`) has been checked.
+    private func commit(_ record: LogRecord, after: Node, reply: @escaping (Response) -> Void) {
         let before = root
-        root = record.apply(to: root)
+        root = after
         updateIndexes(record, before: before)
         notifyListeners(record)
         store.append(record, root: root) { error in
@@ -183,19 +294,23 @@ public final class Database: @unchecked Sendable {
         listen.session.send(.data(path: listen.path, data: data, tag: listen.tag))
     }
 
-    /// A REST stream (Server-Sent Events) listens like a session.
+    /// A REST stream (Server-Sent Events) listens like a session; the caller has checked
+    /// that its identity may read there. Its credential's expiry ends it.
     public func stream(_ sink: ListenSink, path: Path, query: QueryParams?) {
-        queue.async { self.addListen(Listen(session: sink, path: path, params: query, tag: nil)) }
+        queue.async {
+            self.addListen(Listen(session: sink, path: path, params: query, tag: nil))
+            self.watchExpiry(of: sink.identity, for: sink)
+        }
     }
 
     /// A realtime connection ended: its onDisconnect operations run as ordinary writes, in
-    /// order, with server values resolved now.
-    func runOnDisconnect(_ operations: [Request]) {
+    /// order, with server values resolved now, checked with the rules as `identity`.
+    func runOnDisconnect(_ operations: [Request], as identity: Identity) {
         dispatchPrecondition(condition: .onQueue(queue))
         for operation in operations {
             switch operation {
-            case let .onDisconnectPut(path, data): handle(.put(path: path, data: data, hash: nil), from: nil) { _ in }
-            case let .onDisconnectMerge(path, updates): handle(.merge(path: path, data: updates), from: nil) { _ in }
+            case let .onDisconnectPut(path, data): handle(.put(path: path, data: data, hash: nil), from: nil, as: identity) { _ in }
+            case let .onDisconnectMerge(path, updates): handle(.merge(path: path, data: updates), from: nil, as: identity) { _ in }
             default: continue
             }
         }

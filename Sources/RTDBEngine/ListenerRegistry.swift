@@ -1,9 +1,12 @@
 import RTDBData
 import RTDBProtocol
+import RTDBRules
 
 /// Where a listen's data goes: a realtime session, or a REST stream.
 public protocol ListenSink: AnyObject, Sendable {
     func send(_ push: Push)
+    /// Who reads through it, for the rules.
+    var identity: Identity { get }
 }
 
 /// One connection's listen at one location, plain or for a query.
@@ -73,6 +76,17 @@ final class ListenerRegistry {
             current = parent
         }
         return removed
+    }
+
+    /// Every listen, for a change of rules.
+    func all() -> [Listen] {
+        var found: [Listen] = []
+        func walk(_ level: Level) {
+            found += level.listens
+            level.children.values.forEach(walk)
+        }
+        walk(root)
+        return found
     }
 
     func listens(of session: ListenSink) -> [Listen] {

@@ -1,6 +1,7 @@
 import Foundation
 import RTDBData
 import RTDBProtocol
+import RTDBRules
 
 /// The server's side of one connection: greets the client, runs its requests in order and
 /// answers them.
@@ -12,10 +13,15 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
     public let id: String
     /// Writes to run when this connection ends.
     var onDisconnect = OnDisconnectQueue()
+    /// Who the connection's credential names (changed by `auth`, `unauth` and expiry).
+    public internal(set) var identity: Identity
+    /// Set once the transport has closed.
+    private(set) var isClosed = false
 
-    init(database: Database, transport: Transport) {
+    init(database: Database, transport: Transport, identity: Identity) {
         self.database = database
         self.transport = transport
+        self.identity = identity
         self.id = ServerSession.makeID()
     }
 
@@ -25,8 +31,9 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
             database.queue.async { self.receive(message) }
         }, onClose: { [self] in
             database.queue.async {
+                self.isClosed = true
                 database.sessionClosed(self)
-                database.runOnDisconnect(self.onDisconnect.operations)
+                database.runOnDisconnect(self.onDisconnect.operations, as: self.identity)
                 self.onDisconnect = OnDisconnectQueue()
             }
         })
@@ -38,7 +45,7 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
         switch message {
         case .request(let id, let request):
             let transport = self.transport
-            database.handle(request, from: self) { response in transport.send(.response(id: id, response)) }
+            database.handle(request, from: self, as: identity) { response in transport.send(.response(id: id, response)) }
         case .ping:
             transport.send(.pong)
         default:

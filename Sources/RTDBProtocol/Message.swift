@@ -21,8 +21,10 @@ public enum Request: Sendable, Equatable {
     case onDisconnectMerge(path: Path, data: [Update])
     /// `oc`: forget the onDisconnect operations at `path` and below.
     case onDisconnectCancel(path: Path)
-    /// `auth` / `gauth`: a Firebase ID token, a database secret or an OAuth2 token.
-    case auth(credential: String, google: Bool)
+    /// `auth` / `gauth`: a Firebase ID token, a database secret or an OAuth2 token. An admin
+    /// may act as someone else: `acting` is the `auth` object the rules then see (`authvar`),
+    /// or null for no one (`noauth`).
+    case auth(credential: String, google: Bool, acting: JSONValue? = nil)
     /// `unauth`
     case unauth
 
@@ -37,7 +39,7 @@ public enum Request: Sendable, Equatable {
         case .onDisconnectPut: return "o"
         case .onDisconnectMerge: return "om"
         case .onDisconnectCancel: return "oc"
-        case .auth(_, let google): return google ? "gauth" : "auth"
+        case .auth(_, let google, _): return google ? "gauth" : "auth"
         case .unauth: return "unauth"
         }
     }

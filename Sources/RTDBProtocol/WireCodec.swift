@@ -146,9 +146,13 @@ public enum WireCodec {
         case .onDisconnectCancel(let p):
             path(p)
             append(&out, #","d":null"#)
-        case .auth(let credential, _):
+        case let .auth(credential, _, acting):
             append(&out, #"{"cred":"#)
             JSONWriter.writeString(credential, to: &out)
+            if let acting {
+                append(&out, acting == .null ? #","noauth":true"# : #","authvar":"#)
+                if acting != .null { acting.write(to: &out) }
+            }
         case .unauth:
             out.append(UInt8(ascii: "{"))
         }
@@ -339,7 +343,14 @@ public enum WireCodec {
             return .onDisconnectCancel(path: try path(body, id: id, priorityLast: true))
         case "auth", "gauth":
             guard let credential = body["cred"]?.string else { throw WireError("auth needs a credential \"cred\"", requestID: id) }
-            return .auth(credential: credential, google: action == "gauth")
+            var acting: JSONValue?
+            if body["noauth"]?.bool == true {
+                acting = .null
+            } else if let authvar = body["authvar"], authvar != .null {
+                guard authvar.members != nil else { throw WireError("authvar must be an object", requestID: id) }
+                acting = authvar
+            }
+            return .auth(credential: credential, google: action == "gauth", acting: acting)
         case "unauth":
             return .unauth
         case "s":

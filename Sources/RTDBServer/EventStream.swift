@@ -4,6 +4,7 @@ import NIOHTTP1
 import RTDBData
 import RTDBEngine
 import RTDBProtocol
+import RTDBRules
 
 /// A REST stream (`Accept: text/event-stream`): each change at the listened location goes
 /// out as a Server-Sent Event — `put` (the data at a relative path is now …) or `patch`
@@ -12,13 +13,15 @@ import RTDBProtocol
 final class EventStream: ListenSink, Sendable {
     let channel: Channel
     let path: Path
+    let identity: Identity
     /// Started by whoever starts the stream; cancelled when it ends (its channel closes, or
     /// `cancel` or `auth_revoked` ends it).
     private let keepAlive = NIOLockedValueBox<RepeatedTask?>(nil)
 
-    init(channel: Channel, path: Path) {
+    init(channel: Channel, path: Path, identity: Identity) {
         self.channel = channel
         self.path = path
+        self.identity = identity
     }
 
     /// `extraHeaders`: CORS headers for a page the server allows.

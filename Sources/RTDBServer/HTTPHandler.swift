@@ -4,6 +4,7 @@ import NIOHTTP1
 import RTDBData
 import RTDBEngine
 import RTDBProtocol
+import RTDBRules
 
 /// The REST API's connection side: reads a request (head and body, bounded), refuses what
 /// the access policy forbids, hands the rest to `RESTRouter` off the event loop, and writes
@@ -27,9 +28,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     private var body = ByteBuffer()
     private var tooLarge = false
 
-    init(namespaces: Namespaces, policy: AccessPolicy, log: @escaping @Sendable (String) -> Void,
+    init(namespaces: Namespaces, policy: AccessPolicy, identity: Identity = .anonymous, log: @escaping @Sendable (String) -> Void,
          makeUpgradeHandler: @escaping () -> (ChannelHandler & RemovableChannelHandler)? = { nil }) {
-        self.router = RESTRouter(namespaces: namespaces, log: log)
+        self.router = RESTRouter(namespaces: namespaces, defaultIdentity: identity, log: log)
         self.policy = policy
         self.log = log
         self.makeUpgradeHandler = makeUpgradeHandler
@@ -107,9 +108,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch outcome {
         case .reply(let reply):
             send(reply, to: head, cors: cors, on: channel)
-        case let .stream(database, namespace, path, query):
+        case let .stream(database, namespace, path, query, identity):
             channel.triggerUserOutboundEvent(HTTPPhase.longLived, promise: nil)
-            let stream = EventStream(channel: channel, path: path)
+            let stream = EventStream(channel: channel, path: path, identity: identity)
             stream.start(version: head.version, headers: cors)
             database.stream(stream, path: path, query: query)
             let namespaces = router.namespaces

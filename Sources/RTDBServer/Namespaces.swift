@@ -1,6 +1,7 @@
 import Foundation
 import RTDBData
 import RTDBEngine
+import RTDBRules
 
 /// The databases of one server, one per namespace, each in its own folder under the data
 /// folder. A database is opened on first use and closed again once nobody has used it for
@@ -22,6 +23,10 @@ public final class Namespaces: @unchecked Sendable {
     /// Set by `closeAll`: nothing opens after it.
     private var shutDown = false
     private var sweeper: DispatchSourceTimer?
+    /// The rules every namespace starts with (`rtdb serve --rules`), and those replaced while
+    /// the server runs (kept for its lifetime, as the emulator keeps them; guarded by `lock`).
+    private let initialRules: SecurityRules
+    private var replacedRules: [String: SecurityRules] = [:]
 
     private final class Entry {
         let database: Database
@@ -34,15 +39,35 @@ public final class Namespaces: @unchecked Sendable {
     /// to the other processes on it; its owner opens and closes it.
     private let fixed: Database?
 
-    public init(folder: String) throws {
+    public init(folder: String, rules: SecurityRules = .open) throws {
         self.folder = folder
         fixed = nil
+        initialRules = rules
         try FileIO.makeDirectories(folder)
     }
 
     public init(serving database: Database) {
         folder = ""
         fixed = database
+        initialRules = .open
+    }
+
+    /// The rules in force for `name`.
+    public func rules(for name: String) -> SecurityRules {
+        if let fixed { return fixed.securityRules }
+        lock.lock()
+        defer { lock.unlock() }
+        return replacedRules[name] ?? initialRules
+    }
+
+    /// Replaces the rules of `name`, open or not; its listens the new rules refuse are cancelled.
+    public func setRules(_ rules: SecurityRules, for name: String) {
+        if let fixed { return fixed.replaceRules(rules) }
+        lock.lock()
+        replacedRules[name] = rules
+        let database = open[name]?.database
+        lock.unlock()
+        database?.replaceRules(rules)
     }
 
     /// Namespace names as Firebase allows them: letters, digits and dashes (underscores too).
@@ -89,6 +114,7 @@ public final class Namespaces: @unchecked Sendable {
         lock.lock()
         opening[name] = nil
         if case .success(let database) = opened {
+            database.replaceRules(replacedRules[name] ?? initialRules)
             let entry = Entry(database)
             entry.users = 1
             open[name] = entry

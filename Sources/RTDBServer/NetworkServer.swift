@@ -7,6 +7,7 @@ import NIOWebSocket
 import RTDBData
 import RTDBEngine
 import RTDBProtocol
+import RTDBRules
 
 /// `rtdb serve`: the engine on a TCP port — the realtime protocol over WebSocket at
 /// `/.ws?ns=NAME`, and the REST API at `/path.json` — one database per namespace.
@@ -33,7 +34,7 @@ public final class NetworkServer: @unchecked Sendable {
     /// Binds and starts serving; returns the bound port. With `tls`, every connection is
     /// TLS (`wss://`, `https://`).
     public func start(host: String, port: Int, tls: NIOSSLContext? = nil) throws -> Int {
-        let bootstrap = self.bootstrap(tls: tls)
+        let bootstrap = self.bootstrap(tls: tls, identity: .anonymous)
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
         let channel = try bootstrap.bind(host: host, port: port).wait()
@@ -42,14 +43,16 @@ public final class NetworkServer: @unchecked Sendable {
     }
 
     /// Binds a Unix socket at `path` (which must not exist) and starts serving on it: an
-    /// embedded database's owner serving the other processes on its folder.
+    /// embedded database's owner serving the other processes on its folder. Only its user
+    /// can reach the socket, so its clients are the database's owner.
     public func start(unixSocket path: String) throws {
-        channel = try bootstrap(tls: nil).bind(unixDomainSocketPath: path).wait()
+        channel = try bootstrap(tls: nil, identity: .admin).bind(unixDomainSocketPath: path).wait()
     }
 
-    private func bootstrap(tls: NIOSSLContext?) -> ServerBootstrap {
+    /// `identity`: who a client is until it sends a credential.
+    private func bootstrap(tls: NIOSSLContext?, identity: Identity) -> ServerBootstrap {
         let log = self.log
-        let upgrader = webSocketUpgrader()
+        let upgrader = webSocketUpgrader(identity: identity)
         let namespaces = self.namespaces
         let policy = self.policy
         let limits = RequestDeadline.Limits(headTimeout: requestTimeout, bodyIdleTimeout: requestTimeout,
@@ -83,13 +86,14 @@ public final class NetworkServer: @unchecked Sendable {
                         })
                     }
                     if let upgrade = makeUpgradeHandler() { try pipeline.addHandler(upgrade) }
-                    try pipeline.addHandler(HTTPHandler(namespaces: namespaces, policy: policy, log: log, makeUpgradeHandler: makeUpgradeHandler))
+                    try pipeline.addHandler(HTTPHandler(namespaces: namespaces, policy: policy, identity: identity, log: log,
+                                                        makeUpgradeHandler: makeUpgradeHandler))
                 }
             }
     }
 
     /// Upgrades `GET /.ws` from an allowed host and page to the realtime protocol.
-    private func webSocketUpgrader() -> NIOWebSocketServerUpgrader {
+    private func webSocketUpgrader(identity: Identity) -> NIOWebSocketServerUpgrader {
         let namespaces = self.namespaces
         let policy = self.policy
         let log = self.log
@@ -127,7 +131,7 @@ public final class NetworkServer: @unchecked Sendable {
                             // a client gone meanwhile gets no session.
                             channel.eventLoop.execute {
                                 guard channel.isActive else { return namespaces.release(namespace) }
-                                database.accept(transport, host: host)
+                                database.accept(transport, host: host, identity: identity)
                                 log("connection from \(peer) to namespace \(namespace)")
                                 channel.closeFuture.whenComplete { _ in
                                     namespaces.release(namespace)

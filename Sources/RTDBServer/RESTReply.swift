@@ -1,12 +1,13 @@
 import NIOHTTP1
 import RTDBData
 import RTDBEngine
+import RTDBRules
 
 /// What the REST router decided for one request: an answer, or an event stream to start.
 enum RESTOutcome: Sendable {
     case reply(RESTReply)
     /// `Accept: text/event-stream`: the namespace stays acquired until the stream ends.
-    case stream(Database, namespace: String, Path, QueryParams?)
+    case stream(Database, namespace: String, Path, QueryParams?, Identity)
 }
 
 /// One REST answer: its status, JSON body and extra headers.

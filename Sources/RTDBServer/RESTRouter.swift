@@ -5,6 +5,7 @@ import NIOConcurrencyHelpers
 import RTDBData
 import RTDBEngine
 import RTDBProtocol
+import RTDBRules
 
 /// The REST API's meaning, apart from the connection it came on: `/path.json` with GET, PUT,
 /// POST, PATCH and DELETE, `print`, `shallow`, `format=export`, queries and ETags, errors as
@@ -12,6 +13,8 @@ import RTDBProtocol
 /// be megabytes of JSON) and answers through a completion, once per request.
 struct RESTRouter: Sendable {
     let namespaces: Namespaces
+    /// Who a request without a credential comes from.
+    var defaultIdentity: Identity = .anonymous
     /// Where failures to open a namespace are reported in full (the client gets less).
     let log: @Sendable (String) -> Void
 
@@ -34,12 +37,16 @@ struct RESTRouter: Sendable {
         guard rawPath.hasSuffix(".json") else {
             throw RESTFailure(status: .notFound, message: "not found: REST paths end in .json, as in /users/ada.json; WebSocket clients connect to /.ws")
         }
-        let path = try Self.path(fromTarget: rawPath)
         let namespace = items["ns"] ?? Self.namespace(fromHost: head.headers.first(name: "Host"))
         var method = head.method.rawValue
         if method == "POST", let override = head.headers.first(name: "X-HTTP-Method-Override") ?? items["x-http-method-override"] {
             method = override.uppercased()
         }
+        let identity = try Self.identity(head, items, default: defaultIdentity)
+        if rawPath == "/.settings/rules.json" {
+            return done(.reply(try settings(method, namespace, body, identity)))
+        }
+        let path = try Self.path(fromTarget: rawPath)
         let streaming = method == "GET" && head.headers.first(name: "Accept")?.contains("text/event-stream") == true
         let acquired: Database?
         do {
@@ -54,7 +61,11 @@ struct RESTRouter: Sendable {
             // The stream releases the namespace when it ends.
             let query: QueryParams?
             do { query = try Self.query(items) } catch { namespaces.release(namespace); throw error }
-            return done(.stream(acquired, namespace: namespace, path, query))
+            guard acquired.canRead(path, query: query, as: identity) else {
+                namespaces.release(namespace)
+                throw RESTFailure(status: .unauthorized, message: "Permission denied")
+            }
+            return done(.stream(acquired, namespace: namespace, path, query, identity))
         }
         // Released once, by whichever comes first: the answer or a refusal.
         let held = NIOLockedValueBox(acquired != nil)
@@ -63,7 +74,7 @@ struct RESTRouter: Sendable {
             if held.withLockedValue({ let was = $0; $0 = false; return was }) { namespaces.release(namespace) }
         }
         do {
-            try route(method, head, items, path, body, acquired) { reply in
+            try route(method, head, items, path, body, acquired, namespace, identity) { reply in
                 release()
                 done(.reply(reply))
             }
@@ -74,7 +85,8 @@ struct RESTRouter: Sendable {
     }
 
     private func route(_ method: String, _ head: HTTPRequestHead, _ items: [String: String], _ path: Path, _ body: ByteBuffer,
-                       _ database: Database?, _ respond: @escaping @Sendable (RESTReply) -> Void) throws {
+                       _ database: Database?, _ namespace: String, _ identity: Identity,
+                       _ respond: @escaping @Sendable (RESTReply) -> Void) throws {
         let print = items["print"]
         let pretty = print == "pretty"
         let silent = print == "silent"
@@ -98,8 +110,19 @@ struct RESTRouter: Sendable {
                 }
                 respond(RESTReply(status: .ok, body: silent ? [] : render(value), headers: headers))
             }
-            // A namespace with no folder holds nothing.
-            if let database { database.read(path, query: query, completion: answer) } else { answer(.empty) }
+            if let database {
+                database.submit(.get(path: path, query: query), as: identity) { response in
+                    guard response.isOK else { return respond(Self.failure(response)) }
+                    answer(response.data)
+                }
+            } else {
+                // A namespace with no folder holds nothing, which its rules may still hide.
+                let rules = namespaces.rules(for: namespace)
+                guard rules.canRead(path, identity: identity, query: query, data: .empty, now: Date().timeIntervalSince1970 * 1000) else {
+                    throw RESTFailure(status: .unauthorized, message: "Permission denied")
+                }
+                answer(.empty)
+            }
         case "PUT", "DELETE":
             let database = try Self.opened(database)
             var value = Node.empty
@@ -110,15 +133,13 @@ struct RESTRouter: Sendable {
             }
             let ifMatch = head.headers.first(name: "if-match")
             let hash = ifMatch.map { $0 == "null_etag" ? "" : $0 }
-            database.submit(.put(path: path, data: value, hash: hash)) { response in
+            database.submit(.put(path: path, data: value, hash: hash), as: identity) { response in
                 if response.status == .dataStale {
                     return database.read(path, query: nil) { current in
                         respond(RESTReply(status: .preconditionFailed, body: render(current), headers: [("ETag", Self.etag(current))]))
                     }
                 }
-                guard response.isOK else {
-                    return respond(.error(response.status == .writeFailed ? .internalServerError : .badRequest, response.message))
-                }
+                guard response.isOK else { return respond(Self.failure(response)) }
                 database.read(path, query: nil) { written in
                     var headers: [(String, String)] = []
                     if ifMatch != nil { headers.append(("ETag", Self.etag(written))) }
@@ -132,8 +153,8 @@ struct RESTRouter: Sendable {
             do { value = try Self.parse(body) { try JSONReader.parse(bytes: $0, options: .init(base: path.child("-AAAAAAAAAAAAAAAAAAA"))) } } catch {
                 throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object, array, or value: \(error)")
             }
-            database.push(path, value) { key, response in
-                guard response.isOK else { return respond(.error(.badRequest, response.message)) }
+            database.push(path, value, as: identity) { key, response in
+                guard response.isOK else { return respond(Self.failure(response)) }
                 if silent { return respond(RESTReply(status: .noContent, body: [])) }
                 respond(RESTReply(status: .ok, body: Array(JSONValue.object([("name", .string(key))]).serialized().utf8)))
             }
@@ -148,13 +169,73 @@ struct RESTRouter: Sendable {
             }
             var patch = Node.empty
             for (relative, value) in entries { patch = patch.setting(relative, to: value) }
-            database.submit(.merge(path: path, data: entries.map { Update($0.0, $0.1) })) { [patch] response in
-                guard response.isOK else { return respond(.error(.badRequest, response.message)) }
+            database.submit(.merge(path: path, data: entries.map { Update($0.0, $0.1) }), as: identity) { [patch] response in
+                guard response.isOK else { return respond(Self.failure(response)) }
                 if silent { return respond(RESTReply(status: .noContent, body: [])) }
                 respond(RESTReply(status: .ok, body: render(patch)))
             }
         default:
             throw RESTFailure(status: .methodNotAllowed, message: "method \(method) is not supported: use GET, PUT, POST, PATCH or DELETE")
+        }
+    }
+
+    /// A refused request's REST status: 401 for the rules, 500 for a write that could not be
+    /// made durable, 400 for the rest.
+    private static func failure(_ response: Response) -> RESTReply {
+        switch response.status {
+        case .permissionDenied: return .error(.unauthorized, response.message)
+        case .writeFailed: return .error(.internalServerError, response.message)
+        default: return .error(.badRequest, response.message)
+        }
+    }
+
+    /// Who a request comes from: the credential of `auth=`, `access_token=` or an
+    /// `Authorization: Bearer` header; the owner may act as another with
+    /// `auth_variable_override` (a JSON object, or null for no one).
+    static func identity(_ head: HTTPRequestHead, _ items: [String: String], default fallback: Identity) throws -> Identity {
+        var credential = items["auth"] ?? items["access_token"]
+        if credential == nil, let header = head.headers.first(name: "Authorization") {
+            let parts = header.split(separator: " ", maxSplits: 1)
+            if parts.count == 2, parts[0].lowercased() == "bearer" { credential = String(parts[1]) }
+        }
+        guard let credential else { return fallback }
+        let now = Date().timeIntervalSince1970
+        do {
+            let identity = try Identity.from(credential: credential, now: now)
+            guard identity == .admin, let text = items["auth_variable_override"] else { return identity }
+            guard let acting = try? JSONValue.parse(text), acting == .null || acting.members != nil else {
+                throw RESTFailure(status: .badRequest, message: "auth_variable_override must be a JSON object or null")
+            }
+            return acting == .null ? .anonymous : try Identity.from(claims: acting, now: now)
+        } catch Identity.Refusal.expired {
+            throw RESTFailure(status: .unauthorized, message: "Auth token is expired")
+        } catch Identity.Refusal.invalid(let reason) {
+            throw RESTFailure(status: .unauthorized, message: "Could not parse auth token: \(reason)")
+        }
+    }
+
+    /// `/.settings/rules.json`: the owner reads (GET) and replaces (PUT) a namespace's rules.
+    /// New rules are checked whole first; on an error the old rules stay in force.
+    private func settings(_ method: String, _ namespace: String, _ body: ByteBuffer, _ identity: Identity) throws -> RESTReply {
+        guard Namespaces.isValid(namespace) else { throw RESTFailure(status: .notFound, message: "invalid namespace \"\(namespace)\"") }
+        guard identity == .admin else {
+            throw RESTFailure(status: .unauthorized, message: "Permission denied: only the owner may read or change the rules")
+        }
+        switch method {
+        case "GET":
+            return RESTReply(status: .ok, body: Array(namespaces.rules(for: namespace).source.utf8))
+        case "PUT":
+            guard let text = String(validating: body.readableBytesView, as: UTF8.self) else {
+                throw RESTFailure(status: .badRequest, message: "the rules are not valid UTF-8")
+            }
+            let rules: SecurityRules
+            do { rules = try SecurityRules(parsing: text) } catch {
+                throw RESTFailure(status: .badRequest, message: "the rules were not changed: \(error)")
+            }
+            namespaces.setRules(rules, for: namespace)
+            return RESTReply(status: .ok, body: Array(#"{"status":"ok"}"#.utf8))
+        default:
+            throw RESTFailure(status: .methodNotAllowed, message: "the rules are read with GET and replaced with PUT")
         }
     }
 
@@ -191,7 +272,8 @@ struct RESTRouter: Sendable {
             segments.append(key)
         }
         let path = Path(keys: segments)
-        do { try path.validate() } catch { throw RESTFailure(status: .badRequest, message: "Invalid path: \(error)") }
+        // `.priority` may end a path: a node's priority is read and written there.
+        do { try path.validate(allowPriorityLast: true) } catch { throw RESTFailure(status: .badRequest, message: "Invalid path: \(error)") }
         return path
     }
 

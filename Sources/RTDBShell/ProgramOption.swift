@@ -72,6 +72,7 @@ public struct ProgramOption: Sendable {
         ProgramOption("--allow-origin", .text("ORIGIN"), "also serve web pages from this origin", repeatable: true),
         ProgramOption("--allow-host", .text("NAME"), "also answer requests for this host name", repeatable: true),
         ProgramOption("--request-timeout", .text("SECONDS"), "seconds a request may take to arrive"),
+        ProgramOption("--rules", .file, "security rules for every namespace (JSON, comments allowed)"),
         ProgramOption("--recover", "salvage damaged databases and exit"),
         ProgramOption("--help", short: "-h", "show help"),
     ]

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import NIOSSL
+import RTDBRules
 import RTDBServer
 import RTDBShell
 
@@ -35,6 +36,9 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Seconds a client may take to send a request's head, or pause within its body; an idle keep-alive connection is closed after twice this.", valueName: "SECONDS"))
     var requestTimeout = 30
 
+    @Option(help: ArgumentHelp("Security rules for every namespace: a JSON file ({\"rules\": {…}}, comments allowed). Without it, everyone may read and write everything. The owner replaces a namespace's rules at run time with PUT /.settings/rules.json or the shell's 'rules set'.", valueName: "FILE"))
+    var rules: String?
+
     @Flag(help: "Salvage every damaged database in the data folder (keep what can be read, move the damaged files aside, say what was lost), then exit.")
     var recover = false
 
@@ -67,6 +71,19 @@ extension ServeCommand {
         let log: @Sendable (String) -> Void = { line in
             let stamp = ISO8601DateFormatter().string(from: Date())
             FileHandle.standardError.write(Data("\(stamp) \(line)\n".utf8))
+        }
+        var securityRules = SecurityRules.open
+        if let rules {
+            do {
+                let text = try String(contentsOfFile: (rules as NSString).expandingTildeInPath, encoding: .utf8)
+                securityRules = try SecurityRules(parsing: text)
+            } catch let error as RulesError {
+                FileHandle.standardError.write(Data("rtdb serve: \(rules):\(error.line):\(error.column): \(error.message)\n".utf8))
+                return .usage
+            } catch {
+                FileHandle.standardError.write(Data("rtdb serve: cannot read the rules in \(rules): \(error.localizedDescription)\n".utf8))
+                return .usage
+            }
         }
         var tls: NIOSSLContext?
         if let certificate = tlsCertificate, let key = tlsKey {
@@ -110,7 +127,7 @@ extension ServeCommand {
         let server: NetworkServer
         let boundPort: Int
         do {
-            server = NetworkServer(namespaces: try Namespaces(folder: folder), policy: policy, log: log)
+            server = NetworkServer(namespaces: try Namespaces(folder: folder, rules: securityRules), policy: policy, log: log)
             server.requestTimeout = .seconds(Int64(requestTimeout))
             boundPort = try server.start(host: host, port: port, tls: tls)
         } catch {
@@ -120,8 +137,9 @@ extension ServeCommand {
         let (ws, http) = tls == nil ? ("ws", "http") : ("wss", "https")
         print("rtdb serve: listening on \(host):\(boundPort) (\(ws)://\(host):\(boundPort)/.ws?ns=NAME, \(http)://\(host):\(boundPort)/PATH.json?ns=NAME); data in \(folder)")
         fflush(nil)
-        if !AccessPolicy.isLoopback(listenHost: host) {
-            FileHandle.standardError.write(Data("rtdb serve: warning: listening on \(host), beyond this machine: anyone who can reach it can read and write every database (there are no security rules yet)\n".utf8))
+        if rules == nil {
+            let reach = AccessPolicy.isLoopback(listenHost: host) ? "anyone on this machine" : "anyone who can reach \(host)"
+            FileHandle.standardError.write(Data("rtdb serve: warning: no --rules: \(reach) can read and write every database\n".utf8))
         }
         withExtendedLifetime((sources, trim)) { done.wait() }
         log("shutting down")

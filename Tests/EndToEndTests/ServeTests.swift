@@ -65,8 +65,10 @@ final class ServeTests: XCTestCase {
         XCTAssertEqual(try request("GET", "/x.json?ns=demo&limitToFirst=2").1, #"{"error":"orderBy must be defined when other query parameters are defined"}"#)
         XCTAssertEqual(try request("GET", "/x.json?ns=bad%20name").0, 404)
         // Refused requests are logged, credentials blanked.
-        XCTAssertEqual(try request("PUT", "/y.json?ns=demo&auth=s3cret", body: "[1,").0, 400)
+        XCTAssertEqual(try request("PUT", "/y.json?ns=demo&auth=s3cret", body: "[1,").0, 401)
         XCTAssertTrue(log.waitFor("REST PUT /y.json?ns=demo&auth=REDACTED from "), "the refusal is logged")
+        XCTAssertTrue(log.waitFor(": 401 Could not parse auth token: the credential is neither \"owner\" nor a JSON Web Token"))
+        XCTAssertEqual(try request("PUT", "/y.json?ns=demo", body: "[1,").0, 400)
         XCTAssertTrue(log.waitFor(": 400 Invalid data; couldn't parse JSON object, array, or value"))
         XCTAssertTrue(log.waitFor("REST GET /a$b.json?ns=demo from "))
         kill(server.processIdentifier, SIGTERM)

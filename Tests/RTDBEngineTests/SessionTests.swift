@@ -108,8 +108,12 @@ final class SessionTests: XCTestCase {
             .request(id: 3, .onDisconnectCancel(path: Path("p"))),
             .request(id: 4, .auth(credential: "secret", google: false)),
             .request(id: 5, .unauth),
+            .request(id: 6, .auth(credential: "owner", google: true, acting: .object([("uid", .string("ada"))]))),
+            .request(id: 7, .auth(credential: "owner", google: true, acting: .null)),
         ]
         XCTAssertEqual(WireCodec.encode(messages[2]), #"{"t":"d","d":{"r":3,"a":"oc","b":{"p":"/p","d":null}}}"#)
+        XCTAssertEqual(WireCodec.encode(messages[5]), #"{"t":"d","d":{"r":6,"a":"gauth","b":{"cred":"owner","authvar":{"uid":"ada"}}}}"#)
+        XCTAssertEqual(WireCodec.encode(messages[6]), #"{"t":"d","d":{"r":7,"a":"gauth","b":{"cred":"owner","noauth":true}}}"#)
         for message in messages { XCTAssertEqual(try WireCodec.decode(WireCodec.encode(message)), message) }
     }
 

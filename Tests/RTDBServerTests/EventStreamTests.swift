@@ -6,12 +6,13 @@ import RTDBData
 import RTDBProtocol
 @testable import RTDBEngine
 @testable import RTDBServer
+import RTDBRules
 
 /// The Server-Sent Events a REST stream writes, byte for byte.
 final class EventStreamTests: XCTestCase {
     func testEventsAndTheirEnd() throws {
         let channel = EmbeddedChannel()
-        let stream = EventStream(channel: channel, path: Path("chat"))
+        let stream = EventStream(channel: channel, path: Path("chat"), identity: .anonymous)
         stream.start(version: .http1_1)
         stream.send(.data(path: Path("chat/a"), data: Node(1), tag: nil))
         stream.send(.merge(path: Path("chat"), data: [Update(Path("b/c"), Node("x"))], tag: nil))
@@ -47,7 +48,7 @@ final class EventStreamTests: XCTestCase {
 
     func testCancelEndsTheStream() throws {
         let channel = EmbeddedChannel()
-        let stream = EventStream(channel: channel, path: Path("secret"))
+        let stream = EventStream(channel: channel, path: Path("secret"), identity: .anonymous)
         stream.start(version: .http1_1)
         stream.send(.listenRevoked(path: Path("secret"), query: nil))
         channel.embeddedEventLoop.run()

@@ -1,0 +1,75 @@
+import Foundation
+import RTDBData
+
+/// Who a request comes from, as the rules see it.
+public enum Identity: Sendable, Equatable {
+    /// The database's owner (the `owner` credential, an embedded database): rules do not apply.
+    case admin
+    /// No credential: `auth` is null.
+    case anonymous
+    /// A user: `auth` is `{uid, provider, token}`; `expires` in seconds since the epoch.
+    case user(uid: String, claims: JSONValue, expires: Double?)
+
+    /// The literal credential the Firebase emulator takes as the owner's.
+    public static let ownerCredential = "owner"
+
+    /// `auth` in a rule.
+    var ruleValue: RuleValue {
+        guard case let .user(uid, claims, _) = self else { return .null }
+        var provider = "custom"
+        if case .string(let p)? = claims["firebase"]?["sign_in_provider"] { provider = p }
+        return .object(["uid": .string(uid), "provider": .string(provider), "token": RuleValue(json: claims)])
+    }
+
+    /// Whether a user's token has expired at `now` (seconds since the epoch).
+    public func isExpired(now: Double) -> Bool {
+        guard case .user(_, _, let expires?) = self else { return false }
+        return now >= expires
+    }
+
+    /// What `status` and logs may say about it: never the token.
+    public var summary: String {
+        switch self {
+        case .admin: return "owner"
+        case .anonymous: return "anonymous"
+        case .user(let uid, _, _): return "user \(uid)"
+        }
+    }
+
+    /// Why a credential is refused.
+    public enum Refusal: Error, Equatable, Sendable {
+        case invalid(String)
+        case expired
+    }
+
+    /// The identity a credential names, as the emulator takes it: `owner`, or a JWT (signed or
+    /// not; its signature is not checked) whose claims are used as they are. `now` in seconds.
+    public static func from(credential: String, now: Double) throws(Refusal) -> Identity {
+        if credential == ownerCredential { return .admin }
+        let parts = credential.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = base64URLDecoded(parts[1]),
+              let claims = try? JSONValue.parse(String(decoding: payload, as: UTF8.self)), claims.members != nil else {
+            throw .invalid("the credential is neither \"owner\" nor a JSON Web Token")
+        }
+        return try from(claims: claims, now: now)
+    }
+
+    /// A user from a token's claims (`sub` or `user_id`; a legacy token's `d.uid`), or from the
+    /// object an admin names with `authvar` / `auth_variable_override`.
+    public static func from(claims: JSONValue, now: Double) throws(Refusal) -> Identity {
+        var claims = claims
+        if let legacy = claims["d"], legacy.members != nil { claims = legacy }
+        guard let uid = claims["sub"]?.string ?? claims["user_id"]?.string ?? claims["uid"]?.string, !uid.isEmpty else {
+            throw .invalid("the token names no user: it has no \"sub\", \"user_id\" or \"uid\" claim")
+        }
+        let expires = claims["exp"]?.number
+        if let expires, now >= expires { throw .expired }
+        return .user(uid: uid, claims: claims, expires: expires)
+    }
+
+    static func base64URLDecoded(_ text: Substring) -> [UInt8]? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        while base64.count % 4 != 0 { base64 += "=" }
+        return Data(base64Encoded: base64).map { Array($0) }
+    }
+}

@@ -1,0 +1,299 @@
+/// Parses one rule expression and checks its types, JavaScript precedence from `?:` (lowest)
+/// to member access and calls (highest). A rule must be a boolean: anything else, a method a
+/// value cannot have, an unknown variable, is an error with the offset of its token.
+struct RuleParser {
+    private let tokens: [RuleToken]
+    private var position = 0
+    private let kind: RuleKind
+    private let bound: Set<String>
+
+    /// `bound`: the `$` variables of the wildcards above the rule.
+    static func parse(_ text: String, kind: RuleKind, bound: Set<String>) throws(RuleSyntaxError) -> RuleExpression {
+        var parser = RuleParser(tokens: try RuleLexer.tokens(text), kind: kind, bound: bound)
+        let (expression, type) = try parser.conditional()
+        guard parser.current.kind == .end else {
+            throw RuleSyntaxError("unexpected \(parser.current.described)", at: parser.current.offset)
+        }
+        guard type.fits(.boolean) else {
+            throw RuleSyntaxError("a \(kind.rawValue) rule must be a boolean expression, and this one is \(type)", at: 0)
+        }
+        return expression
+    }
+
+    private init(tokens: [RuleToken], kind: RuleKind, bound: Set<String>) {
+        self.tokens = tokens
+        self.kind = kind
+        self.bound = bound
+    }
+
+    private typealias Typed = (RuleExpression, RuleType)
+
+    private var current: RuleToken { tokens[min(position, tokens.count - 1)] }
+
+    private mutating func take(_ symbol: String) -> Bool {
+        guard current.kind == .symbol(symbol) else { return false }
+        position += 1
+        return true
+    }
+
+    private mutating func expect(_ symbol: String, _ context: String) throws(RuleSyntaxError) {
+        guard take(symbol) else { throw RuleSyntaxError("expected '\(symbol)' \(context), found \(current.described)", at: current.offset) }
+    }
+
+    private func require(_ type: RuleType, _ expected: RuleType, _ what: String, at offset: Int) throws(RuleSyntaxError) {
+        guard type.fits(expected) else { throw RuleSyntaxError("\(what) must be \(expected), not \(type)", at: offset) }
+    }
+
+    private mutating func conditional() throws(RuleSyntaxError) -> Typed {
+        let start = current.offset
+        let condition = try or()
+        guard take("?") else { return condition }
+        try require(condition.1, .boolean, "the condition before '?'", at: start)
+        let yes = try conditional()
+        try expect(":", "in a ?: expression")
+        let no = try conditional()
+        return (.conditional(condition.0, yes.0, no.0), yes.1 == no.1 ? yes.1 : .any)
+    }
+
+    private mutating func or() throws(RuleSyntaxError) -> Typed {
+        var start = current.offset
+        var left = try and()
+        while take("||") {
+            try require(left.1, .boolean, "each side of '||'", at: start)
+            start = current.offset
+            let right = try and()
+            try require(right.1, .boolean, "each side of '||'", at: start)
+            left = (.or(left.0, right.0), .boolean)
+        }
+        return left
+    }
+
+    private mutating func and() throws(RuleSyntaxError) -> Typed {
+        var start = current.offset
+        var left = try equality()
+        while take("&&") {
+            try require(left.1, .boolean, "each side of '&&'", at: start)
+            start = current.offset
+            let right = try equality()
+            try require(right.1, .boolean, "each side of '&&'", at: start)
+            left = (.and(left.0, right.0), .boolean)
+        }
+        return left
+    }
+
+    private mutating func equality() throws(RuleSyntaxError) -> Typed {
+        var left = try comparison()
+        while true {
+            let op: RuleOperator
+            let start = current.offset
+            if take("==") || take("===") { op = .equal } else if take("!=") || take("!==") { op = .notEqual } else { return left }
+            let right = try comparison()
+            for side in [left.1, right.1] where [.snapshot, .query, .regex].contains(side) {
+                let hint = side == .snapshot ? " (compare its val(), or use exists())" : ""
+                throw RuleSyntaxError("\(side) cannot be compared\(hint)", at: start)
+            }
+            left = (.binary(op, left.0, right.0), .boolean)
+        }
+    }
+
+    private mutating func comparison() throws(RuleSyntaxError) -> Typed {
+        var left = try additive()
+        while true {
+            let start = current.offset
+            let op: RuleOperator
+            if take("<=") { op = .lessOrEqual } else if take(">=") { op = .greaterOrEqual }
+            else if take("<") { op = .less } else if take(">") { op = .greater } else { return left }
+            let right = try additive()
+            for side in [left.1, right.1] where !(side.fits(.number) || side.fits(.string)) {
+                throw RuleSyntaxError("'\(op.rawValue)' compares numbers or strings, not \(side)", at: start)
+            }
+            left = (.binary(op, left.0, right.0), .boolean)
+        }
+    }
+
+    private mutating func additive() throws(RuleSyntaxError) -> Typed {
+        var left = try multiplicative()
+        while true {
+            let start = current.offset
+            let op: RuleOperator
+            if take("+") { op = .plus } else if take("-") { op = .minus } else { return left }
+            let right = try multiplicative()
+            if op == .plus, left.1 == .string || right.1 == .string {
+                for side in [left.1, right.1] where !(side.fits(.string) || side.fits(.number) || side == .boolean) {
+                    throw RuleSyntaxError("'+' cannot join \(side) to a string", at: start)
+                }
+                left = (.binary(op, left.0, right.0), .string)
+                continue
+            }
+            let allowed: [RuleType] = op == .plus ? [.number, .string] : [.number]
+            for side in [left.1, right.1] where !allowed.contains(where: side.fits) {
+                throw RuleSyntaxError("'\(op.rawValue)' needs numbers\(op == .plus ? " or strings" : ""), not \(side)", at: start)
+            }
+            let type: RuleType = left.1 == .number && right.1 == .number ? .number : (op == .minus ? .number : .any)
+            left = (.binary(op, left.0, right.0), type)
+        }
+    }
+
+    private mutating func multiplicative() throws(RuleSyntaxError) -> Typed {
+        var left = try unary()
+        while true {
+            let start = current.offset
+            let op: RuleOperator
+            if take("*") { op = .times } else if take("/") { op = .divide } else if take("%") { op = .remainder } else { return left }
+            let right = try unary()
+            for side in [left.1, right.1] where !side.fits(.number) {
+                throw RuleSyntaxError("'\(op.rawValue)' needs numbers, not \(side)", at: start)
+            }
+            left = (.binary(op, left.0, right.0), .number)
+        }
+    }
+
+    private mutating func unary() throws(RuleSyntaxError) -> Typed {
+        let start = current.offset
+        if take("!") {
+            let operand = try unary()
+            try require(operand.1, .boolean, "the operand of '!'", at: start)
+            return (.not(operand.0), .boolean)
+        }
+        if take("-") {
+            let operand = try unary()
+            try require(operand.1, .number, "the operand of '-'", at: start)
+            return (.negate(operand.0), .number)
+        }
+        return try postfix()
+    }
+
+    private mutating func postfix() throws(RuleSyntaxError) -> Typed {
+        var value = try primary()
+        while true {
+            let start = current.offset
+            if take("[") {
+                let index = try conditional()
+                try expect("]", "to close the index")
+                guard value.1 == .any else { throw RuleSyntaxError("\(value.1) cannot be indexed with [ ]", at: start) }
+                value = (.index(value.0, index.0), .any)
+                continue
+            }
+            guard take(".") else { return value }
+            guard case .identifier(let name) = current.kind else {
+                throw RuleSyntaxError("expected a name after '.', found \(current.described)", at: current.offset)
+            }
+            let nameOffset = current.offset
+            position += 1
+            if current.kind == .symbol("(") {
+                value = try call(on: value, name, at: nameOffset)
+            } else {
+                value = try member(of: value, name, at: nameOffset)
+            }
+        }
+    }
+
+    private func member(of value: Typed, _ name: String, at offset: Int) throws(RuleSyntaxError) -> Typed {
+        switch value.1 {
+        case .any: return (.member(value.0, name), name == "length" ? .any : .any)
+        case .string:
+            guard name == "length" else { throw RuleSyntaxError("a string has no property '\(name)' (it has length)", at: offset) }
+            return (.member(value.0, name), .number)
+        case .query:
+            guard let type = RuleQuery.propertyType(name) else {
+                throw RuleSyntaxError("the query has no property '\(name)'; it has \(RuleQuery.propertyNames.joined(separator: ", "))", at: offset)
+            }
+            return (.member(value.0, name), type)
+        case .snapshot:
+            let hint = RuleMethod(rawValue: name) != nil ? "; call it: \(name)()" : "; use child('\(name)')"
+            throw RuleSyntaxError("a data snapshot has no property '\(name)'\(hint)", at: offset)
+        default:
+            throw RuleSyntaxError("\(value.1) has no property '\(name)'", at: offset)
+        }
+    }
+
+    private mutating func call(on value: Typed, _ name: String, at offset: Int) throws(RuleSyntaxError) -> Typed {
+        try expect("(", "to start the arguments")
+        var arguments: [Typed] = []
+        var offsets: [Int] = []
+        if !take(")") {
+            repeat {
+                offsets.append(current.offset)
+                arguments.append(try conditional())
+            } while take(",")
+            try expect(")", "after the arguments")
+        }
+        guard let method = RuleMethod(rawValue: name) else {
+            throw RuleSyntaxError("unknown method '\(name)()'", at: offset)
+        }
+        switch value.1 {
+        case .snapshot where method.onSnapshot, .string where !method.onSnapshot, .any where !method.onSnapshot:
+            break
+        case .snapshot:
+            throw RuleSyntaxError("a data snapshot has no method '\(name)()'; call it on val()", at: offset)
+        default:
+            throw RuleSyntaxError("\(value.1) has no method '\(name)()'", at: offset)
+        }
+        let parameters = method.parameters
+        let optional = method == .hasChildren
+        guard arguments.count == parameters.count || (optional && arguments.isEmpty) else {
+            let count = parameters.count
+            throw RuleSyntaxError("\(name)() takes \(optional ? "no argument or " : "")\(count == 0 ? "no" : "\(count)") argument\(count == 1 ? "" : "s"), not \(arguments.count)", at: offset)
+        }
+        for (i, argument) in arguments.enumerated() {
+            try require(argument.1, parameters[i], "argument \(i + 1) of \(name)()", at: offsets[i])
+            if argument.1 == .regex && method != .matches {
+                throw RuleSyntaxError("a regular expression can only be the argument of matches()", at: offsets[i])
+            }
+        }
+        return (.call(value.0, method, arguments.map(\.0)), method.result)
+    }
+
+    private mutating func primary() throws(RuleSyntaxError) -> Typed {
+        let token = current
+        position += 1
+        switch token.kind {
+        case .number(let n): return (.constant(.number(n)), .number)
+        case .string(let s): return (.constant(.string(s)), .string)
+        case .regex(let pattern, let flags):
+            do {
+                return (.constant(.regex(try RuleRegex(pattern, ignoringCase: flags.contains("i")))), .regex)
+            } catch {
+                throw RuleSyntaxError("invalid regular expression: \(error.message)", at: token.offset + 1 + error.offset)
+            }
+        case .variable(let name):
+            guard bound.contains(name) else {
+                throw RuleSyntaxError("unknown variable \(name): no wildcard above this rule is named \(name)", at: token.offset)
+            }
+            return (.bound(name), .string)
+        case .identifier(let name):
+            switch name {
+            case "true": return (.constant(.bool(true)), .boolean)
+            case "false": return (.constant(.bool(false)), .boolean)
+            case "null": return (.constant(.null), .any)
+            default: break
+            }
+            guard let variable = RuleVariable(rawValue: name) else {
+                throw RuleSyntaxError("unknown variable '\(name)'; rules know auth, now, root, data, newData, query and $ wildcards", at: token.offset)
+            }
+            guard kind.allows(variable) else {
+                throw RuleSyntaxError("\(name) is not available in \(kind.rawValue) rules", at: token.offset)
+            }
+            let types: [RuleVariable: RuleType] = [.auth: .any, .now: .number, .root: .snapshot, .data: .snapshot, .newData: .snapshot, .query: .query]
+            return (.variable(variable), types[variable] ?? .any)
+        case .symbol("("):
+            let inner = try conditional()
+            try expect(")", "to close the parenthesis")
+            return inner
+        case .symbol("["):
+            var elements: [RuleExpression] = []
+            if !take("]") {
+                repeat {
+                    let start = current.offset
+                    let element = try conditional()
+                    try require(element.1, .string, "an array element", at: start)
+                    elements.append(element.0)
+                } while take(",")
+                try expect("]", "to close the array")
+            }
+            return (.array(elements), .array)
+        default:
+            throw RuleSyntaxError("expected a value, found \(token.described)", at: token.offset)
+        }
+    }
+}

@@ -1,0 +1,262 @@
+"""Security rules on `rtdb serve`, over REST and over the realtime protocol: the table of
+Tests/RTDBRulesTests/RuleCases.json (also run against the rules engine alone), then the
+behaviours around it: a rules change cancels listens, expired and invalid tokens, the
+owner-only settings endpoint, errors with line and column."""
+import base64
+import json
+import os
+import time
+import urllib.parse
+
+import pytest
+
+from wire import ROOT, Server, WebSocket, request
+
+TABLE = json.load(open(os.path.join(ROOT, "Tests", "RTDBRulesTests", "RuleCases.json")))
+OWNER = {"Authorization": "Bearer owner"}
+
+
+def token(claims, expires_in=3600, alg="none"):
+    """An unsigned ID token, as the emulator and mockUserToken make them."""
+    def part(value):
+        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+    now = int(time.time())
+    payload = {"iat": now, "exp": now + expires_in, **{k: v for k, v in claims.items() if k != "uid"}}
+    if "uid" in claims:
+        payload["sub"] = payload["user_id"] = claims["uid"]
+    return part({"alg": alg, "typ": "JWT"}) + "." + part(payload) + "."
+
+
+def credential(auth):
+    if auth is None:
+        return None
+    return "owner" if auth == "owner" else token(auth)
+
+
+@pytest.fixture(scope="module")
+def server():
+    s = Server()
+    yield s
+    s.stop()
+
+
+def rest(server, method, path, namespace, body=None, auth=None, query=None, headers=None):
+    items = {"ns": namespace, **(query or {})}
+    if auth is not None:
+        items["auth"] = credential(auth)
+    target = ("/" + path.strip("/") if path != "/" else "") + ".json?" + urllib.parse.urlencode(items)
+    data = b"" if body is None else json.dumps(body).encode()
+    status, _, answer = request(server.port, method, target if target.startswith("/") else "/" + target, data, headers)
+    return status, answer
+
+
+def load(server, namespace, group):
+    status, answer = rest(server, "PUT", "/.settings/rules", namespace, group["rules"], auth="owner")
+    assert status == 200, answer
+
+
+def reset(server, namespace, group):
+    status, answer = rest(server, "PUT", "/", namespace, group["data"], auth="owner")
+    assert status == 200, answer
+
+
+def check_after(server, namespace, case, label):
+    if "after" not in case:
+        return
+    status, answer = rest(server, "GET", case["after"]["path"], namespace, auth="owner")
+    assert status == 200 and json.loads(answer) == case["after"]["value"], f"{label}: {answer!r}"
+
+
+def wire_query(parameters):
+    """REST's query parameters as the realtime protocol's query object."""
+    if not parameters:
+        return None
+    q = {}
+    order = json.loads(parameters.get("orderBy", "null"))
+    if order not in (None, "$priority"):
+        q["i"] = {"$key": ".key", "$value": ".value"}.get(order, order)
+    for name, side in (("startAt", "sp"), ("endAt", "ep"), ("equalTo", None)):
+        if name in parameters:
+            value = json.loads(parameters[name])
+            if side:
+                q[side] = value
+            else:
+                q["sp"] = q["ep"] = value
+    for name, side in (("limitToFirst", "l"), ("limitToLast", "r")):
+        if name in parameters:
+            q["l"] = int(parameters[name])
+            q["vf"] = side
+    return q
+
+
+CASES = [(g, i, c) for g in TABLE["groups"] for i, c in enumerate(g["cases"])]
+
+
+def test_the_table_has_enough_cases():
+    assert len(CASES) >= 80
+
+
+def test_every_case_over_rest(server):
+    namespace = "rules-rest"
+    for group in TABLE["groups"]:
+        load(server, namespace, group)
+        for i, case in enumerate(group["cases"]):
+            label = f"{group['name']}, case {i + 1}"
+            reset(server, namespace, group)
+            op, path, auth = case["op"], case["path"], case["auth"]
+            if op == "read":
+                status, answer = rest(server, "GET", path, namespace, auth=auth, query=case.get("query"))
+            elif op == "set":
+                method = "DELETE" if case["value"] is None else "PUT"
+                status, answer = rest(server, method, path, namespace, case["value"], auth=auth)
+            else:
+                status, answer = rest(server, "PATCH", path, namespace, case["value"], auth=auth)
+            expected = 200 if case["allow"] else 401
+            assert status == expected, f"{label}: {status} {answer!r}"
+            if not case["allow"]:
+                assert b"Permission denied" in answer, label
+            check_after(server, namespace, case, label)
+
+
+def connect(server, namespace, auth):
+    ws = WebSocket(server.port, namespace=namespace)
+    ws.hello()
+    cred = credential(auth)
+    if cred is not None:
+        ws.send({"t": "d", "d": {"r": 1, "a": "gauth" if cred == "owner" else "auth", "b": {"cred": cred}}})
+        assert ws.response(1)["s"] == "ok"
+    return ws
+
+
+def test_every_case_over_the_realtime_protocol(server):
+    namespace = "rules-ws"
+    for group in TABLE["groups"]:
+        load(server, namespace, group)
+        for i, case in enumerate(group["cases"]):
+            label = f"{group['name']}, case {i + 1}"
+            reset(server, namespace, group)
+            ws = connect(server, namespace, case["auth"])
+            path = case["path"].strip("/")
+            if case["op"] == "read":
+                body = {"p": "/" + path, "h": ""}
+                q = wire_query(case.get("query"))
+                if q:
+                    body["q"], body["t"] = q, 1
+                ws.send({"t": "d", "d": {"r": 2, "a": "q", "b": body}})
+            elif case["op"] == "set":
+                ws.send({"t": "d", "d": {"r": 2, "a": "p", "b": {"p": "/" + path, "d": case["value"]}}})
+            else:
+                ws.send({"t": "d", "d": {"r": 2, "a": "m", "b": {"p": "/" + path, "d": case["value"]}}})
+            answer = ws.response(2)
+            ws.close()
+            assert answer["s"] == ("ok" if case["allow"] else "permission_denied"), f"{label}: {answer}"
+            check_after(server, namespace, case, label)
+
+
+def test_a_rules_change_cancels_listens_it_no_longer_allows(server):
+    namespace = "rules-change"
+    rules = {"rules": {"notes": {".read": "auth != null", ".write": "auth != null"}, "open": {".read": True}}}
+    assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
+    ws = connect(server, namespace, {"uid": "ada"})
+    ws.send({"t": "d", "d": {"r": 2, "a": "q", "b": {"p": "/notes", "h": ""}}})
+    assert ws.response(2)["s"] == "ok"
+    ws.send({"t": "d", "d": {"r": 3, "a": "q", "b": {"p": "/open", "h": ""}}})
+    assert ws.response(3)["s"] == "ok"
+    rules["rules"]["notes"][".read"] = "auth.uid == 'bob'"
+    assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
+    while True:
+        m = ws.message()
+        if m.get("t") == "d" and m["d"].get("a") == "c":
+            assert m["d"]["b"]["p"] == "notes", m
+            break
+    # The listen that is still allowed goes on.
+    assert rest(server, "PUT", "/open/x", namespace, 1, auth="owner")[0] == 200
+    while True:
+        m = ws.message()
+        if m.get("t") == "d" and m["d"].get("a") == "d":
+            assert m["d"]["b"] == {"p": "open/x", "d": 1}, m
+            break
+    ws.close()
+
+
+def test_a_rules_change_ends_a_rest_stream_with_cancel(server):
+    namespace = "rules-stream"
+    rules = {"rules": {"feed": {".read": True}}}
+    assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
+    import socket
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    s.sendall(f"GET /feed.json?ns={namespace} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
+    seen = b""
+    while b"event: put" not in seen:
+        seen += s.recv(4096)
+    assert rest(server, "PUT", "/.settings/rules", namespace, {"rules": {}}, auth="owner")[0] == 200
+    while b"event: cancel" not in seen:
+        chunk = s.recv(4096)
+        assert chunk, seen
+        seen += chunk
+    s.close()
+
+
+def test_expired_and_invalid_tokens(server):
+    namespace = "rules-tokens"
+    expired = token({"uid": "ada"}, expires_in=-10)
+    status, answer = rest(server, "GET", "/x", namespace, query={"auth": expired})
+    assert status == 401 and b"expired" in answer
+    status, answer = rest(server, "GET", "/x", namespace, query={"auth": "not-a-token"})
+    assert status == 401 and b"Could not parse auth token" in answer
+    ws = WebSocket(server.port, namespace=namespace)
+    ws.hello()
+    ws.send({"t": "d", "d": {"r": 1, "a": "auth", "b": {"cred": expired}}})
+    assert ws.response(1)["s"] == "expired_token"
+    ws.send({"t": "d", "d": {"r": 2, "a": "auth", "b": {"cred": "not-a-token"}}})
+    assert ws.response(2)["s"] == "invalid_token"
+    ws.close()
+    # Credentials never reach the log.
+    assert expired not in server.log() and "not-a-token" not in server.log()
+
+
+def test_a_token_that_expires_while_connected_is_revoked(server):
+    namespace = "rules-expiry"
+    rules = {"rules": {"private": {".read": "auth != null"}}}
+    assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
+    ws = WebSocket(server.port, namespace=namespace)
+    ws.hello()
+    ws.send({"t": "d", "d": {"r": 1, "a": "auth", "b": {"cred": token({"uid": "ada"}, expires_in=2)}}})
+    assert ws.response(1)["s"] == "ok"
+    ws.send({"t": "d", "d": {"r": 2, "a": "q", "b": {"p": "/private", "h": ""}}})
+    assert ws.response(2)["s"] == "ok"
+    actions = []
+    while "c" not in actions:
+        m = ws.message()
+        if m.get("t") == "d" and "a" in m["d"]:
+            actions.append(m["d"]["a"])
+            if m["d"]["a"] == "ac":
+                assert m["d"]["b"]["s"] == "expired_token"
+    assert actions.index("ac") < actions.index("c")
+    ws.close()
+
+
+def test_rules_errors_name_line_and_column_and_keep_the_old_rules(server):
+    namespace = "rules-errors"
+    good = {"rules": {".read": True}}
+    assert rest(server, "PUT", "/.settings/rules", namespace, good, auth="owner")[0] == 200
+    text = '{\n  "rules": {\n    ".read": "auth.uid == ",\n  }\n}'
+    status, _, answer = request(server.port, "PUT", f"/.settings/rules.json?ns={namespace}", text.encode(), OWNER)
+    assert status == 400
+    assert json.loads(answer)["error"] == "the rules were not changed: line 3, column 27: in .read: expected a value, found the end of the expression"
+    status, _, answer = request(server.port, "GET", f"/.settings/rules.json?ns={namespace}", b"", OWNER)
+    assert status == 200 and json.loads(answer) == good
+    # Only the owner reads or changes them.
+    assert request(server.port, "GET", f"/.settings/rules.json?ns={namespace}")[0] == 401
+    assert request(server.port, "PUT", f"/.settings/rules.json?ns={namespace}", b'{"rules":{}}', {"Authorization": "Bearer " + token({"uid": "ada"})})[0] == 401
+
+
+def test_serve_refuses_a_bad_rules_file_with_its_position(tmp_path):
+    import subprocess
+    from wire import BINARY
+    rules = tmp_path / "rules.json"
+    rules.write_text('{\n  // comment\n  "rules": { ".write": "newData.val() > " }\n}\n')
+    result = subprocess.run([BINARY, "serve", "--port", "0", "--data", str(tmp_path / "data"), "--rules", str(rules)],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 2
+    assert result.stderr == f"rtdb serve: {rules}:3:41: in .write: expected a value, found the end of the expression\n"
