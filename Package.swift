@@ -49,7 +49,7 @@ let package = Package(
         // libedit, with inline non-variadic wrappers.
         .systemLibrary(name: "CEditLine", pkgConfig: "libedit", providers: [.apt(["libedit-dev"])]),
         // Command language, renderers, line editor, batch runner.
-        .target(name: "RTDBShell", dependencies: ["RTDBClient", "CEditLine"]),
+        .target(name: "RTDBShell", dependencies: ["RTDBClient", "RTDBRules", "CEditLine"]),
         .executableTarget(name: "rtdb", dependencies: [
             "RTDBShell", "RTDBEngine", "RTDBServer", "RTDBProtocol", "RTDBRules", "RTDBTransport", "RTDBClient",
             .product(name: "NIOPosix", package: "swift-nio"),

@@ -22,7 +22,7 @@ function __rtdb_paths
     end
 end
 
-set -l commands get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit serve completions
+set -l commands get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status auth logout rules sleep timing pager cd pwd help history exit quit serve completions
 complete -c rtdb -f
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l data -r -a '(__fish_complete_directories)' -d 'the embedded database data folder'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l url -x -d 'a server database URL (ws://127.0.0.1:9000?ns=demo)'
@@ -61,6 +61,9 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'online' -d '
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'offline' -d 'disconnect until '\''online'\'''
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'keepsynced' -d 'keep a path'\''s data cached and fresh'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'status' -d 'connection, pending writes, watches'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'auth' -d 'sign in: the server'\''s rules see who you are'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'logout' -d 'forget the credential'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'rules' -d 'read or replace the security rules'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'sleep' -d 'wait, as scripts do for other writers'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'timing' -d 'print how long each command takes'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'pager' -d 'page output taller than the terminal'
@@ -84,7 +87,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from serve" -l recover -d 'salvage d
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l help -s h -d 'show help'
 complete -c rtdb -n "__fish_seen_subcommand_from completions" -a 'bash zsh fish'
 complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch tx ondisconnect keepsynced cd" -a '(__rtdb_paths)'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status auth logout rules sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l shallow -d 'children as true instead of their values'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l export -d 'include priorities (.priority, .value)'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l orderByChild -x -d 'order by the value of this child (a path like a/b)'
@@ -139,4 +142,6 @@ complete -c rtdb -n "__fish_seen_subcommand_from tx" -l increment -x -d 'add N t
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l append -x -d 'add VALUE at the end of a list'
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l set-if-absent -x -d 'write VALUE only if there is nothing there'
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l verbose -s v -d 'print each attempt: the value it saw and what it computed'
-complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status sleep timing pager cd pwd help history exit quit'
+complete -c rtdb -n "__fish_seen_subcommand_from auth" -l uid -x -d 'make an unsigned token for this user (local servers)'
+complete -c rtdb -n "__fish_seen_subcommand_from auth" -l claims -x -d 'with --uid: extra claims, a JSON object'
+complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status auth logout rules sleep timing pager cd pwd help history exit quit'

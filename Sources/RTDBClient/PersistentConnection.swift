@@ -165,6 +165,18 @@ final class PersistentConnection: @unchecked Sendable {
         if connected { transmitCredential() }
     }
 
+    /// Drops the credential: this connection goes on as no one (`unauth`), and so do later ones.
+    func unauthenticate() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard credential != nil else { return }
+        credential = nil
+        onAuthAnswer = nil
+        guard connected, let transport else { return }
+        let id = takeRequestID()
+        inFlight[id] = { _ in }
+        transport.send(.request(id: id, .unauth))
+    }
+
     private func transmitCredential() {
         guard let transport, let credential else { return }
         let id = takeRequestID()

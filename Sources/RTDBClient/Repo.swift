@@ -215,6 +215,12 @@ public actor Repo {
         try await answer.value()
     }
 
+    /// Drops the credential, on this connection and later ones.
+    public func unauthenticate() {
+        connection.unauthenticate()
+        updateInfo("authenticated", Node(false))
+    }
+
     public func close() {
         connection.close()
     }

@@ -94,7 +94,7 @@ public final class Database: @unchecked Sendable {
     /// Why a write is refused, as the client is told.
     private static func refusal(_ denial: SecurityRules.Denial) -> Response {
         switch denial {
-        case .permission(let path): return .error(.permissionDenied, "Permission denied: no .write rule allows writing \(path)")
+        case .permission: return .error(.permissionDenied, "Permission denied: no .write rule allows this write")
         case .validation(let path): return .error(.permissionDenied, "Permission denied: the .validate rule at \(path) refuses the new data")
         }
     }

@@ -46,9 +46,7 @@ public enum Identity: Sendable, Equatable {
     /// not; its signature is not checked) whose claims are used as they are. `now` in seconds.
     public static func from(credential: String, now: Double) throws(Refusal) -> Identity {
         if credential == ownerCredential { return .admin }
-        let parts = credential.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = base64URLDecoded(parts[1]),
-              let claims = try? JSONValue.parse(String(decoding: payload, as: UTF8.self)), claims.members != nil else {
+        guard let claims = claims(ofToken: credential) else {
             throw .invalid("the credential is neither \"owner\" nor a JSON Web Token")
         }
         return try from(claims: claims, now: now)
@@ -65,6 +63,38 @@ public enum Identity: Sendable, Equatable {
         let expires = claims["exp"]?.number
         if let expires, now >= expires { throw .expired }
         return .user(uid: uid, claims: claims, expires: expires)
+    }
+
+    /// An unsigned ID token (`alg: none`) for `uid`, as the emulator's `mockUserToken` makes
+    /// them: for local servers, which take its claims as they are. `claims` are added to the
+    /// standard ones (an object); `now` in seconds; valid for an hour.
+    public static func unsignedToken(uid: String, claims: JSONValue = .object([]), now: Double) -> String {
+        let seconds = JSONValue.number(now.rounded(.down))
+        var payload: [(String, JSONValue)] = [
+            ("iss", .string("https://securetoken.google.com/rtdb-local")), ("aud", .string("rtdb-local")),
+            ("iat", seconds), ("exp", .number(now.rounded(.down) + 3600)), ("auth_time", seconds),
+            ("sub", .string(uid)), ("user_id", .string(uid)),
+            ("firebase", .object([("identities", .object([])), ("sign_in_provider", .string("custom"))])),
+        ]
+        for (key, value) in claims.members ?? [] where !["sub", "user_id"].contains(key) {
+            payload.removeAll { $0.0 == key }
+            payload.append((key, value))
+        }
+        let header = JSONValue.object([("alg", .string("none")), ("typ", .string("JWT"))])
+        return base64URLEncoded(Array(header.serialized().utf8)) + "." + base64URLEncoded(Array(JSONValue.object(payload).serialized().utf8)) + "."
+    }
+
+    /// The claims of a JWT, unverified; nil when `token` is not one.
+    public static func claims(ofToken token: String) -> JSONValue? {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let payload = base64URLDecoded(parts[1]),
+              let claims = try? JSONValue.parse(String(decoding: payload, as: UTF8.self)), claims.members != nil else { return nil }
+        return claims
+    }
+
+    static func base64URLEncoded(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
     }
 
     static func base64URLDecoded(_ text: Substring) -> [UInt8]? {

@@ -30,6 +30,11 @@ public enum Command: Equatable, Sendable {
     /// nil: list the kept-synced paths.
     case keepSynced(Path?, on: Bool)
     case status
+    /// Authenticate with a token from a file, or with one made for a uid.
+    case auth(AuthSource)
+    case logout
+    /// file nil: print the rules in force.
+    case rules(file: String?)
     case sleep(seconds: Double)
     /// on, off, or nil: the other one.
     case timing(Bool?)
@@ -54,6 +59,14 @@ extension Command {
         default: return false
         }
     }
+}
+
+/// Where `auth` takes its token from.
+public enum AuthSource: Equatable, Sendable {
+    /// A file holding a token ("-": standard input).
+    case file(String)
+    /// An unsigned token made here for `uid`, with extra claims (local servers only).
+    case uid(String, claims: JSONValue)
 }
 
 public struct ParsedLine: Equatable, Sendable {

@@ -252,6 +252,38 @@ public enum CommandParser {
         return .keepSynced(path, on: try onOff(args.positional[1]))
     }
 
+    static func auth(_ args: Arguments, cwd: Path) throws -> Command {
+        if let uid = args.value("--uid") {
+            try args.expect(0...0, usage: "auth takes a token file or --uid, not both")
+            guard !uid.unquoted.isEmpty, uid.unquoted.count <= 128 else { throw ShellError("--uid needs a user id of 1 to 128 characters", column: uid.column) }
+            var claims = JSONValue.object([])
+            if let text = args.value("--claims") {
+                guard let parsed = try? JSONValue.parse(text.unquoted), parsed.members != nil else {
+                    throw ShellError("--claims needs a JSON object, as in --claims '{\"admin\": true}'", column: text.column)
+                }
+                claims = parsed
+            }
+            return .auth(.uid(uid.unquoted, claims: claims))
+        }
+        if let claims = args.value("--claims") { throw ShellError("--claims goes with --uid", column: claims.column) }
+        try args.expect(1...1, usage: "auth needs a file holding a token, or --uid UID")
+        return .auth(.file(args.positional[0].unquoted))
+    }
+
+    static func rules(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(1...2, usage: "rules get, or rules set FILE")
+        switch args.positional[0].text {
+        case "get":
+            try args.expect(1...1, usage: "rules get takes nothing more")
+            return .rules(file: nil)
+        case "set":
+            try args.expect(2...2, usage: "rules set needs the file of the new rules")
+            return .rules(file: args.positional[1].unquoted)
+        default:
+            throw ShellError("rules get, or rules set FILE", column: args.positional[0].column)
+        }
+    }
+
     static func cd(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(0...1)
         return .cd(try args.path(0, cwd: cwd, writing: false) ?? .root)

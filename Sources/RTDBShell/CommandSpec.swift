@@ -55,6 +55,9 @@ public struct CommandSpec: Sendable {
     public var reference: String? = nil
     /// The short form `help` lists, when the one made from `usage` is too long.
     public var shortUsage: String? = nil
+    /// A command for a server's database only (credentials, rules): its examples assume one,
+    /// signed in as the owner.
+    public var needsServer = false
     /// Checks the command's arguments and flags and makes its `Command` (in `CommandParser`).
     let build: @Sendable (Arguments, Path) throws -> Command
 
@@ -263,6 +266,23 @@ public struct CommandSpec: Sendable {
         CommandSpec(name: "status", usage: "status", summary: "connection, pending writes, watches",
                     details: "Shows where the shell is connected (the embedded folder or the server's URL), whether it is online, the server's clock offset, the kind of credential (never the credential), writes and transactions not yet acknowledged, background watches, kept-synced paths and onDisconnect writes.",
                     build: CommandParser.bare(.status)),
+        CommandSpec(name: "auth", usage: "auth TOKEN-FILE | auth --uid UID [--claims JSON]",
+                    summary: "sign in: the server's rules see who you are",
+                    details: "Sends the token in TOKEN-FILE (an ID token, a database secret, owner for a local server or the emulator, - for standard input) on this connection and every later one. With --uid, makes an unsigned ID token for UID (claims added with --claims), as the emulator's mockUserToken does: a local server takes it as it is, a hosted database would not, so it is refused for hosted URLs. The token is never printed or kept in history; status says whose it is.",
+                    flags: [Flag(name: "--uid", value: "UID", help: "make an unsigned token for this user (local servers)"),
+                            Flag(name: "--claims", value: "JSON", help: "with --uid: extra claims, a JSON object")],
+                    examples: ["auth --uid ada", "auth --uid ada --claims '{\"admin\": true}'", "auth token.txt"],
+                    needsServer: true,
+                    build: CommandParser.auth),
+        CommandSpec(name: "logout", usage: "logout", summary: "forget the credential",
+                    details: "Sends unauth: this connection and later ones go on without a credential, as no one.",
+                    needsServer: true,
+                    build: CommandParser.bare(.logout)),
+        CommandSpec(name: "rules", usage: "rules get | rules set FILE", summary: "read or replace the security rules",
+                    details: "Reads or replaces the database's security rules (/.settings/rules.json), which takes the owner's credential: owner on a local server, an access token on a hosted one. FILE is JSON, comments allowed; rules with a mistake are refused with their line and column, and the old ones stay in force. Listens the new rules refuse are cancelled. An embedded database has no rules: only its owner uses it.",
+                    examples: ["rules get", "rules set rules.json"],
+                    needsServer: true,
+                    build: CommandParser.rules),
         CommandSpec(name: "sleep", usage: "sleep DURATION", summary: "wait, as scripts do for other writers",
                     details: "Waits for DURATION: 500ms, 2s, 1.5m, 1h, or a number of seconds (at most a day). Events of background watches keep arriving meanwhile. Ctrl-C ends the wait.",
                     examples: ["sleep 500ms", "sleep 2"],

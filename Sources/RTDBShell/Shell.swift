@@ -49,6 +49,9 @@ public final class Shell {
         public var location: @Sendable () -> String = { "" }
         /// The kind of credential in use, for `status` (never the credential itself).
         public var credential = "none"
+        /// The server's REST side (rules, the credential REST requests carry); nil for an
+        /// embedded database.
+        public var server: ServerAdministration? = nil
         public init() {}
     }
 
@@ -203,19 +206,19 @@ public final class Shell {
         case .pwd:
             output.write(json ? JSONWriter.string(Node(.string(cwd.description))) + "\n" : cwd.description + "\n")
         case let .set(path, value):
-            try await finish(repo.set(path, value), source: source, line: lineNumber)
+            try await finish(repo.set(path, value), at: path, source: source, line: lineNumber)
         case let .update(path, updates):
-            try await finish(repo.update(path, updates), source: source, line: lineNumber)
+            try await finish(repo.update(path, updates), at: path, source: source, line: lineNumber)
         case let .push(path, value):
             let write = try await repo.push(path, value ?? .empty)
-            try await finish(write, source: source, line: lineNumber)
+            try await finish(write, at: path.child(write.key ?? ""), source: source, line: lineNumber)
             let key = write.key ?? ""
             output.write(json ? JSONWriter.string(Node(.string(key))) + "\n" : key + "\n")
         case let .remove(path, force):
             if !force, try await !confirmRemoval(path) { return .failed }
-            try await finish(repo.set(path, .empty), source: source, line: lineNumber)
+            try await finish(repo.set(path, .empty), at: path, source: source, line: lineNumber)
         case let .priority(path, priority):
-            try await finish(repo.setPriority(path, priority), source: source, line: lineNumber)
+            try await finish(repo.setPriority(path, priority), at: path, source: source, line: lineNumber)
         case let .query(query, watch, events, background):
             if watch { return try await runWatch(query, events: events, background: background, json: json, renderer: renderer) }
             let value = try await readQuery(query)
@@ -269,6 +272,12 @@ public final class Shell {
             }
         case .status:
             await printStatus(json: json)
+        case .auth(let source):
+            try await authenticate(source)
+        case .logout:
+            try await logout()
+        case .rules(let file):
+            try await rules(file)
         case .pager(let on):
             guard options.pager != nil else { throw ShellError("there is no pager here: output is not a terminal, or --no-pager was given") }
             pagingOn = on ?? !pagingOn
@@ -423,7 +432,7 @@ public final class Shell {
             let registration = EventRegistration(types: events, callback: { event in
                 seen.count()
                 print(formatter.line(event, watchID: id))
-            }, cancel: { error in warn("[\(id)] watch cancelled: \(error)") })
+            }, cancel: { error in warn("[\(id)] watch cancelled: \(Shell.refusal(error, at: query.path))") })
             backgroundWatches.append(BackgroundWatch(id: id, query: query, events: events, registration: registration, seen: seen))
             output.write(machine ? "{\"watch\":\(id)}\n" : "watch \(id) started on \(query.path); 'unwatch \(id)' stops it\n")
             await repo.listen(query, registration)
@@ -444,7 +453,7 @@ public final class Shell {
                 output.write(formatter.line(event) + "\n")
             }
         } catch let error as DatabaseError {
-            throw ShellError("the watch was cancelled: \(error)")
+            throw ShellError("the watch was cancelled: \(Shell.refusal(error, at: query.path))")
         }
         // The stream ends when this task is cancelled: the watch's normal end.
         return .ok
@@ -469,13 +478,13 @@ public final class Shell {
 
     /// Interactive: waits for the acknowledgement. A script goes on; a rejection is
     /// reported later with the line the write came from.
-    private func finish(_ write: PendingWrite, source: String?, line: Int) async throws {
+    private func finish(_ write: PendingWrite, at path: Path, source: String?, line: Int) async throws {
         // A background watch prints what this write raises before the next output.
         if !backgroundWatches.isEmpty { await repo.flushEvents() }
         guard options.waitForWrites else {
             let rejected = self.rejected
             write.whenAnswered { result in
-                if case .failure(let error) = result { rejected.add(line: line, source: source ?? "", error: error) }
+                if case .failure(let error) = result { rejected.add(line: line, source: source ?? "", error: Shell.refusal(error, at: path)) }
             }
             return
         }
@@ -484,7 +493,7 @@ public final class Shell {
             output.writeError("offline: the write is applied locally and queued until 'online'\n")
             let late = options.backgroundOutput
             write.whenAnswered { outcome in
-                if case .failure(let error) = outcome { late?("a queued write was rejected: \(error)") }
+                if case .failure(let error) = outcome { late?("a queued write was rejected: \(Shell.refusal(error, at: path))") }
             }
             return
         }
@@ -498,7 +507,7 @@ public final class Shell {
             }
             try await withTimeout(max(0, options.readTimeout - 0.5)) { try await write.acknowledged() }
         } catch let error as DatabaseError {
-            throw ShellError("\(error)")
+            throw ShellError("\(Shell.refusal(error, at: path))")
         } catch is CancellationError {
             // Ctrl-C stops the waiting; the write stays queued and its outcome is printed when it comes.
             printWhenAnswered(write)
@@ -525,6 +534,13 @@ public final class Shell {
     public func stopBackgroundWatches() async {
         for watch in backgroundWatches { await repo.unlisten(watch.query, watch.registration) }
         backgroundWatches.removeAll()
+    }
+
+    /// A write's refusal, naming where it wrote when the rules refused it (hosted Firebase
+    /// says only "Permission denied").
+    nonisolated static func refusal(_ error: DatabaseError, at path: Path) -> DatabaseError {
+        guard error.code == "PERMISSION_DENIED" else { return error }
+        return DatabaseError(code: "PERMISSION_DENIED at \(path)", message: error.message)
     }
 
     /// Reports writes the server rejected since the last call; returns how many.

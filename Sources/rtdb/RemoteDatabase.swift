@@ -2,17 +2,25 @@ import Foundation
 import NIOPosix
 import NIOSSL
 import RTDBClient
+import RTDBData
 import RTDBProtocol
 import RTDBTransport
 import RTDBShell
 
 /// A database on a server (`rtdb serve`, the Firebase emulator, hosted Firebase): the client
 /// core over a WebSocket, with TLS for `wss://` and `https://` addresses.
-final class RemoteDatabase: DatabaseConnection {
+final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     let repo: Repo
     let location: String
     let credential: String
     private let group: MultiThreadedEventLoopGroup
+    private let address: ServerAddress
+    private let tls: NIOSSLContext?
+    /// The credential REST requests carry (guarded by `lock`).
+    private let lock = NSLock()
+    nonisolated(unsafe) private var restCredential: (token: String, google: Bool)?
+    /// How long a REST request may take.
+    private let timeout: TimeInterval
 
     /// A credential from the environment: never from the command line, where other users'
     /// `ps` would see it, and never printed.
@@ -30,9 +38,14 @@ final class RemoteDatabase: DatabaseConnection {
         }
     }
 
-    private init(repo: Repo, location: String, credential: Credential?, group: MultiThreadedEventLoopGroup) {
+    private init(repo: Repo, address: ServerAddress, tls: NIOSSLContext?, credential: Credential?, group: MultiThreadedEventLoopGroup,
+                 timeout: TimeInterval) {
         self.repo = repo
-        self.location = location
+        self.location = address.description
+        self.address = address
+        self.tls = tls
+        self.timeout = timeout
+        self.restCredential = credential.map { ($0.token, $0.google) }
         switch credential {
         case nil: self.credential = "none"
         case .some(let credential) where credential.google: self.credential = "OAuth2 access token (\(credential.variable))"
@@ -56,7 +69,7 @@ final class RemoteDatabase: DatabaseConnection {
             lastTransport.set(transport)
             return transport
         })
-        let database = RemoteDatabase(repo: repo, location: address.description, credential: credential, group: group)
+        let database = RemoteDatabase(repo: repo, address: address, tls: tls, credential: credential, group: group, timeout: max(timeout, 10))
         let failure: String?
         do {
             let connected = try await withTimeout(timeout) { try await repo.firstConnectionEstablished() }
@@ -83,6 +96,43 @@ final class RemoteDatabase: DatabaseConnection {
     func close() async {
         await repo.close()
         try? await group.shutdownGracefully()
+    }
+
+    // MARK: ServerAdministration
+
+    var isLocal: Bool {
+        address.socketPath != nil || HostName.isIPAddress(address.host) && (address.host.hasPrefix("127.") || address.host == "::1")
+            || address.host == "localhost" || address.host.hasSuffix(".localhost")
+    }
+
+    func useCredential(_ token: String?, google: Bool) {
+        lock.withLock { restCredential = token.map { ($0, google) } }
+    }
+
+    func readRules() async throws -> String {
+        try await rulesRequest("GET", body: []).text
+    }
+
+    func writeRules(_ text: String) async throws {
+        _ = try await rulesRequest("PUT", body: Array(text.utf8))
+    }
+
+    /// `/.settings/rules.json` of this namespace, with the credential as REST takes it.
+    private func rulesRequest(_ method: String, body: [UInt8]) async throws -> HTTPClient.Answer {
+        guard address.socketPath == nil else { throw RemoteError("the rules of a shared embedded folder cannot be read: it has none") }
+        var target = "/.settings/rules.json?ns=" + (address.namespace.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        if let credential = lock.withLock({ restCredential }) {
+            let encoded = credential.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
+            target += (credential.google ? "&access_token=" : "&auth=") + encoded
+        }
+        let answer = try await HTTPClient.send(method, host: address.host, port: address.port, target: target, body: body,
+                                               tls: tls, group: group, timeout: timeout)
+        guard answer.status == 200 else {
+            let reason = (try? JSONValue.parse(answer.text))?["error"]?.string ?? "HTTP \(answer.status)"
+            let hint = answer.status == 401 ? " (the rules need the owner's credential: auth with owner, or an access token)" : ""
+            throw RemoteError("the server refused: \(reason)\(hint)")
+        }
+        return answer
     }
 
     /// `--url`, `--emulator HOST:PORT`, or FIREBASE_DATABASE_EMULATOR_HOST.

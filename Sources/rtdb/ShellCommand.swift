@@ -153,6 +153,7 @@ struct ShellCommand: AsyncParsableCommand {
         let embedded = connection is EmbeddedDatabase
         options.location = { embedded ? "embedded database in \(connection.location)" : connection.location }
         options.credential = connection.credential
+        options.server = connection as? ServerAdministration
         let output = StandardOutput()
 
         if !words.isEmpty || !commands.isEmpty {

@@ -31,18 +31,23 @@ final class ExamplesTests: XCTestCase {
         try Data(#"{"theme": "dark"}"#.utf8).write(to: URL(fileURLWithPath: folder + "/config.json"))
         try Data(#"{"theme": "light", "lang": "en"}"#.utf8).write(to: URL(fileURLWithPath: folder + "/settings.json"))
         try Data(#"{"ada": {"name": "Ada"}, "dan": {"name": "Dan"}}"#.utf8).write(to: URL(fileURLWithPath: folder + "/users.json"))
+        try Data("owner\n".utf8).write(to: URL(fileURLWithPath: folder + "/token.txt"))
+        try Data(#"{"rules": {".read": true, ".write": true}}"#.utf8).write(to: URL(fileURLWithPath: folder + "/rules.json"))
         let result = try Binary.run(arguments, input: script, in: folder)
         XCTAssertEqual(result.status, 0, "\(label): \(result.stderr)\n\(result.stdout)")
         // Nothing on stderr but what timing says by design.
         let messages = result.stderr.split(separator: "\n").filter { line in
-            !["timing is ", "Time: ", "imported ", "exported "].contains { line.hasPrefix($0) }
+            !["timing is ", "Time: ", "imported ", "exported ", "authenticated as ", "logged out", "the rules of "].contains { line.hasPrefix($0) }
         }
         XCTAssertEqual(messages, [], label)
     }
 
-    func examplesScript() -> [(String, String)] {
-        CommandSpec.all.filter { !$0.examples.isEmpty }.map { spec in
-            (spec.name, Self.seed + spec.examples.filter { !Self.isForegroundWatch($0) }.joined(separator: "\n") + "\n")
+    /// Each command's examples after the seed; those of server-only commands (`auth`,
+    /// `rules`) only for a server, signed in as its owner (token.txt holds `owner`).
+    func examplesScript(server: Bool) -> [(String, String)] {
+        CommandSpec.all.filter { !$0.examples.isEmpty && (server || !$0.needsServer) }.map { spec in
+            let seed = Self.seed + (spec.needsServer ? "auth token.txt\n" : "")
+            return (spec.name, seed + spec.examples.filter { !Self.isForegroundWatch($0) }.joined(separator: "\n") + "\n")
         }
     }
 
@@ -58,7 +63,7 @@ final class ExamplesTests: XCTestCase {
     }
 
     func testExamplesAndTheTourOnAnEmbeddedDatabase() throws {
-        for (name, script) in examplesScript() {
+        for (name, script) in examplesScript(server: false) {
             try runScript(["--data", Binary.temporaryFolder()], script, label: "help \(name)")
         }
         try runScript(["--data", Binary.temporaryFolder()], try tourScript(), label: "README tour")
@@ -67,7 +72,8 @@ final class ExamplesTests: XCTestCase {
     func testExamplesAndTheTourOnAServer() throws {
         let (server, port) = try Binary.startServer(folder: Binary.temporaryFolder())
         defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
-        for (name, script) in examplesScript() {
+        XCTAssertEqual(examplesScript(server: true).filter { CommandSpec.find($0.0)?.needsServer == true }.map(\.0), ["auth", "rules"])
+        for (name, script) in examplesScript(server: true) {
             try runScript(["--url", "ws://127.0.0.1:\(port)?ns=examples-\(name)"], script, label: "help \(name)")
         }
         try runScript(["--url", "ws://127.0.0.1:\(port)?ns=tour"], try tourScript(), label: "README tour")

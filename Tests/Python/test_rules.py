@@ -260,3 +260,43 @@ def test_serve_refuses_a_bad_rules_file_with_its_position(tmp_path):
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 2
     assert result.stderr == f"rtdb serve: {rules}:3:41: in .write: expected a value, found the end of the expression\n"
+
+
+def test_firebase_admin_as_owner_and_as_a_user(tmp_path):
+    """The official Admin SDK: the owner credential passes every rule; with
+    databaseAuthVariableOverride it is held to the rules as that user, and as no one with None."""
+    import uuid
+    import firebase_admin
+    from firebase_admin import db, exceptions
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"rules": {"users": {"$uid": {".read": "auth.uid == $uid", ".write": "auth.uid == $uid"}},
+                                           "public": {".read": "auth == null || auth.uid != null"}}}))
+    server = Server("--rules", str(rules))
+    before = os.environ.get("FIREBASE_DATABASE_EMULATOR_HOST")
+    os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = f"127.0.0.1:{server.port}"
+    url = "https://admin-rules.firebaseio.com"
+    apps = [firebase_admin.initialize_app(options={"databaseURL": url, **extra}, name="rules-" + uuid.uuid4().hex)
+            for extra in ({}, {"databaseAuthVariableOverride": {"uid": "ada"}}, {"databaseAuthVariableOverride": None})]
+    owner, ada, nobody = apps
+    try:
+        db.reference("/users/bob", app=owner).set({"name": "Bob"})
+        db.reference("/public", app=owner).set("hello")
+        db.reference("/users/ada", app=ada).set({"name": "Ada"})
+        assert db.reference("/users/ada", app=ada).get() == {"name": "Ada"}
+        with pytest.raises(exceptions.FirebaseError) as refused:
+            db.reference("/users/bob", app=ada).get()
+        assert "Permission denied" in str(refused.value)
+        with pytest.raises(exceptions.FirebaseError):
+            db.reference("/users/bob/name", app=ada).set("Eve")
+        with pytest.raises(exceptions.FirebaseError):
+            db.reference("/users/ada", app=nobody).get()
+        assert db.reference("/public", app=nobody).get() == "hello"
+        assert db.reference("/users", app=owner).get() == {"ada": {"name": "Ada"}, "bob": {"name": "Bob"}}
+    finally:
+        for app in apps:
+            firebase_admin.delete_app(app)
+        server.stop()
+        if before is None:
+            del os.environ["FIREBASE_DATABASE_EMULATOR_HOST"]
+        else:
+            os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = before

@@ -1,0 +1,12 @@
+/// What the shell asks of a server beyond the realtime protocol: its security rules, read
+/// and replaced over REST with the credential the shell holds.
+public protocol ServerAdministration: AnyObject, Sendable {
+    /// A server on this machine, where a token made up by `auth --uid` means something.
+    var isLocal: Bool { get }
+    /// The rules in force, as the server keeps them (comments included).
+    func readRules() async throws -> String
+    /// Replaces the rules; throws the server's reason when it refuses them.
+    func writeRules(_ text: String) async throws
+    /// The credential REST requests carry from now on; nil for none.
+    func useCredential(_ token: String?, google: Bool)
+}

@@ -1,0 +1,94 @@
+import Foundation
+import RTDBClient
+import RTDBData
+import RTDBRules
+
+/// `auth`, `logout` and `rules`: who the server's rules see, and the rules themselves.
+extension Shell {
+    func authenticate(_ source: AuthSource) async throws {
+        guard let server = options.server else {
+            throw ShellError("an embedded database has no security rules, so no credential: auth is for rtdb serve and hosted databases (--url)")
+        }
+        let token: String
+        let origin: String
+        switch source {
+        case let .uid(uid, claims):
+            guard server.isLocal else {
+                throw ShellError("auth --uid makes an unsigned token, which only a local server takes; for a hosted database use auth TOKEN-FILE")
+            }
+            token = Identity.unsignedToken(uid: uid, claims: claims, now: Date().timeIntervalSince1970)
+            origin = "unsigned, from auth --uid"
+        case .file(let file):
+            token = try Shell.readToken(file)
+            origin = "from \(file)"
+        }
+        // As the official clients choose: a JWT with an issue time is an ID token (`auth`);
+        // anything else (an OAuth2 token, the emulator's owner) goes with `gauth`.
+        let claims = Identity.claims(ofToken: token)
+        let google = claims?["iat"] == nil
+        do {
+            try await withTimeout(options.readTimeout) { try await self.repo.authenticate(token: token, google: google) }
+        } catch let error as DatabaseError {
+            throw ShellError("the server refused the credential: \(error)")
+        } catch is TimeoutError {
+            throw ShellError("the server did not answer within \(DurationWord.describe(options.readTimeout)); the credential is sent again on the next connection")
+        }
+        server.useCredential(token, google: google)
+        HistoryFilter.credentials.append(token)
+        options.credential = Shell.describe(token: token, claims: claims, origin: origin)
+        output.writeError("authenticated as \(options.credential)\n")
+    }
+
+    func logout() async throws {
+        guard let server = options.server else { throw ShellError("an embedded database has no credential to forget") }
+        await repo.unauthenticate()
+        server.useCredential(nil, google: false)
+        options.credential = "none"
+        output.writeError("logged out: the server sees no credential\n")
+    }
+
+    func rules(_ file: String?) async throws {
+        guard let server = options.server else {
+            throw ShellError("an embedded database has no security rules: only its owner uses it; rules apply to rtdb serve (--rules) and hosted databases")
+        }
+        guard let file else {
+            let text = try await server.readRules()
+            output.write(text.hasSuffix("\n") ? text : text + "\n")
+            return
+        }
+        let text: String
+        do { text = try String(contentsOfFile: (file as NSString).expandingTildeInPath, encoding: .utf8) } catch {
+            throw ShellError("cannot read \(file): \(error.localizedDescription)")
+        }
+        // Checked here first, so a mistake names the file's line and column.
+        do { _ = try SecurityRules(parsing: text) } catch {
+            throw ShellError("\(file):\(error.line):\(error.column): \(error.message); the rules were not changed")
+        }
+        try await server.writeRules(text)
+        output.writeError("the rules of \(options.location()) are replaced\n")
+    }
+
+    /// A token from a file (or standard input), without surrounding white space.
+    private static func readToken(_ file: String) throws -> String {
+        let data: Data?
+        if file == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            data = FileManager.default.contents(atPath: (file as NSString).expandingTildeInPath)
+        }
+        guard let data else { throw ShellError("cannot read \(file)") }
+        let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !token.isEmpty, token.count <= 64 << 10, !token.contains(where: \.isWhitespace) else {
+            throw ShellError("\(file) does not hold a token (one word, at most 64 KB)")
+        }
+        return token
+    }
+
+    /// What `status` says about a credential: its kind and user, never the token.
+    static func describe(token: String, claims: JSONValue?, origin: String) -> String {
+        if token == Identity.ownerCredential { return "owner (\(origin))" }
+        guard let claims else { return "access token or database secret (\(origin))" }
+        let uid = claims["sub"]?.string ?? claims["user_id"]?.string ?? claims["d"]?["uid"]?.string
+        return "ID token" + (uid.map { " for uid \($0)" } ?? "") + " (\(origin))"
+    }
+}
