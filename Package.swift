@@ -70,7 +70,7 @@ let package = Package(
                                                          .product(name: "NIOHTTP1", package: "swift-nio")]),
         .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBEngine", "RTDBClient"], path: "Tests/CrashWriter"),
         // Seeded mutation fuzzing of everything that reads untrusted bytes (scripts/fuzz).
-        .executableTarget(name: "rtdb-fuzz", dependencies: ["RTDBData", "RTDBProtocol", "RTDBServer", "RTDBShell"],
+        .executableTarget(name: "rtdb-fuzz", dependencies: ["RTDBData", "RTDBProtocol", "RTDBRules", "RTDBServer", "RTDBShell"],
                           path: "Tests/Fuzz", exclude: ["corpus"]),
         .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBEngine"]),
         .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBEngine"]),

@@ -6,6 +6,10 @@ struct RuleParser {
     private var position = 0
     private let kind: RuleKind
     private let bound: Set<String>
+    /// Nesting so far: parentheses, operators and calls recurse, and are bounded so that no
+    /// text can exhaust the stack of the parser or of the evaluator.
+    private var depth = 0
+    static let maxDepth = 256
 
     /// `bound`: the `$` variables of the wildcards above the rule.
     static func parse(_ text: String, kind: RuleKind, bound: Set<String>) throws(RuleSyntaxError) -> RuleExpression {
@@ -44,7 +48,14 @@ struct RuleParser {
         guard type.fits(expected) else { throw RuleSyntaxError("\(what) must be \(expected), not \(type)", at: offset) }
     }
 
+    private mutating func nest() throws(RuleSyntaxError) {
+        depth += 1
+        guard depth <= Self.maxDepth else { throw RuleSyntaxError("the expression is nested too deeply (more than \(Self.maxDepth) levels)", at: current.offset) }
+    }
+
     private mutating func conditional() throws(RuleSyntaxError) -> Typed {
+        try nest()
+        defer { depth -= 1 }
         let start = current.offset
         let condition = try or()
         guard take("?") else { return condition }
@@ -56,9 +67,13 @@ struct RuleParser {
     }
 
     private mutating func or() throws(RuleSyntaxError) -> Typed {
+        var levels = 0
+        defer { depth -= levels }
         var start = current.offset
         var left = try and()
         while take("||") {
+            try nest()
+            levels += 1
             try require(left.1, .boolean, "each side of '||'", at: start)
             start = current.offset
             let right = try and()
@@ -69,9 +84,13 @@ struct RuleParser {
     }
 
     private mutating func and() throws(RuleSyntaxError) -> Typed {
+        var levels = 0
+        defer { depth -= levels }
         var start = current.offset
         var left = try equality()
         while take("&&") {
+            try nest()
+            levels += 1
             try require(left.1, .boolean, "each side of '&&'", at: start)
             start = current.offset
             let right = try equality()
@@ -82,11 +101,15 @@ struct RuleParser {
     }
 
     private mutating func equality() throws(RuleSyntaxError) -> Typed {
+        var levels = 0
+        defer { depth -= levels }
         var left = try comparison()
         while true {
             let op: RuleOperator
             let start = current.offset
             if take("==") || take("===") { op = .equal } else if take("!=") || take("!==") { op = .notEqual } else { return left }
+            try nest()
+            levels += 1
             let right = try comparison()
             for side in [left.1, right.1] where [.snapshot, .query, .regex].contains(side) {
                 let hint = side == .snapshot ? " (compare its val(), or use exists())" : ""
@@ -97,12 +120,16 @@ struct RuleParser {
     }
 
     private mutating func comparison() throws(RuleSyntaxError) -> Typed {
+        var levels = 0
+        defer { depth -= levels }
         var left = try additive()
         while true {
             let start = current.offset
             let op: RuleOperator
             if take("<=") { op = .lessOrEqual } else if take(">=") { op = .greaterOrEqual }
             else if take("<") { op = .less } else if take(">") { op = .greater } else { return left }
+            try nest()
+            levels += 1
             let right = try additive()
             for side in [left.1, right.1] where !(side.fits(.number) || side.fits(.string)) {
                 throw RuleSyntaxError("'\(op.rawValue)' compares numbers or strings, not \(side)", at: start)
@@ -112,11 +139,15 @@ struct RuleParser {
     }
 
     private mutating func additive() throws(RuleSyntaxError) -> Typed {
+        var levels = 0
+        defer { depth -= levels }
         var left = try multiplicative()
         while true {
             let start = current.offset
             let op: RuleOperator
             if take("+") { op = .plus } else if take("-") { op = .minus } else { return left }
+            try nest()
+            levels += 1
             let right = try multiplicative()
             if op == .plus, left.1 == .string || right.1 == .string {
                 for side in [left.1, right.1] where !(side.fits(.string) || side.fits(.number) || side == .boolean) {
@@ -135,11 +166,15 @@ struct RuleParser {
     }
 
     private mutating func multiplicative() throws(RuleSyntaxError) -> Typed {
+        var levels = 0
+        defer { depth -= levels }
         var left = try unary()
         while true {
             let start = current.offset
             let op: RuleOperator
             if take("*") { op = .times } else if take("/") { op = .divide } else if take("%") { op = .remainder } else { return left }
+            try nest()
+            levels += 1
             let right = try unary()
             for side in [left.1, right.1] where !side.fits(.number) {
                 throw RuleSyntaxError("'\(op.rawValue)' needs numbers, not \(side)", at: start)
@@ -149,6 +184,8 @@ struct RuleParser {
     }
 
     private mutating func unary() throws(RuleSyntaxError) -> Typed {
+        try nest()
+        defer { depth -= 1 }
         let start = current.offset
         if take("!") {
             let operand = try unary()
@@ -164,10 +201,14 @@ struct RuleParser {
     }
 
     private mutating func postfix() throws(RuleSyntaxError) -> Typed {
+        var levels = 0
+        defer { depth -= levels }
         var value = try primary()
         while true {
             let start = current.offset
             if take("[") {
+                try nest()
+                levels += 1
                 let index = try conditional()
                 try expect("]", "to close the index")
                 guard value.1 == .any else { throw RuleSyntaxError("\(value.1) cannot be indexed with [ ]", at: start) }
@@ -175,6 +216,8 @@ struct RuleParser {
                 continue
             }
             guard take(".") else { return value }
+            try nest()
+            levels += 1
             guard case .identifier(let name) = current.kind else {
                 throw RuleSyntaxError("expected a name after '.', found \(current.described)", at: current.offset)
             }

@@ -2,6 +2,7 @@ import Foundation
 import NIOHTTP1
 import RTDBData
 import RTDBProtocol
+import RTDBRules
 @testable import RTDBServer
 import RTDBShell
 
@@ -16,7 +17,31 @@ struct FuzzTarget: Sendable {
     let name: String
     let run: @Sendable ([UInt8]) throws -> Void
 
-    static let all: [FuzzTarget] = [json, wire, frames, rest, shell]
+    static let all: [FuzzTarget] = [json, wire, frames, rest, shell, rules]
+
+    /// A rules document (the owner's PUT /.settings/rules.json) and a credential (its first
+    /// line, anyone's): loading either never traps, and rules that load are evaluated for
+    /// reads and writes without trapping, by no one, a user and the owner.
+    static let rules = FuzzTarget(name: "rules") { input in
+        let text = String(decoding: input, as: UTF8.self)
+        let firstLine = String(text.prefix { $0 != "\n" })
+        _ = try? Identity.from(credential: firstLine, now: 1_800_000_000)
+        guard let rules = try? SecurityRules(parsing: text) else { return }
+        let data = (try? JSONReader.parse(#"{"users": {"ada": {"name": "Ada", "age": 36}}, "notes": {"n1": {"text": "hi"}}, "admins": {"ada": true}}"#)) ?? .empty
+        let identities: [Identity] = [.anonymous, .user(uid: "ada", claims: .object([("sub", .string("ada")), ("admin", .bool(true))]), expires: nil), .admin]
+        let query = QueryParams().ordered(by: .child(Path("age"))).startAt(Node(1)).limitToFirst(5)
+        for identity in identities {
+            for path in [Path.root, Path("users/ada"), Path("users/ada/name"), Path("notes/n1/text"), Path("x/y/.priority")] {
+                _ = rules.canRead(path, identity: identity, query: nil, data: data, now: 1e12)
+                _ = rules.canRead(path, identity: identity, query: query, data: data, now: 1e12)
+                for value in [Node.empty, Node("x"), Node(3), data] {
+                    let after = data.setting(path, to: value)
+                    _ = rules.checkWrite([(path, value)], identity: identity, before: data, after: after, now: 1e12)
+                }
+            }
+            _ = rules.indexOn(at: Path("users"))
+        }
+    }
 
     /// JSON to a Node: anything accepted is written back as JSON that reads as the same node.
     static let json = FuzzTarget(name: "json") { input in
