@@ -3,6 +3,7 @@ import Foundation
 import NIOPosix
 import RTDBClient
 import RTDBProtocol
+import RTDBRules
 import RTDBTransport
 import RTDBData
 import RTDBEngine
@@ -117,6 +118,128 @@ func writeBenchmark(_ n: Int) async throws {
     await repo.close()
     database.close()
     try? FileManager.default.removeItem(atPath: folder)
+}
+
+/// A realistic rules file: a few dozen rules, wildcards, `root.child()` lookups, validation
+/// of each field of a note, a regex.
+let realisticRules = #"""
+{
+  "rules": {
+    ".read": false,
+    ".write": false,
+    "admins": { ".read": "auth != null" },
+    "banned": {
+      ".read": "root.child('admins').child(auth.uid).exists()",
+      ".write": "root.child('admins').child(auth.uid).exists()"
+    },
+    "users": {
+      "$uid": {
+        ".read": "auth != null && (auth.uid == $uid || root.child('admins').child(auth.uid).exists())",
+        ".write": "auth != null && auth.uid == $uid && !root.child('banned').child(auth.uid).exists()",
+        "profile": {
+          "name": { ".validate": "newData.isString() && newData.val().length > 0 && newData.val().length <= 100" },
+          "email": { ".validate": "newData.isString() && newData.val().matches(/^[^@]+@[^@]+\.[a-z]{2,}$/i)" },
+          "$other": { ".validate": false }
+        },
+        "notes": {
+          ".indexOn": ["createdAt"],
+          "$note": {
+            ".validate": "newData.hasChildren(['text', 'createdAt', 'author'])",
+            "text": { ".validate": "newData.isString() && newData.val().length < 10000" },
+            "createdAt": { ".validate": "newData.isNumber() && newData.val() <= now" },
+            "author": { ".validate": "newData.val() === auth.uid" },
+            "tags": { "$tag": { ".validate": "newData.isBoolean()" } },
+            "$other": { ".validate": false }
+          }
+        }
+      }
+    },
+    "rooms": {
+      "$room": {
+        ".read": "data.child('members').hasChild(auth.uid)",
+        "messages": {
+          "$message": {
+            ".write": "root.child('rooms').child($room).child('members').child(auth.uid).exists()",
+            ".validate": "newData.child('author').val() === auth.uid && newData.child('text').isString()"
+          }
+        }
+      }
+    },
+    "public": { ".read": true, ".write": "auth != null && auth.token.email_verified == true" }
+  }
+}
+"""#
+
+/// Writes per second by a signed-in user with the realistic rules against the same writes
+/// with open rules: through the client core (what a user sees), and straight into the engine
+/// (where the rules' share is largest). Best of three alternating runs each.
+func rulesBenchmark(_ n: Int, rounds: Int = 3) async throws {
+    let rules = try SecurityRules(parsing: realisticRules)
+    let token = Identity.unsignedToken(uid: "ada", now: Date().timeIntervalSince1970)
+    let identity = try Identity.from(credential: token, now: Date().timeIntervalSince1970)
+    func note(_ i: Int) -> Node {
+        Node(children: ChildMap(unsorted: [(ChildKey("text"), Node("note \(i)")), (ChildKey("createdAt"), Node(Double(i))),
+                                          (ChildKey("author"), Node("ada")), (ChildKey("tags"), Node(children: ChildMap(unsorted: [(ChildKey("work"), Node(true))])))]))
+    }
+    func throughClient(_ rules: SecurityRules) async throws -> Double {
+        let folder = NSTemporaryDirectory() + "rtdb-bench-rules-" + UUID().uuidString
+        let database = try Database(folder: folder)
+        database.replaceRules(rules)
+        let repo = connect(database)
+        try await repo.authenticate(token: token, google: false)
+        let time = try await seconds {
+            for i in 0..<n { try await repo.set(Path("users/ada/notes/n\(i)"), note(i)) }
+            await repo.waitForPendingWrites(idle: 600)
+        }
+        await repo.close()
+        database.close()
+        try? FileManager.default.removeItem(atPath: folder)
+        return Double(n) / time
+    }
+    func intoEngine(_ rules: SecurityRules) async throws -> Double {
+        let folder = NSTemporaryDirectory() + "rtdb-bench-rules-" + UUID().uuidString
+        let database = try Database(folder: folder)
+        database.replaceRules(rules)
+        let done = Countdown(n)
+        let failures = EventCounter()
+        let time = try await seconds {
+            for i in 0..<n {
+                database.submit(.put(path: Path("users/ada/notes/n\(i)"), data: note(i), hash: nil), as: identity) { response in
+                    if !response.isOK { failures.add() }
+                    done.tick()
+                }
+            }
+            try await done.done.value()
+        }
+        database.close()
+        try? FileManager.default.removeItem(atPath: folder)
+        precondition(failures.count == 0, "the benchmark's writes must be allowed")
+        return Double(n) / time
+    }
+    // The check alone, on a tree of n notes: what each write pays for the rules.
+    var tree = Node.empty
+    for i in 0..<n { tree = tree.setting(Path("users/ada/notes/n\(i)"), to: note(i)) }
+    let checks = n
+    let now = Date().timeIntervalSince1970 * 1000
+    let writes = (0..<checks).map { i in (Path("users/ada/notes/n\(n + i)"), note(i)) }
+    let afters = writes.map { tree.setting($0.0, to: $0.1) }
+    var denied = 0
+    let checkTime = seconds {
+        for (write, after) in zip(writes, afters) where rules.checkWrite([write], identity: identity, before: tree, after: after, now: now) != nil {
+            denied += 1
+        }
+    }
+    precondition(denied == 0, "the benchmark's writes must be allowed")
+    let perCheck = checkTime / Double(checks) * 1e6
+    var client = (open: 0.0, rules: 0.0), engine = (open: 0.0, rules: 0.0)
+    for _ in 0..<rounds {
+        client.open = max(client.open, try await throughClient(.open))
+        client.rules = max(client.rules, try await throughClient(rules))
+        engine.open = max(engine.open, try await intoEngine(.open))
+        engine.rules = max(engine.rules, try await intoEngine(rules))
+    }
+    print(String(format: "rules: %d notes written by a signed-in user, a realistic rules file (22 rules) against open rules: through the client core %.0f/s vs %.0f/s (%.0f%%); into the engine %.0f/s vs %.0f/s (%.0f%%); the check alone %.2f µs per write",
+                 n, client.rules, client.open, client.rules / client.open * 100, engine.rules, engine.open, engine.rules / engine.open * 100, perCheck))
 }
 
 /// A watched `--orderByChild lastModified --limitToLast 4` on a list of `n` children:
@@ -362,6 +485,7 @@ case "query":
     let writes = Int(arguments.dropFirst(2).first ?? "") ?? 100_000
     for n in sizes { try await queryBenchmark(n, writes: writes) }
 case "writes": try await writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
+case "rules": try await rulesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 50_000, rounds: Int(arguments.dropFirst(2).first ?? "") ?? 3)
 default:
     try jsonBenchmark()
     for n in [10_000, 100_000, 1_000_000] { try await queryBenchmark(n, writes: 100_000) }
@@ -370,5 +494,6 @@ default:
     try await tlsBenchmark(100_000)
     try await reconnectBenchmark(10_000)
     try await writeBenchmark(100_000)
+    try await rulesBenchmark(50_000)
     try await loadBenchmark(1_000_000)
 }

@@ -18,7 +18,7 @@ public enum Identity: Sendable, Equatable {
         guard case let .user(uid, claims, _) = self else { return .null }
         var provider = "custom"
         if case .string(let p)? = claims["firebase"]?["sign_in_provider"] { provider = p }
-        return .object(["uid": .string(uid), "provider": .string(provider), "token": RuleValue(json: claims)])
+        return .auth(RuleAuth(uid: uid, provider: provider, claims: claims))
     }
 
     /// Whether a user's token has expired at `now` (seconds since the epoch).

@@ -1,7 +1,7 @@
 import RTDBData
 
-/// What a rule sees when it runs at one location.
-struct RuleContext {
+/// What every rule of one request sees: who asks, when, the data before and after, the query.
+final class RuleContext {
     let auth: RuleValue
     let now: Double
     /// The data before the request.
@@ -9,9 +9,27 @@ struct RuleContext {
     /// The data as the write would leave it (the same as `root` for reads).
     let newRoot: Node
     let query: RuleQuery
-    /// The rule's location, and the `$` variables its wildcards bound.
-    var path: Path
-    var variables: [String: String]
+
+    init(auth: RuleValue, now: Double, root: Node, newRoot: Node, query: RuleQuery) {
+        self.auth = auth
+        self.now = now
+        self.root = root
+        self.newRoot = newRoot
+        self.query = query
+    }
+}
+
+/// Where a rule runs: its path, the `$` variables its wildcards bound (a few: a list), and
+/// the data before and after there when the walk that got there has it at hand.
+struct RuleLocation {
+    var path: Path = .root
+    var variables: [(name: String, value: String)] = []
+    var dataHere: Node? = nil
+    var newDataHere: Node? = nil
+
+    func variable(_ name: String) -> String? {
+        variables.last { $0.name == name }?.value
+    }
 }
 
 /// A rule that cannot be evaluated (a property of null, a comparison of a number with a
@@ -24,75 +42,81 @@ struct RuleFailure: Error {
 /// Runs parsed rule expressions. Every operation is bounded by the size of its operands, and
 /// expressions have no loops, so a rule's cost is bounded by its text and the data it reads.
 enum RuleEvaluator {
-    static func isTrue(_ expression: RuleExpression, in context: RuleContext) -> Bool {
-        guard case .bool(true)? = try? evaluate(expression, context) else { return false }
+    static func isTrue(_ expression: RuleExpression, in context: RuleContext, at location: RuleLocation) -> Bool {
+        guard case .bool(true)? = try? evaluate(expression, context, location) else { return false }
         return true
     }
 
-    static func evaluate(_ expression: RuleExpression, _ c: RuleContext) throws(RuleFailure) -> RuleValue {
+    static func evaluate(_ expression: RuleExpression, _ c: RuleContext, _ l: RuleLocation) throws(RuleFailure) -> RuleValue {
         switch expression {
         case .constant(let value): return value
         case .array(let items):
             var values: [RuleValue] = []
-            for item in items { values.append(try evaluate(item, c)) }
+            for item in items { values.append(try evaluate(item, c, l)) }
             return .array(values)
         case .variable(let variable):
             switch variable {
             case .auth: return c.auth
             case .now: return .number(c.now)
-            case .root: return .snapshot(RuleSnapshot(root: c.root, path: .root))
-            case .data: return .snapshot(RuleSnapshot(root: c.root, path: c.path))
-            case .newData: return .snapshot(RuleSnapshot(root: c.newRoot, path: c.path))
-            case .query: return .query(c.query)
+            case .root: return .snapshot(RuleSnapshot(path: .root, node: c.root, after: false))
+            case .data: return .snapshot(RuleSnapshot(path: l.path, node: l.dataHere ?? c.root.child(at: l.path), after: false))
+            case .newData: return .snapshot(RuleSnapshot(path: l.path, node: l.newDataHere ?? c.newRoot.child(at: l.path), after: true))
+            case .query: return .query
             }
         case .bound(let name):
-            guard let value = c.variables[name] else { throw RuleFailure(reason: "\(name) is not bound") }
+            guard let value = l.variable(name) else { throw RuleFailure(reason: "\(name) is not bound") }
             return .string(value)
         case .member(let base, let name):
-            switch try evaluate(base, c) {
-            case .object(let members): return members[name] ?? .null
+            let value = try evaluate(base, c, l)
+            if let member = value.member(name) { return member }
+            switch value {
             case .string(let s) where name == "length": return .number(Double(s.utf16.count))
-            case .query(let query): return query.property(name)
+            case .query: return c.query.property(name)
             case .null: throw RuleFailure(reason: "cannot read '\(name)' of null")
             default: throw RuleFailure(reason: "no property '\(name)'")
             }
         case .index(let base, let key):
-            let container = try evaluate(base, c)
-            let index = try evaluate(key, c)
+            let container = try evaluate(base, c, l)
+            let index = try evaluate(key, c, l)
+            if let name = index.text, let member = container.member(name) { return member }
             switch (container, index) {
-            case let (.object(members), _):
-                guard let name = index.text else { throw RuleFailure(reason: "an object's index must be a string") }
-                return members[name] ?? .null
             case let (.array(items), .number(n)):
                 guard let i = Int(exactly: n), items.indices.contains(i) else { return .null }
                 return items[i]
             default: throw RuleFailure(reason: "cannot index this value")
             }
         case .call(let base, let method, let arguments):
-            let receiver = try evaluate(base, c)
-            var values: [RuleValue] = []
-            for argument in arguments { values.append(try evaluate(argument, c)) }
-            return try call(method, on: receiver, values)
+            // At most two arguments: evaluated without an array.
+            let receiver = try evaluate(base, c, l)
+            let first = try arguments.first.map { expression throws(RuleFailure) in try evaluate(expression, c, l) }
+            let second = try arguments.count > 1 ? evaluate(arguments[1], c, l) : nil
+            return try call(method, on: receiver, first, second, c)
+        case .child(let base, let relative):
+            guard case .snapshot(let snapshot) = try evaluate(base, c, l) else { throw RuleFailure(reason: "child() needs a snapshot") }
+            return .snapshot(snapshot.child(relative))
+        case .hasChild(let base, let relative):
+            guard case .snapshot(let snapshot) = try evaluate(base, c, l) else { throw RuleFailure(reason: "hasChild() needs a snapshot") }
+            return .bool(!snapshot.node.child(at: relative).isEmpty)
         case .not(let operand):
-            return .bool(!(try boolean(operand, c)))
+            return .bool(!(try boolean(operand, c, l)))
         case .negate(let operand):
-            guard case .number(let n) = try evaluate(operand, c) else { throw RuleFailure(reason: "'-' needs a number") }
+            guard case .number(let n) = try evaluate(operand, c, l) else { throw RuleFailure(reason: "'-' needs a number") }
             return .number(-n)
         case .and(let left, let right):
-            guard try boolean(left, c) else { return .bool(false) }
-            return .bool(try boolean(right, c))
+            guard try boolean(left, c, l) else { return .bool(false) }
+            return .bool(try boolean(right, c, l))
         case .or(let left, let right):
-            if try boolean(left, c) { return .bool(true) }
-            return .bool(try boolean(right, c))
+            if try boolean(left, c, l) { return .bool(true) }
+            return .bool(try boolean(right, c, l))
         case .conditional(let condition, let yes, let no):
-            return try evaluate(try boolean(condition, c) ? yes : no, c)
+            return try evaluate(try boolean(condition, c, l) ? yes : no, c, l)
         case .binary(let op, let left, let right):
-            return try binary(op, try evaluate(left, c), try evaluate(right, c))
+            return try binary(op, try evaluate(left, c, l), try evaluate(right, c, l))
         }
     }
 
-    private static func boolean(_ expression: RuleExpression, _ c: RuleContext) throws(RuleFailure) -> Bool {
-        guard case .bool(let b) = try evaluate(expression, c) else { throw RuleFailure(reason: "not a boolean") }
+    private static func boolean(_ expression: RuleExpression, _ c: RuleContext, _ l: RuleLocation) throws(RuleFailure) -> Bool {
+        guard case .bool(let b) = try evaluate(expression, c, l) else { throw RuleFailure(reason: "not a boolean") }
         return b
     }
 
@@ -132,11 +156,12 @@ enum RuleEvaluator {
         }
     }
 
-    private static func call(_ method: RuleMethod, on receiver: RuleValue, _ arguments: [RuleValue]) throws(RuleFailure) -> RuleValue {
-        if case .snapshot(let snapshot) = receiver { return try call(method, on: snapshot, arguments) }
+    private static func call(_ method: RuleMethod, on receiver: RuleValue, _ first: RuleValue?, _ second: RuleValue?,
+                             _ c: RuleContext) throws(RuleFailure) -> RuleValue {
+        if case .snapshot(let snapshot) = receiver { return try call(method, on: snapshot, first, c) }
         guard case .string(let s) = receiver else { throw RuleFailure(reason: "\(method.rawValue)() needs a string") }
         func argument(_ i: Int) throws(RuleFailure) -> String {
-            guard arguments.indices.contains(i), case .string(let value) = arguments[i] else {
+            guard case .string(let value)? = i == 0 ? first : second else {
                 throw RuleFailure(reason: "\(method.rawValue)() needs a string argument")
             }
             return value
@@ -152,31 +177,31 @@ enum RuleEvaluator {
         case .toLowerCase: return .string(s.lowercased())
         case .toUpperCase: return .string(s.uppercased())
         case .matches:
-            guard case .regex(let regex)? = arguments.first else { throw RuleFailure(reason: "matches() needs a regular expression") }
+            guard case .regex(let regex)? = first else { throw RuleFailure(reason: "matches() needs a regular expression") }
             return .bool(regex.matches(s))
         default: throw RuleFailure(reason: "\(method.rawValue)() is a snapshot method")
         }
     }
 
-    private static func call(_ method: RuleMethod, on snapshot: RuleSnapshot, _ arguments: [RuleValue]) throws(RuleFailure) -> RuleValue {
-        func childPath() throws(RuleFailure) -> Path {
-            guard case .string(let text)? = arguments.first else { throw RuleFailure(reason: "\(method.rawValue)() needs a path string") }
+    private static func call(_ method: RuleMethod, on snapshot: RuleSnapshot, _ argument: RuleValue?, _ c: RuleContext) throws(RuleFailure) -> RuleValue {
+        func relativePath() throws(RuleFailure) -> Path {
+            guard case .string(let text)? = argument else { throw RuleFailure(reason: "\(method.rawValue)() needs a path string") }
             let relative = Path(text)
             guard !relative.isRoot, relative.keys.allSatisfy({ Path.problem(with: $0) == nil }) else {
                 throw RuleFailure(reason: "\(method.rawValue)() was given an invalid path")
             }
-            return snapshot.path.appending(relative)
+            return relative
         }
         switch method {
         case .val: return RuleValue(node: snapshot.node)
-        case .child: return .snapshot(RuleSnapshot(root: snapshot.root, path: try childPath()))
+        case .child: return .snapshot(snapshot.child(try relativePath()))
         case .parent:
             guard let parent = snapshot.path.parent else { throw RuleFailure(reason: "the root has no parent") }
-            return .snapshot(RuleSnapshot(root: snapshot.root, path: parent))
-        case .hasChild: return .bool(!snapshot.root.child(at: try childPath()).isEmpty)
+            return .snapshot(RuleSnapshot(path: parent, node: (snapshot.after ? c.newRoot : c.root).child(at: parent), after: snapshot.after))
+        case .hasChild: return .bool(!snapshot.node.child(at: try relativePath()).isEmpty)
         case .hasChildren:
             guard case .children(let children) = snapshot.node.content else { return .bool(false) }
-            guard case .array(let names)? = arguments.first else { return .bool(true) }
+            guard case .array(let names)? = argument else { return .bool(true) }
             for name in names {
                 guard case .string(let key) = name else { throw RuleFailure(reason: "hasChildren() needs names") }
                 if children[key] == nil { return .bool(false) }

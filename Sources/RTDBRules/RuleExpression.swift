@@ -1,3 +1,5 @@
+import RTDBData
+
 /// A parsed, type-checked rule expression.
 indirect enum RuleExpression: Sendable {
     case constant(RuleValue)
@@ -9,6 +11,9 @@ indirect enum RuleExpression: Sendable {
     case member(RuleExpression, String)
     case index(RuleExpression, RuleExpression)
     case call(RuleExpression, RuleMethod, [RuleExpression])
+    /// `child('a/b')` and `hasChild('a/b')` with a constant path, split and checked once.
+    case child(RuleExpression, Path)
+    case hasChild(RuleExpression, Path)
     case not(RuleExpression)
     case negate(RuleExpression)
     case and(RuleExpression, RuleExpression)

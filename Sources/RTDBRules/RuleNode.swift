@@ -22,10 +22,10 @@ final class RuleNode: Sendable {
 
     /// The rules for `key` below this level; a named child wins over the wildcard, which
     /// binds its variable.
-    func child(_ key: String, binding variables: inout [String: String]) -> RuleNode? {
+    func child(_ key: String, binding variables: inout [(name: String, value: String)]) -> RuleNode? {
         if let named = children[key] { return named }
         guard let wildcard else { return nil }
-        variables[wildcard.name] = key
+        variables.append((wildcard.name, key))
         return wildcard.node
     }
 

@@ -1,3 +1,5 @@
+import RTDBData
+
 /// Parses one rule expression and checks its types, JavaScript precedence from `?:` (lowest)
 /// to member access and calls (highest). A rule must be a boolean: anything else, a method a
 /// value cannot have, an unknown variable, is an error with the offset of its token.
@@ -284,6 +286,14 @@ struct RuleParser {
                 throw RuleSyntaxError("a regular expression can only be the argument of matches()", at: offsets[i])
             }
         }
+        // A constant path is split and checked now: a mistake is found when the rules load.
+        if method == .child || method == .hasChild, value.1 == .snapshot, case .constant(.string(let text))? = arguments.first?.0 {
+            let path = Path(text)
+            if path.isRoot || path.keys.contains(where: { Path.problem(with: $0) != nil }) {
+                throw RuleSyntaxError("\(name)() needs a valid child path, not '\(text)'", at: offsets[0])
+            }
+            return (method == .child ? .child(value.0, path) : .hasChild(value.0, path), method.result)
+        }
         return (.call(value.0, method, arguments.map(\.0)), method.result)
     }
 
@@ -334,7 +344,13 @@ struct RuleParser {
                 } while take(",")
                 try expect("]", "to close the array")
             }
-            return (.array(elements), .array)
+            // An array of constants is made once.
+            var constants: [RuleValue] = []
+            for element in elements {
+                guard case .constant(let value) = element else { return (.array(elements), .array) }
+                constants.append(value)
+            }
+            return (.constant(.array(constants)), .array)
         default:
             throw RuleSyntaxError("expected a value, found \(token.described)", at: token.offset)
         }

@@ -7,10 +7,16 @@ enum RuleValue: Sendable {
     case number(Double)
     case string(String)
     case snapshot(RuleSnapshot)
-    case object([String: RuleValue])
+    /// An object or array of a token's claims; members are converted when read.
+    case json(JSONValue)
+    /// What `val()` gives for a location with children; members are converted when read.
+    case node(Node)
+    /// `auth` for a user: `uid`, `provider` and the claims as `token`.
+    case auth(RuleAuth)
     case array([RuleValue])
     case regex(RuleRegex)
-    case query(RuleQuery)
+    /// The request's query (kept in the context: it is large).
+    case query
 
     /// A token's claims, `auth`, or a value read from the data.
     init(json: JSONValue) {
@@ -19,11 +25,7 @@ enum RuleValue: Sendable {
         case .bool(let b): self = .bool(b)
         case .number(let n): self = .number(n)
         case .string(let s): self = .string(s)
-        case .array(let items): self = .array(items.map(RuleValue.init(json:)))
-        case .object(let members):
-            var object: [String: RuleValue] = [:]
-            for (key, value) in members { object[key] = RuleValue(json: value) }
-            self = .object(object)
+        case .array, .object: self = .json(json)
         }
     }
 
@@ -32,10 +34,31 @@ enum RuleValue: Sendable {
         switch node.content {
         case .empty: self = .null
         case .leaf(let leaf): self = RuleValue(leaf: leaf)
-        case .children(let children):
-            var object: [String: RuleValue] = [:]
-            for (key, child) in children { object[key.name] = RuleValue(node: child) }
-            self = .object(object)
+        case .children: self = .node(node)
+        }
+    }
+
+    /// `value.name` or `value[name]`: a member of an object (null when it has none); nil
+    /// when the value has no members at all.
+    func member(_ name: String) -> RuleValue? {
+        switch self {
+        case .json(let json):
+            if case .array(let items) = json {
+                guard let i = Int(name), items.indices.contains(i) else { return .null }
+                return RuleValue(json: items[i])
+            }
+            return json[name].map(RuleValue.init(json:)) ?? .null
+        case .node(let node):
+            return node.children[name].map(RuleValue.init(node:)) ?? .null
+        case .auth(let auth):
+            switch name {
+            case "uid": return .string(auth.uid)
+            case "provider": return .string(auth.provider)
+            case "token": return RuleValue(json: auth.claims)
+            default: return .null
+            }
+        default:
+            return nil
         }
     }
 
@@ -72,16 +95,28 @@ enum RuleValue: Sendable {
 }
 
 /// `data`, `newData`, `root` and what `child()` and `parent()` make of them: a location in
-/// one version of the tree.
+/// the tree before the request, or `after` it.
 struct RuleSnapshot: Sendable {
-    let root: Node
     let path: Path
     let node: Node
+    let after: Bool
 
-    init(root: Node, path: Path) {
-        self.root = root
-        self.path = path
-        self.node = root.child(at: path)
+    /// A location below this one, found from here rather than from the root.
+    func child(_ relative: Path) -> RuleSnapshot {
+        RuleSnapshot(path: path.appending(relative), node: node.child(at: relative), after: after)
+    }
+}
+
+/// `auth` for a user, made once per request.
+final class RuleAuth: Sendable {
+    let uid: String
+    let provider: String
+    let claims: JSONValue
+
+    init(uid: String, provider: String, claims: JSONValue) {
+        self.uid = uid
+        self.provider = provider
+        self.claims = claims
     }
 }
 

@@ -45,23 +45,35 @@ public struct SecurityRules: Sendable {
     /// path or above grants it (rules below cannot). `.info` is readable by everyone.
     public func canRead(_ path: Path, identity: Identity, query: QueryParams?, data: Node, now: Double) -> Bool {
         if identity == .admin || path.isInfo { return true }
-        var context = RuleContext(auth: identity.ruleValue, now: now, root: data, newRoot: data, query: RuleQuery(params: query),
-                                  path: .root, variables: [:])
-        return granted(.read, along: path, &context)
+        let context = RuleContext(auth: identity.ruleValue, now: now, root: data, newRoot: data, query: RuleQuery(params: query))
+        return granted(.read, along: path, context)
+    }
+
+    /// The keys a rule walk follows: a priority is written under its node's rules.
+    private static func ruleKeys(_ path: Path) -> ArraySlice<String> {
+        path.keys.last == ".priority" ? path.keys.dropLast() : path.keys[...]
     }
 
     /// Walks the rules from the root along `path`, evaluating the rule of `kind` at each
-    /// level; true at the first one that holds.
-    private func granted(_ kind: RuleKind, along path: Path, _ context: inout RuleContext) -> Bool {
+    /// level; true at the first one that holds. (The data there is looked up only by a rule
+    /// that reads it.)
+    private func granted(_ kind: RuleKind, along path: Path, _ context: RuleContext) -> Bool {
+        let keys = Self.ruleKeys(path)
         var node: RuleNode? = root
-        var depth = 0
-        let keys = path.keys.last == ".priority" ? Array(path.keys.dropLast()) : path.keys
+        var walked: [String] = []
+        walked.reserveCapacity(keys.count)
+        var location = RuleLocation()
+        var index = keys.startIndex
         while let level = node {
-            context.path = Path(keys: Array(keys.prefix(depth)))
-            if let rule = level.expression(kind), RuleEvaluator.isTrue(rule, in: context) { return true }
-            guard depth < keys.count else { return false }
-            node = level.child(keys[depth], binding: &context.variables)
-            depth += 1
+            if let rule = level.expression(kind) {
+                location.path = Path(keys: walked)
+                if RuleEvaluator.isTrue(rule, in: context, at: location) { return true }
+            }
+            guard index < keys.endIndex else { return false }
+            let key = keys[index]
+            node = level.child(key, binding: &location.variables)
+            walked.append(key)
+            index += 1
         }
         return false
     }
@@ -88,47 +100,63 @@ public struct SecurityRules: Sendable {
     /// new data where the new data exists (deletes are not validated).
     public func checkWrite(_ sets: [(Path, Node)], identity: Identity, before: Node, after: Node, now: Double) -> Denial? {
         if identity == .admin { return nil }
-        var context = RuleContext(auth: identity.ruleValue, now: now, root: before, newRoot: after, query: RuleQuery(params: nil),
-                                  path: .root, variables: [:])
-        for (path, _) in sets {
-            context.variables = [:]
-            if !granted(.write, along: path, &context) { return .permission(path) }
+        let context = RuleContext(auth: identity.ruleValue, now: now, root: before, newRoot: after, query: RuleQuery(params: nil))
+        for (path, _) in sets where !granted(.write, along: path, context) {
+            return .permission(path)
         }
         var validatedAncestors = Set<Path>()
-        for (path, _) in sets {
-            let keys = path.keys.last == ".priority" ? Array(path.keys.dropLast()) : path.keys
+        for (path, value) in sets {
+            let keys = Self.ruleKeys(path)
             var node: RuleNode? = root
-            context.variables = [:]
+            var walked: [String] = []
+            var location = RuleLocation()
             // The locations above the write: their new data includes it.
-            for depth in 0..<keys.count {
+            for key in keys {
                 guard let level = node else { break }
-                let at = Path(keys: Array(keys.prefix(depth)))
-                if let rule = level.validate, validatedAncestors.insert(at).inserted {
-                    context.path = at
-                    if !after.child(at: at).isEmpty, !RuleEvaluator.isTrue(rule, in: context) { return .validation(at) }
+                if let rule = level.validate {
+                    let at = Path(keys: walked)
+                    // A location above several of the writes is validated once.
+                    if sets.count == 1 || validatedAncestors.insert(at).inserted {
+                        let newData = after.child(at: at)
+                        if !newData.isEmpty {
+                            location.path = at
+                            location.newDataHere = newData
+                            if !RuleEvaluator.isTrue(rule, in: context, at: location) { return .validation(at) }
+                        }
+                    }
                 }
-                node = level.child(keys[depth], binding: &context.variables)
+                node = level.child(key, binding: &location.variables)
+                walked.append(key)
             }
-            if let node, let denial = validate(node, at: Path(keys: keys), after.child(at: Path(keys: keys)), &context) {
-                return denial
-            }
+            // Below, the new data is what was written (the writes of one request never
+            // overlap); a priority alone is checked with its node.
+            guard let node else { continue }
+            let written = path.last == ".priority" ? after.child(at: Path(keys: walked)) : value
+            if let denial = validate(node, at: &walked, written, context, &location) { return denial }
         }
         return nil
     }
 
-    /// `.validate` at `path` and below, over the new data that exists there.
-    private func validate(_ node: RuleNode, at path: Path, _ data: Node, _ context: inout RuleContext) -> Denial? {
-        if data.isEmpty { return nil }
+    /// `.validate` at `keys` and below, over the new data that exists there. `keys` and
+    /// the location's variables are extended and restored on the way down.
+    private func validate(_ node: RuleNode, at keys: inout [String], _ newData: Node, _ context: RuleContext,
+                          _ location: inout RuleLocation) -> Denial? {
+        if newData.isEmpty { return nil }
         if let rule = node.validate {
-            context.path = path
-            if !RuleEvaluator.isTrue(rule, in: context) { return .validation(path) }
+            location.path = Path(keys: keys)
+            location.dataHere = nil
+            location.newDataHere = newData
+            if !RuleEvaluator.isTrue(rule, in: context, at: location) { return .validation(location.path) }
         }
-        guard !node.children.isEmpty || node.wildcard != nil, case .children(let children) = data.content else { return nil }
-        let saved = context.variables
-        defer { context.variables = saved }
+        guard !node.children.isEmpty || node.wildcard != nil, case .children(let children) = newData.content else { return nil }
+        let bound = location.variables.count
+        defer { location.variables.removeSubrange(bound...) }
         for (key, child) in children {
-            guard let rules = node.child(key.name, binding: &context.variables) else { continue }
-            if let denial = validate(rules, at: path.child(key.name), child, &context) { return denial }
+            location.variables.removeSubrange(bound...)
+            guard let rules = node.child(key.name, binding: &location.variables) else { continue }
+            keys.append(key.name)
+            defer { keys.removeLast() }
+            if let denial = validate(rules, at: &keys, child, context, &location) { return denial }
         }
         return nil
     }
@@ -138,7 +166,7 @@ public struct SecurityRules: Sendable {
     /// The children `.indexOn` names at `path` (`.value` included), for the `no_index` warning.
     public func indexOn(at path: Path) -> [String] {
         var node: RuleNode? = root
-        var variables: [String: String] = [:]
+        var variables: [(name: String, value: String)] = []
         for key in path.keys {
             node = node?.child(key, binding: &variables)
         }
