@@ -24,6 +24,8 @@ let package = Package(
         // the frame handling both ends share.
         .target(name: "RTDBTransport", dependencies: [
             "RTDBProtocol",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "NIOCore", package: "swift-nio"),
             .product(name: "NIOPosix", package: "swift-nio"),
             .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -24,13 +24,13 @@ _rtdb() {
     local cword=$((${#words[@]} - 1))
     local cur=${words[cword]} prev=${words[cword-1]}
     local commands="get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status auth logout rules sleep timing pager cd pwd help history exit quit serve completions"
-    local options="--data --url --emulator --ns --timeout --cacert -c --keep-going --json --no-color --no-pager --timing --recover --version --help -h"
+    local options="--data --url --emulator --ns --timeout --cacert --credentials -c --keep-going --json --no-color --no-pager --timing --recover --version --help -h"
 
     local i cmd="" cmdi=0 nokeys=""
     local -a db=()
     for ((i = 1; i < cword; i++)); do
         case ${words[i]} in
-            --data|--url|--emulator|--ns|--cacert)
+            --data|--url|--emulator|--ns|--cacert|--credentials)
                 # A --data folder that does not exist has no keys (and must not be made).
                 [[ ${words[i]} == --data && ! -d ${words[i+1]} ]] && nokeys=1
                 db+=("${words[i]}" "${words[i+1]}"); ((i++)) ;;
@@ -42,7 +42,7 @@ _rtdb() {
 
     case $prev in
         --data) COMPREPLY=($(compgen -d -- "$cur")); return ;;
-        --cacert|--rules|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --cacert|--credentials|--rules|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
     esac
     if [[ -z $cmd ]]; then
         COMPREPLY=($(compgen -W "$commands $options" -- "$cur"))

@@ -12,7 +12,7 @@ function __rtdb_paths
     set -l words (commandline -opc)
     set -l db
     for i in (seq (count $words))
-        if contains -- $words[$i] --data --url --emulator --ns --cacert
+        if contains -- $words[$i] --data --url --emulator --ns --cacert --credentials
             set -l next (math $i + 1)
             test $next -le (count $words); and set db $db $words[$i] $words[$next]
         end
@@ -30,6 +30,7 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l emulator -x -
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l ns -x -d 'the namespace with --emulator'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l timeout -x -d 'how long a command waits for the server'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l cacert -r -F -d 'trust the certificates in this PEM file (wss://, https://)'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l credentials -r -F -d 'sign in with this service account key (OAuth2 tokens made here)'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -s c -x -d 'run COMMAND and exit'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l keep-going -d 'run the remaining lines after an error'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l json -d 'every command'\''s output as compact JSON'

@@ -81,25 +81,14 @@ public enum Identity: Sendable, Equatable {
             payload.append((key, value))
         }
         let header = JSONValue.object([("alg", .string("none")), ("typ", .string("JWT"))])
-        return base64URLEncoded(Array(header.serialized().utf8)) + "." + base64URLEncoded(Array(JSONValue.object(payload).serialized().utf8)) + "."
+        return Base64URL.encode(Array(header.serialized().utf8)) + "." + Base64URL.encode(Array(JSONValue.object(payload).serialized().utf8)) + "."
     }
 
     /// The claims of a JWT, unverified; nil when `token` is not one.
     public static func claims(ofToken token: String) -> JSONValue? {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let payload = base64URLDecoded(parts[1]),
+        guard parts.count == 3, let payload = Base64URL.decode(parts[1]),
               let claims = try? JSONValue.parse(String(decoding: payload, as: UTF8.self)), claims.members != nil else { return nil }
         return claims
-    }
-
-    static func base64URLEncoded(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
-
-    static func base64URLDecoded(_ text: Substring) -> [UInt8]? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64).map { Array($0) }
     }
 }

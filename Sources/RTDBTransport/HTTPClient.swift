@@ -39,7 +39,9 @@ public enum HTTPClient {
         do {
             channel = try await bootstrap.connect(host: host, port: port).get()
         } catch {
-            throw WireError("cannot reach \(host):\(port): \(error)")
+            let failure = WireError("cannot reach \(host):\(port): \(error)")
+            promise.fail(failure)
+            throw failure
         }
         let deadline = channel.eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) {
             promise.fail(WireError("\(host):\(port) did not answer within \(Int(timeout)) seconds"))

@@ -38,8 +38,11 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
         }
     }
 
-    private init(repo: Repo, address: ServerAddress, tls: NIOSSLContext?, credential: Credential?, group: MultiThreadedEventLoopGroup,
-                 timeout: TimeInterval) {
+    /// Renews a service account's access token before it expires.
+    nonisolated(unsafe) private var refresh: Task<Void, Never>?
+
+    private init(repo: Repo, address: ServerAddress, tls: NIOSSLContext?, credential: Credential?, serviceAccount: (ServiceAccount, String)?,
+                 group: MultiThreadedEventLoopGroup, timeout: TimeInterval) {
         self.repo = repo
         self.location = address.description
         self.address = address
@@ -47,6 +50,8 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
         self.timeout = timeout
         self.restCredential = credential.map { ($0.token, $0.google) }
         switch credential {
+        case _ where serviceAccount != nil:
+            self.credential = "OAuth2 access token for \(serviceAccount?.0.email ?? "") (service account key \(serviceAccount?.1 ?? ""), renewed before it expires)"
         case nil: self.credential = "none"
         case .some(let credential) where credential.google: self.credential = "OAuth2 access token (\(credential.variable))"
         case .some(let credential): self.credential = "ID token or database secret (\(credential.variable))"
@@ -57,8 +62,9 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     /// Connects; the first connection must succeed (after that, losing it means
     /// reconnecting). `trustedCertificates`: a PEM file to trust instead of the system's
     /// authorities.
+    /// `serviceAccount`: a key and its file name; its access tokens are used instead of `credential`.
     static func connect(address: ServerAddress, trustedCertificates: String? = nil, credential: Credential? = nil,
-                        timeout: TimeInterval = 10) async throws -> RemoteDatabase {
+                        serviceAccount: (ServiceAccount, String)? = nil, timeout: TimeInterval = 10) async throws -> RemoteDatabase {
         let tls: NIOSSLContext? = address.secure ? try ClientTLS.context(trustedCertificates: trustedCertificates) : nil
         let lastTransport = LastTransport()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -69,7 +75,8 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
             lastTransport.set(transport)
             return transport
         })
-        let database = RemoteDatabase(repo: repo, address: address, tls: tls, credential: credential, group: group, timeout: max(timeout, 10))
+        let database = RemoteDatabase(repo: repo, address: address, tls: tls, credential: serviceAccount == nil ? credential : nil,
+                                      serviceAccount: serviceAccount, group: group, timeout: max(timeout, 10))
         let failure: String?
         do {
             let connected = try await withTimeout(timeout) { try await repo.firstConnectionEstablished() }
@@ -82,7 +89,15 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
             await database.close()
             throw RemoteError("cannot connect to \(address): \(failure)")
         }
-        if let credential {
+        if let (account, file) = serviceAccount {
+            do {
+                let lifetime = try await database.renewAccessToken(account)
+                database.renewAccessTokens(account, after: lifetime)
+            } catch {
+                await database.close()
+                throw RemoteError("the service account key \(file) gave no access token: \(error)")
+            }
+        } else if let credential {
             do {
                 try await withTimeout(timeout) { try await repo.authenticate(token: credential.token, google: credential.google) }
             } catch {
@@ -94,13 +109,46 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     }
 
     func close() async {
+        refresh?.cancel()
         await repo.close()
         try? await group.shutdownGracefully()
     }
 
+    /// Exchanges the service account's key for an access token and signs in with it;
+    /// returns how long it lasts, in seconds.
+    private func renewAccessToken(_ account: ServiceAccount) async throws -> Double {
+        let (token, lifetime) = try await account.accessToken(group: group, timeout: timeout)
+        HistoryFilter.credentials.append(token)
+        try await withTimeout(timeout) { try await self.repo.authenticate(token: token, google: true) }
+        useCredential(token, google: true)
+        return lifetime
+    }
+
+    /// Renews the token five minutes before it expires (halfway, for a short one); a failed
+    /// renewal is tried again a minute later (sooner for a short token).
+    private func renewAccessTokens(_ account: ServiceAccount, after lifetime: Double) {
+        refresh = Task { [weak self] in
+            var wait = lifetime > 600 ? lifetime - 300 : lifetime / 2
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
+                guard let self, !Task.isCancelled else { return }
+                do {
+                    let next = try await self.renewAccessToken(account)
+                    wait = next > 600 ? next - 300 : next / 2
+                } catch {
+                    FileHandle.standardError.write(Data("rtdb: renewing the access token of \(account.email) failed (\(error)); trying again\n".utf8))
+                    wait = min(60, max(1, wait / 2))
+                }
+            }
+        }
+    }
+
     // MARK: ServerAdministration
 
-    var isLocal: Bool {
+    var isLocal: Bool { Self.isLocal(address) }
+
+    /// A server on this machine (a loopback address, localhost, a shared folder's socket).
+    static func isLocal(_ address: ServerAddress) -> Bool {
         address.socketPath != nil || HostName.isIPAddress(address.host) && (address.host.hasPrefix("127.") || address.host == "::1")
             || address.host == "localhost" || address.host.hasSuffix(".localhost")
     }

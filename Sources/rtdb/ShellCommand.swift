@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import RTDBShell
+import RTDBTransport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -26,8 +27,9 @@ struct ShellCommand: AsyncParsableCommand {
         $XDG_DATA_HOME/rtdb/default (~/.local/share/rtdb/default). With --url \
         ws://127.0.0.1:9000?ns=demo (or --emulator HOST:PORT) the shell talks to a server instead; \
         wss:// and https:// use TLS (hosted Firebase: https://NAME.firebaseio.com). A credential \
-        comes from RTDB_ACCESS_TOKEN (OAuth2 access token) or RTDB_AUTH_TOKEN (ID token, \
-        database secret); lost connections are re-established and queued writes sent.
+        comes from --credentials (a service account key), RTDB_ACCESS_TOKEN (OAuth2 access token), \
+        RTDB_AUTH_TOKEN (ID token, database secret) or GOOGLE_APPLICATION_CREDENTIALS; lost \
+        connections are re-established and queued writes sent.
 
         Exit status: 0 success; 1 a command failed; 2 bad usage; 3 the database could not be \
         opened; 4 writes were not acknowledged before exit. Type 'help' in the shell for the \
@@ -59,6 +61,9 @@ struct ShellCommand: AsyncParsableCommand {
 
     @Option(name: .long, help: ArgumentHelp("With wss:// or https://, trust the certificates in this PEM file instead of the system's.", valueName: "FILE"))
     var cacert: String?
+
+    @Option(name: .long, help: ArgumentHelp("Sign in to a server's database with this service account key (JSON, from the Firebase console): its OAuth2 access tokens are made and renewed here. GOOGLE_APPLICATION_CREDENTIALS names one for hosted databases.", valueName: "FILE"))
+    var credentials: String?
 
     @Flag(name: .long, help: "In a script, run the remaining lines after an error (the exit status still says it failed).")
     var keepGoing = false
@@ -119,8 +124,17 @@ struct ShellCommand: AsyncParsableCommand {
         let connection: DatabaseConnection
         do {
             if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns) {
+                let credential = RemoteDatabase.Credential.fromEnvironment()
+                // An explicit key first; the ambient variable only where a Google token means
+                // something (not a local server), and only if no token was given.
+                var keyFile = credentials.map { ($0 as NSString).expandingTildeInPath }
+                if keyFile == nil, credential == nil, !RemoteDatabase.isLocal(address),
+                   let ambient = ProcessInfo.processInfo.environment["GOOGLE_APPLICATION_CREDENTIALS"], !ambient.isEmpty {
+                    keyFile = ambient
+                }
+                let serviceAccount = try keyFile.map { (try ServiceAccount(file: $0), $0) }
                 connection = try await RemoteDatabase.connect(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath },
-                                                              credential: .fromEnvironment(), timeout: wait ?? 10)
+                                                              credential: credential, serviceAccount: serviceAccount, timeout: wait ?? 10)
                 // A server that ignores g: read with a listen well before the deadline.
                 if let wait { await connection.repo.setGetFallbackDelay(min(connection.repo.getFallbackDelay, wait / 2)) }
             } else {
