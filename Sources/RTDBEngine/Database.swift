@@ -80,6 +80,18 @@ public final class Database: @unchecked Sendable {
         queue.sync { rules.canRead(path, identity: identity, query: query, data: root, now: clock()) }
     }
 
+    /// A query ordered by a child (or by value) that the rules give no `.indexOn` for, as
+    /// Firebase warns of it. Only where rules were given: without them nothing is indexed
+    /// by declaration, and the engine indexes every query as it comes anyway.
+    private func unindexed(_ query: QueryParams?, at path: Path) -> Bool {
+        guard let query, rules.source != SecurityRules.open.source else { return false }
+        switch query.index {
+        case .child(let child): return !rules.indexOn(at: path).contains(child.wireString)
+        case .value: return !rules.indexOn(at: path).contains(".value")
+        default: return false
+        }
+    }
+
     /// Cancels the listens (of one sink, or all) that the rules no longer allow.
     private func revokeDeniedListens(of sink: ListenSink?) {
         let now = clock()
@@ -174,7 +186,7 @@ public final class Database: @unchecked Sendable {
             guard let session else { return reply(.error(.invalidRequest, "listens need a connection")) }
             guard rules.canRead(path, identity: identity, query: query, data: root, now: clock()) else { return reply(Database.readRefusal) }
             addListen(Listen(session: session, path: path, params: query, tag: tag), clientHash: hash)
-            reply(.ok)
+            reply(unindexed(query, at: path) ? .ok(warnings: ["no_index"]) : .ok)
         case let .unlisten(path, query, _):
             if let session, let removed = listeners.remove(session: session, path: path, identifier: query?.identifier ?? "default") {
                 release(removed)

@@ -73,6 +73,9 @@ public struct Response: Sendable, Equatable {
     /// True for an answer that carries a value (`g`), sent as JSON even when empty (`null`);
     /// a write's acknowledgement carries none and is sent as `""`.
     public var carriesValue: Bool
+    /// Warnings with an `ok` to a listen (`{"w": ["no_index"]}`: the query's child has no
+    /// `.indexOn` in the rules).
+    public var warnings: [String] = []
 
     public init(status: ResponseStatus, data: Node = .empty) {
         self.status = status
@@ -88,6 +91,11 @@ public struct Response: Sendable, Equatable {
     }
 
     public static let ok = Response(status: .ok)
+    public static func ok(warnings: [String]) -> Response {
+        var response = Response.ok
+        response.warnings = warnings
+        return response
+    }
     public static func error(_ status: ResponseStatus, _ message: String) -> Response {
         Response(status: status, data: Node(.string(message)))
     }

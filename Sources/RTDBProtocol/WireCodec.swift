@@ -50,7 +50,9 @@ public enum WireCodec {
             append(&out, #"{"t":"d","d":{"r":\#(id),"b":{"s":"#)
             JSONWriter.writeString(response.status.rawValue, to: &out)
             append(&out, #","d":"#)
-            if response.isOK, !response.carriesValue {
+            if response.isOK, !response.carriesValue, !response.warnings.isEmpty {
+                JSONValue.object([("w", .array(response.warnings.map(JSONValue.string)))]).write(to: &out)
+            } else if response.isOK, !response.carriesValue {
                 append(&out, #""""#)
             } else {
                 JSONWriter.write(response.data, to: &out, options: .init(export: true))
@@ -251,6 +253,11 @@ public enum WireCodec {
         guard let status = body["s"]?.string else { throw WireError("response needs a status", requestID: id) }
         if status == "ok" {
             if data.isEmptyString || data.range == nil { return .response(id: id, .ok) }
+            // A listen's warnings: an object of one array of strings.
+            if let json = try? data.json(), let members = json.members, members.count == 1, let list = json["w"]?.array {
+                let warnings = list.compactMap(\.string)
+                if warnings.count == list.count { return .response(id: id, .ok(warnings: warnings)) }
+            }
             do {
                 return .response(id: id, .value(try data.node(at: .root, serverValues: false)))
             } catch {

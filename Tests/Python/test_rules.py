@@ -300,3 +300,83 @@ def test_firebase_admin_as_owner_and_as_a_user(tmp_path):
             del os.environ["FIREBASE_DATABASE_EMULATOR_HOST"]
         else:
             os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = before
+
+
+def test_ondisconnect_writes_are_checked_when_registered_and_when_they_run(server):
+    namespace = "rules-ondisconnect"
+    rules = {"rules": {"presence": {"$uid": {".read": True, ".write": "auth.uid == $uid",
+                                              ".validate": "newData.isString() || !newData.exists()"}}}}
+    assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
+    ws = connect(server, namespace, {"uid": "ada"})
+    ws.send({"t": "d", "d": {"r": 2, "a": "o", "b": {"p": "/presence/bob", "d": "offline"}}})
+    assert ws.response(2)["s"] == "permission_denied"
+    ws.send({"t": "d", "d": {"r": 3, "a": "o", "b": {"p": "/presence/ada", "d": 5}}})
+    assert ws.response(3)["s"] == "permission_denied"
+    ws.send({"t": "d", "d": {"r": 4, "a": "o", "b": {"p": "/presence/ada", "d": "offline"}}})
+    assert ws.response(4)["s"] == "ok"
+    ws.close()
+    deadline = time.time() + 10
+    while rest(server, "GET", "/presence/ada", namespace, auth="owner")[1] != b'"offline"':
+        assert time.time() < deadline, "the onDisconnect write did not run"
+        time.sleep(0.05)
+    # Registered while allowed, refused when it runs: the rules changed meanwhile.
+    ws = connect(server, namespace, {"uid": "ada"})
+    ws.send({"t": "d", "d": {"r": 2, "a": "o", "b": {"p": "/presence/ada", "d": "gone"}}})
+    assert ws.response(2)["s"] == "ok"
+    rules["rules"]["presence"]["$uid"][".write"] = False
+    assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
+    ws.send({"t": "d", "d": {"r": 3, "a": "g", "b": {"p": "/presence/ada", "q": {}}}})
+    assert ws.response(3)["s"] == "ok"  # the rules change is in force before the close
+    ws.close()
+    time.sleep(0.5)
+    assert rest(server, "GET", "/presence/ada", namespace, auth="owner")[1] == b'"offline"'
+
+
+def test_a_compare_and_set_the_rules_refuse_says_so_and_not_stale(server):
+    namespace = "rules-cas"
+    assert rest(server, "PUT", "/.settings/rules", namespace, {"rules": {"locked": {".read": True}}}, auth="owner")[0] == 200
+    assert rest(server, "PUT", "/locked", namespace, 1, auth="owner")[0] == 200
+    ws = connect(server, namespace, {"uid": "ada"})
+    ws.send({"t": "d", "d": {"r": 2, "a": "p", "b": {"p": "/locked", "d": 2, "h": "not-the-hash"}}})
+    assert ws.response(2)["s"] == "permission_denied"
+    ws.close()
+    # Over REST the same: an if-match write refused by the rules is 401, not 412.
+    status, answer = rest(server, "PUT", "/locked", namespace, 2, auth={"uid": "ada"}, headers={"if-match": "wrong"})
+    assert status == 401, answer
+
+
+def test_a_rest_stream_ends_with_auth_revoked_when_its_token_expires(server):
+    namespace = "rules-stream-expiry"
+    assert rest(server, "PUT", "/.settings/rules", namespace, {"rules": {"feed": {".read": "auth != null"}}}, auth="owner")[0] == 200
+    import socket
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    cred = token({"uid": "ada"}, expires_in=2)
+    s.sendall(f"GET /feed.json?ns={namespace}&auth={cred} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
+    seen = b""
+    while b"event: auth_revoked" not in seen:
+        chunk = s.recv(4096)
+        assert chunk, seen
+        seen += chunk
+    assert b'event: auth_revoked\ndata: "the credential has expired"' in seen
+    s.close()
+    # Without a credential the stream is refused at once.
+    status, _, answer = request(server.port, "GET", f"/feed.json?ns={namespace}", b"", {"Accept": "text/event-stream"})
+    assert status == 401 and b"Permission denied" in answer
+
+
+def test_an_unindexed_query_works_and_is_warned_of(server):
+    namespace = "rules-index"
+    rules = {"rules": {"dinos": {".read": True, ".indexOn": ["height"]}}}
+    assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
+    assert rest(server, "PUT", "/dinos", namespace, {"a": {"height": 3, "weight": 9}, "b": {"height": 1, "weight": 2}}, auth="owner")[0] == 200
+    ws = connect(server, namespace, None)
+    answers = []
+    for r, q in ((2, {"i": "height", "l": 1, "vf": "l"}), (3, {"i": "weight", "l": 1, "vf": "l"}), (4, {"i": ".value", "l": 1, "vf": "l"}),
+                 (5, {"i": ".key", "l": 1, "vf": "l"})):
+        ws.send({"t": "d", "d": {"r": r, "a": "q", "b": {"p": "/dinos", "q": q, "t": r, "h": ""}}})
+        answers.append(ws.response(r))
+    ws.close()
+    assert answers == [{"s": "ok", "d": ""}, {"s": "ok", "d": {"w": ["no_index"]}}, {"s": "ok", "d": {"w": ["no_index"]}}, {"s": "ok", "d": ""}]
+    # The query still answers, over REST too.
+    status, answer = rest(server, "GET", "/dinos", namespace, query={"orderBy": '"weight"', "limitToFirst": "1"})
+    assert (status, json.loads(answer)) == (200, {"b": {"height": 1, "weight": 2}})

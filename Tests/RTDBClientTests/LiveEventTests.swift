@@ -3,6 +3,7 @@ import XCTest
 import RTDBData
 import RTDBProtocol
 import RTDBEngine
+import RTDBRules
 @testable import RTDBClient
 
 /// Listeners on a real engine over the in-process transport: what a user of `watch` sees.
@@ -149,6 +150,32 @@ final class LiveEventTests: XCTestCase {
         let values = try await repo.get(Path("echo")).children.map { JSONWriter.string($0.value) }.sorted()
         XCTAssertEqual(values, (0..<20).map { "\($0)" }.sorted())
     }
+
+    /// A write the rules refuse shows at once, then is taken back with events when the
+    /// server's refusal comes: what a `watch` beside the writer sees.
+    func testAWriteTheRulesRefuseIsShownThenTakenBack() async throws {
+        database.replaceRules(try SecurityRules(parsing: #"{"rules": {"notes": {".read": true, "$note": {".write": "newData.isString()"}}}}"#))
+        let repo = connect()
+        // An in-process connection is the owner's until it signs in as someone.
+        try await repo.authenticate(token: Identity.unsignedToken(uid: "ada", now: Date().timeIntervalSince1970), google: false)
+        let recorder = Recorder()
+        await repo.listen(QuerySpec(path: Path("notes")), recorder.registration)
+        XCTAssertEqual(recorder.take(1), ["value - - null"])
+        try await repo.set(Path("notes/a"), Node("ok"))
+        let refused = try await repo.set(Path("notes/b"), Node(5))
+        do {
+            try await refused.acknowledged()
+            XCTFail("the rules allowed a number")
+        } catch let error as DatabaseError {
+            XCTAssertEqual(error.code, "PERMISSION_DENIED")
+        }
+        XCTAssertEqual(recorder.take(6), [
+            #"child_added a - "ok""#, #"value - - {"a":"ok"}"#,
+            "child_added b a 5", #"value - - {"a":"ok","b":5}"#,
+            "child_removed b - 5", #"value - - {"a":"ok"}"#,
+        ])
+    }
+
 }
 
 /// Done after `count` ticks from any thread.
@@ -161,4 +188,5 @@ final class Countdown: @unchecked Sendable {
         let finished = lock.withLock { left -= 1; return left == 0 }
         if finished { done.succeed() }
     }
+
 }
