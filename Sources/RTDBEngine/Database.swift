@@ -72,10 +72,33 @@ public final class Database: @unchecked Sendable {
         queue.async {
             self.rules = rules
             self.revokeDeniedListens(of: nil)
+            for listen in self.listeners.all() { self.noteDataDependence(listen) }
         }
     }
 
-    /// Whether `identity` may read `path` with `query` now (a REST stream asks before it starts).
+    /// Listens whose permission the data decides (`.read: "root.child('members')…"`).
+    private var dataDependentListens = 0
+
+    private func noteDataDependence(_ listen: Listen) {
+        let depends = listen.session.identity != .admin && rules.readDependsOnData(listen.path)
+        if depends != listen.dependsOnData { dataDependentListens += depends ? 1 : -1 }
+        listen.dependsOnData = depends
+    }
+
+    /// After a write, the listens whose permission the data decides are checked again.
+    private func revokeListensTheDataNoLongerAllows() {
+        guard dataDependentListens > 0 else { return }
+        let now = clock()
+        for listen in listeners.all() where listen.dependsOnData
+        && !rules.canRead(listen.path, identity: listen.session.identity, query: listen.params, data: root, now: now) {
+            listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier)
+            release(listen)
+            listen.session.send(.listenRevoked(path: listen.path, query: listen.params))
+        }
+    }
+
+    /// Whether `identity` may read `path` with `query` now (a REST stream asks before it
+    /// starts). Not from the database's own queue (a completion): it waits on it.
     public func canRead(_ path: Path, query: QueryParams?, as identity: Identity) -> Bool {
         queue.sync { rules.canRead(path, identity: identity, query: query, data: root, now: clock()) }
     }
@@ -95,8 +118,11 @@ public final class Database: @unchecked Sendable {
     /// Cancels the listens (of one sink, or all) that the rules no longer allow.
     private func revokeDeniedListens(of sink: ListenSink?) {
         let now = clock()
-        for listen in sink.map(listeners.listens(of:)) ?? listeners.all()
-        where !rules.canRead(listen.path, identity: listen.session.identity, query: listen.params, data: root, now: now) {
+        for listen in sink.map(listeners.listens(of:)) ?? listeners.all() {
+            guard !rules.canRead(listen.path, identity: listen.session.identity, query: listen.params, data: root, now: now) else {
+                noteDataDependence(listen)  // a new identity may change it
+                continue
+            }
             listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier)
             release(listen)
             listen.session.send(.listenRevoked(path: listen.path, query: listen.params))
@@ -113,13 +139,14 @@ public final class Database: @unchecked Sendable {
 
     private static let readRefusal = Response.error(.permissionDenied, "Permission denied")
 
-    /// A user's credential has expired: a session is told (`ac`) and goes on as no one; a REST
+    /// A user's credential has expired: a session is told (`ac`) and goes on as it was without
+    /// one; a REST
     /// stream ends with `auth_revoked`.
     func credentialExpired(_ sink: ListenSink) {
         dispatchPrecondition(condition: .onQueue(queue))
         sink.send(.authRevoked(status: .expiredToken, reason: "the credential has expired"))
         if let session = sink as? ServerSession {
-            session.identity = .anonymous
+            session.identity = session.initialIdentity
             revokeDeniedListens(of: session)
         } else {
             sessionClosed(sink)
@@ -127,15 +154,19 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Arranges `credentialExpired` for when `identity` expires (seconds since the epoch).
+    /// A session keeps one such timer (a new credential replaces it), a stream has one.
     func watchExpiry(of identity: Identity, for sink: ListenSink) {
+        (sink as? ServerSession)?.expiry?.cancel()
         guard case .user(_, _, let expires?) = identity else { return }
         let delay = max(0, expires - clock() / 1000)
-        queue.asyncAfter(deadline: .now() + delay) { [weak self, weak sink] in
+        let timer = DispatchWorkItem { [weak self, weak sink] in
             guard let self, let sink, sink.identity == identity else { return }
             if let session = sink as? ServerSession, session.isClosed { return }
             if !(sink is ServerSession), self.listeners.listens(of: sink).isEmpty { return }
             self.credentialExpired(sink)
         }
+        (sink as? ServerSession)?.expiry = timer
+        queue.asyncAfter(deadline: .now() + delay, execute: timer)
     }
 
     /// Reads the value at `path`, filtered by a query when given (answered from an index).
@@ -272,7 +303,8 @@ public final class Database: @unchecked Sendable {
                 }
             }
         case .unauth:
-            session?.identity = .anonymous
+            session?.expiry?.cancel()
+            if let session { session.identity = session.initialIdentity }
             if let session { revokeDeniedListens(of: session) }
             reply(.ok)
         }
@@ -284,6 +316,7 @@ public final class Database: @unchecked Sendable {
         root = after
         updateIndexes(record, before: before)
         notifyListeners(record)
+        revokeListensTheDataNoLongerAllows()
         store.append(record, root: root) { error in
             if let error {
                 reply(.error(.writeFailed, "the write could not be made durable: \(error)"))
@@ -299,6 +332,7 @@ public final class Database: @unchecked Sendable {
     private func addListen(_ listen: Listen, clientHash: String = "") {
         if let old = listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier) { release(old) }
         listeners.add(listen)
+        noteDataDependence(listen)
         acquire(listen)
         let data = currentData(for: listen)
         listen.lastSent = data
@@ -310,6 +344,10 @@ public final class Database: @unchecked Sendable {
     /// that its identity may read there. Its credential's expiry ends it.
     public func stream(_ sink: ListenSink, path: Path, query: QueryParams?) {
         queue.async {
+            // Checked again here: the rules or the data may have changed since the caller asked.
+            guard self.rules.canRead(path, identity: sink.identity, query: query, data: self.root, now: self.clock()) else {
+                return sink.send(.listenRevoked(path: path, query: query))
+            }
             self.addListen(Listen(session: sink, path: path, params: query, tag: nil))
             self.watchExpiry(of: sink.identity, for: sink)
         }
@@ -358,6 +396,10 @@ public final class Database: @unchecked Sendable {
     }
 
     private func release(_ listen: Listen) {
+        if listen.dependsOnData {
+            listen.dependsOnData = false
+            dataDependentListens -= 1
+        }
         guard listen.isFiltered, let params = listen.params else { return }
         let key = indexKey(listen.path, params.index)
         guard let index = indexes[key] else { return }

@@ -18,6 +18,8 @@ final class Listen {
     let tag: Int?
     /// What was last sent for a query listen, to send nothing when its result is unchanged.
     var lastSent: Node?
+    /// Whether the rules let the data decide if it may read, so writes can revoke it.
+    var dependsOnData = false
 
     init(session: ListenSink, path: Path, params: QueryParams?, tag: Int?) {
         self.session = session

@@ -15,13 +15,19 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
     var onDisconnect = OnDisconnectQueue()
     /// Who the connection's credential names (changed by `auth`, `unauth` and expiry).
     public internal(set) var identity: Identity
+    /// Who it is without a credential: the owner on an embedded database's connections, no
+    /// one on the network's; `unauth` and an expired credential return to it.
+    let initialIdentity: Identity
     /// Set once the transport has closed.
     private(set) var isClosed = false
+    /// When the credential expires, the server says so (`ac`); replaced with the credential.
+    var expiry: DispatchWorkItem?
 
     init(database: Database, transport: Transport, identity: Identity) {
         self.database = database
         self.transport = transport
         self.identity = identity
+        self.initialIdentity = identity
         self.id = ServerSession.makeID()
     }
 

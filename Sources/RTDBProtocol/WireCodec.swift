@@ -253,11 +253,6 @@ public enum WireCodec {
         guard let status = body["s"]?.string else { throw WireError("response needs a status", requestID: id) }
         if status == "ok" {
             if data.isEmptyString || data.range == nil { return .response(id: id, .ok) }
-            // A listen's warnings: an object of one array of strings.
-            if let json = try? data.json(), let members = json.members, members.count == 1, let list = json["w"]?.array {
-                let warnings = list.compactMap(\.string)
-                if warnings.count == list.count { return .response(id: id, .ok(warnings: warnings)) }
-            }
             do {
                 return .response(id: id, .value(try data.node(at: .root, serverValues: false)))
             } catch {

@@ -16,8 +16,11 @@ public enum Identity: Sendable, Equatable {
     /// `auth` in a rule.
     var ruleValue: RuleValue {
         guard case let .user(uid, claims, _) = self else { return .null }
+        // Firebase's short names: google.com is google.
         var provider = "custom"
-        if case .string(let p)? = claims["firebase"]?["sign_in_provider"] { provider = p }
+        if case .string(let p)? = claims["firebase"]?["sign_in_provider"] {
+            provider = p.hasSuffix(".com") ? String(p.dropLast(4)) : p
+        }
         return .auth(RuleAuth(uid: uid, provider: provider, claims: claims))
     }
 
@@ -56,11 +59,12 @@ public enum Identity: Sendable, Equatable {
     /// object an admin names with `authvar` / `auth_variable_override`.
     public static func from(claims: JSONValue, now: Double) throws(Refusal) -> Identity {
         var claims = claims
-        if let legacy = claims["d"], legacy.members != nil { claims = legacy }
+        let expires = claims["exp"]?.number
+        // A legacy Firebase token carries its user in "d" (and no "sub").
+        if claims["sub"] == nil, claims["user_id"] == nil, let legacy = claims["d"], legacy.members != nil { claims = legacy }
         guard let uid = claims["sub"]?.string ?? claims["user_id"]?.string ?? claims["uid"]?.string, !uid.isEmpty else {
             throw .invalid("the token names no user: it has no \"sub\", \"user_id\" or \"uid\" claim")
         }
-        let expires = claims["exp"]?.number
         if let expires, now >= expires { throw .expired }
         return .user(uid: uid, claims: claims, expires: expires)
     }

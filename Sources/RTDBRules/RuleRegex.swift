@@ -24,7 +24,8 @@ public struct RuleRegex: Sendable {
         var parser = Parser(scalars: Array(pattern.unicodeScalars), ignoringCase: ignoringCase)
         let tree = try parser.parse()
         var program: [Instruction] = []
-        try Self.emit(tree, into: &program)
+        var steps = 0
+        try Self.emit(tree, into: &program, steps: &steps)
         program.append(.match)
         self.program = program
         self.ignoringCase = ignoringCase
@@ -270,8 +271,11 @@ public struct RuleRegex: Sendable {
 
     // MARK: Compiling
 
-    private static func emit(_ tree: Tree, into program: inout [Instruction]) throws(RuleSyntaxError) {
-        guard program.count < maxInstructions else { throw RuleSyntaxError("the pattern is too large", at: 0) }
+    /// `steps` counts the work as well as the output: a repetition of something empty emits
+    /// nothing, and nested ones must not run for long either.
+    private static func emit(_ tree: Tree, into program: inout [Instruction], steps: inout Int) throws(RuleSyntaxError) {
+        steps += 1
+        guard program.count < maxInstructions, steps < maxInstructions * 4 else { throw RuleSyntaxError("the pattern is too large", at: 0) }
         switch tree {
         case .empty: break
         case .scalar(let s): program.append(.scalar(s))
@@ -279,34 +283,34 @@ public struct RuleRegex: Sendable {
         case .any: program.append(.any)
         case .lineStart: program.append(.lineStart)
         case .lineEnd: program.append(.lineEnd)
-        case .sequence(let items): for item in items { try emit(item, into: &program) }
+        case .sequence(let items): for item in items { try emit(item, into: &program, steps: &steps) }
         case .alternation(let branches):
             var jumps: [Int] = []
             for (i, branch) in branches.enumerated() {
-                if i == branches.count - 1 { try emit(branch, into: &program); break }
+                if i == branches.count - 1 { try emit(branch, into: &program, steps: &steps); break }
                 let split = program.count
                 program.append(.split(split + 1, 0))
-                try emit(branch, into: &program)
+                try emit(branch, into: &program, steps: &steps)
                 jumps.append(program.count)
                 program.append(.jump(0))
                 program[split] = .split(split + 1, program.count)
             }
             for jump in jumps { program[jump] = .jump(program.count) }
         case let .repetition(inner, min, max):
-            for _ in 0..<min { try emit(inner, into: &program) }
+            for _ in 0..<min { try emit(inner, into: &program, steps: &steps) }
             if let max {
                 // Each optional copy may be skipped to the end.
                 var splits: [Int] = []
                 for _ in min..<max {
                     splits.append(program.count)
                     program.append(.split(0, 0))
-                    try emit(inner, into: &program)
+                    try emit(inner, into: &program, steps: &steps)
                 }
                 for split in splits { program[split] = .split(split + 1, program.count) }
             } else {
                 let loop = program.count
                 program.append(.split(0, 0))
-                try emit(inner, into: &program)
+                try emit(inner, into: &program, steps: &steps)
                 program.append(.jump(loop))
                 program[loop] = .split(loop + 1, program.count)
             }

@@ -55,7 +55,8 @@ enum RuleValue: Sendable {
             case "uid": return .string(auth.uid)
             case "provider": return .string(auth.provider)
             case "token": return RuleValue(json: auth.claims)
-            default: return .null
+            // An admin's authvar, or a legacy token's "d": its own fields are auth's.
+            default: return auth.claims[name].map(RuleValue.init(json:)) ?? .null
             }
         default:
             return nil

@@ -161,6 +161,19 @@ public struct SecurityRules: Sendable {
         return nil
     }
 
+    /// Whether a read at `path` may be allowed or refused by the data (a `.read` on the way
+    /// reads `data` or `root`): such a listen is checked again after each write.
+    public func readDependsOnData(_ path: Path) -> Bool {
+        var node: RuleNode? = root
+        var variables: [(name: String, value: String)] = []
+        for key in path.keys {
+            guard let level = node else { return false }
+            if level.read?.readsData == true { return true }
+            node = level.child(key, binding: &variables)
+        }
+        return node?.read?.readsData == true
+    }
+
     // MARK: Indexes
 
     /// The children `.indexOn` names at `path` (`.value` included), for the `no_index` warning.

@@ -63,11 +63,11 @@ public final class Namespaces: @unchecked Sendable {
     /// Replaces the rules of `name`, open or not; its listens the new rules refuse are cancelled.
     public func setRules(_ rules: SecurityRules, for name: String) {
         if let fixed { return fixed.replaceRules(rules) }
+        // Under the lock, so two replacements reach the open database in the order kept.
         lock.lock()
         replacedRules[name] = rules
-        let database = open[name]?.database
+        open[name]?.database.replaceRules(rules)
         lock.unlock()
-        database?.replaceRules(rules)
     }
 
     /// Namespace names as Firebase allows them: letters, digits and dashes (underscores too).

@@ -135,8 +135,10 @@ struct RESTRouter: Sendable {
             let hash = ifMatch.map { $0 == "null_etag" ? "" : $0 }
             database.submit(.put(path: path, data: value, hash: hash), as: identity) { response in
                 if response.status == .dataStale {
-                    return database.read(path, query: nil) { current in
-                        respond(RESTReply(status: .preconditionFailed, body: render(current), headers: [("ETag", Self.etag(current))]))
+                    // The current value and its ETag, for a client that may read them.
+                    return database.submit(.get(path: path, query: nil), as: identity) { read in
+                        guard read.isOK else { return respond(.error(.preconditionFailed, "the data changed since it was read")) }
+                        respond(RESTReply(status: .preconditionFailed, body: render(read.data), headers: [("ETag", Self.etag(read.data))]))
                     }
                 }
                 guard response.isOK else { return respond(Self.failure(response)) }
@@ -281,8 +283,10 @@ struct RESTRouter: Sendable {
     static func redacted(_ uri: String) -> String {
         guard let question = uri.firstIndex(of: "?") else { return uri }
         let items = uri[uri.index(after: question)...].split(separator: "&", omittingEmptySubsequences: false).map { item -> String in
-            let name = item.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
-            return ["auth", "access_token"].contains(name) ? name + "=REDACTED" : String(item)
+            let raw = item.split(separator: "=", maxSplits: 1).first.map(String.init) ?? ""
+            // Names are compared as `split` reads them: %61uth is auth too.
+            let name = raw.replacingOccurrences(of: "+", with: " ").removingPercentEncoding ?? raw
+            return ["auth", "access_token", "auth_variable_override"].contains(name) ? raw + "=REDACTED" : String(item)
         }
         return String(uri[..<question]) + "?" + items.joined(separator: "&")
     }

@@ -34,7 +34,7 @@ extension Shell {
             throw ShellError("the server did not answer within \(DurationWord.describe(options.readTimeout)); the credential is sent again on the next connection")
         }
         server.useCredential(token, google: google)
-        HistoryFilter.credentials.append(token)
+        HistoryFilter.hold(token)
         options.credential = Shell.describe(token: token, claims: claims, origin: origin)
         output.writeError("authenticated as \(options.credential)\n")
     }

@@ -118,7 +118,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     /// returns how long it lasts, in seconds.
     private func renewAccessToken(_ account: ServiceAccount) async throws -> Double {
         let (token, lifetime) = try await account.accessToken(group: group, timeout: timeout)
-        HistoryFilter.credentials.append(token)
+        HistoryFilter.hold(token)
         try await withTimeout(timeout) { try await self.repo.authenticate(token: token, google: true) }
         useCredential(token, google: true)
         return lifetime
@@ -169,11 +169,17 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     private func rulesRequest(_ method: String, body: [UInt8]) async throws -> HTTPClient.Answer {
         guard address.socketPath == nil else { throw RemoteError("the rules of a shared embedded folder cannot be read: it has none") }
         var target = "/.settings/rules.json?ns=" + (address.namespace.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        // An access token in a header (kept out of proxies' and servers' request logs); an ID
+        // token or secret as Firebase's REST API takes it, in auth=.
+        var headers: [(String, String)] = []
         if let credential = lock.withLock({ restCredential }) {
-            let encoded = credential.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
-            target += (credential.google ? "&access_token=" : "&auth=") + encoded
+            if credential.google {
+                headers.append(("Authorization", "Bearer " + credential.token))
+            } else {
+                target += "&auth=" + (credential.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+            }
         }
-        let answer = try await HTTPClient.send(method, host: address.host, port: address.port, target: target, body: body,
+        let answer = try await HTTPClient.send(method, host: address.host, port: address.port, target: target, headers: headers, body: body,
                                                tls: tls, group: group, timeout: timeout)
         guard answer.status == 200 else {
             let reason = (try? JSONValue.parse(answer.text))?["error"]?.string ?? "HTTP \(answer.status)"

@@ -140,6 +140,9 @@ extension ServeCommand {
         if rules == nil {
             let reach = AccessPolicy.isLoopback(listenHost: host) ? "anyone on this machine" : "anyone who can reach \(host)"
             FileHandle.standardError.write(Data("rtdb serve: warning: no --rules: \(reach) can read and write every database\n".utf8))
+        } else if !AccessPolicy.isLoopback(listenHost: host) {
+            // As the emulator: tokens are believed, not verified, and "owner" is the admin.
+            FileHandle.standardError.write(Data("rtdb serve: warning: listening on \(host), beyond this machine: credentials are not verified (\"owner\" is the admin, any well-formed token is believed), so the rules do not protect the data from anyone who can reach it\n".utf8))
         }
         withExtendedLifetime((sources, trim)) { done.wait() }
         log("shutting down")

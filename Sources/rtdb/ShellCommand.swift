@@ -132,6 +132,9 @@ struct ShellCommand: AsyncParsableCommand {
                    let ambient = ProcessInfo.processInfo.environment["GOOGLE_APPLICATION_CREDENTIALS"], !ambient.isEmpty {
                     keyFile = ambient
                 }
+                if keyFile != nil, !address.secure, !RemoteDatabase.isLocal(address) {
+                    throw RemoteError("a service account's access token is sent only over TLS (wss://, https://) or to a server on this machine, not to \(address)")
+                }
                 let serviceAccount = try keyFile.map { (try ServiceAccount(file: $0), $0) }
                 connection = try await RemoteDatabase.connect(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath },
                                                               credential: credential, serviceAccount: serviceAccount, timeout: wait ?? 10)

@@ -380,3 +380,33 @@ def test_an_unindexed_query_works_and_is_warned_of(server):
     # The query still answers, over REST too.
     status, answer = rest(server, "GET", "/dinos", namespace, query={"orderBy": '"weight"', "limitToFirst": "1"})
     assert (status, json.loads(answer)) == (200, {"b": {"height": 1, "weight": 2}})
+
+
+def test_a_listen_the_data_no_longer_allows_is_cancelled(server):
+    namespace = "rules-data-revoke"
+    rules = {"rules": {"rooms": {"$room": {".read": "data.child('members').hasChild(auth.uid)"}}}}
+    assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
+    assert rest(server, "PUT", "/rooms/r1", namespace, {"members": {"ada": True, "bob": True}, "topic": "x"}, auth="owner")[0] == 200
+    ws = connect(server, namespace, {"uid": "ada"})
+    ws.send({"t": "d", "d": {"r": 2, "a": "q", "b": {"p": "/rooms/r1", "h": ""}}})
+    assert ws.response(2)["s"] == "ok"
+    assert rest(server, "PUT", "/rooms/r1/topic", namespace, "y", auth="owner")[0] == 200  # still a member
+    assert rest(server, "DELETE", "/rooms/r1/members/ada", namespace, auth="owner")[0] == 200
+    while True:
+        m = ws.message()
+        if m.get("t") == "d" and m["d"].get("a") == "c":
+            assert m["d"]["b"]["p"] == "rooms/r1", m
+            break
+    ws.close()
+
+
+def test_a_stale_write_tells_the_current_value_only_to_who_may_read_it(server):
+    namespace = "rules-stale"
+    rules = {"rules": {"box": {".write": True}, "open": {".write": True, ".read": True}}}
+    assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
+    assert rest(server, "PUT", "/box", namespace, "secret", auth="owner")[0] == 200
+    assert rest(server, "PUT", "/open", namespace, "visible", auth="owner")[0] == 200
+    status, answer = rest(server, "PUT", "/box", namespace, 2, auth={"uid": "ada"}, headers={"if-match": "wrong"})
+    assert status == 412 and b"secret" not in answer, answer
+    status, answer = rest(server, "PUT", "/open", namespace, 2, auth={"uid": "ada"}, headers={"if-match": "wrong"})
+    assert (status, answer) == (412, b'"visible"')

@@ -37,7 +37,8 @@ final class RuleRegexTests: XCTestCase {
     }
 
     func testRefusesWhatItDoesNotSupport() {
-        for pattern in ["(a", "a)", "[a-", "*a", "a{3,2}", "(\\1)", "\\bword", "(?=x)", "a{1001}"] {
+        for pattern in ["(a", "a)", "[a-", "*a", "a{3,2}", "(\\1)", "\\bword", "(?=x)", "a{1001}",
+                        "(){1000}{1000}{1000}{1000}", "a{0}{1000}{1000}{1000}", "(a{1000}){1000}"] {
             XCTAssertThrowsError(try RuleRegex(pattern, ignoringCase: false), pattern)
         }
     }
