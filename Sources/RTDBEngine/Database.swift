@@ -140,8 +140,7 @@ public final class Database: @unchecked Sendable {
     private static let readRefusal = Response.error(.permissionDenied, "Permission denied")
 
     /// A user's credential has expired: a session is told (`ac`) and goes on as it was without
-    /// one; a REST
-    /// stream ends with `auth_revoked`.
+    /// one; a REST stream ends with `auth_revoked`.
     func credentialExpired(_ sink: ListenSink) {
         dispatchPrecondition(condition: .onQueue(queue))
         sink.send(.authRevoked(status: .expiredToken, reason: "the credential has expired"))
