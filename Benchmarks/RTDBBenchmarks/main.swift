@@ -325,7 +325,8 @@ func latencyBenchmark(_ rounds: Int) async throws {
 }
 
 /// `rtdb serve` in this process on a free port, clients over real WebSockets on loopback.
-func networkBenchmark() async throws {
+/// `writesOnly`: just the pipelined writes (`RTDBBenchmarks network-writes`, for a profiler).
+func networkBenchmark(writesOnly: Bool = false) async throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-net-" + UUID().uuidString
     let server = NetworkServer(namespaces: try Namespaces(folder: folder), log: { _ in })
     let port = try server.start(host: "127.0.0.1", port: 0)
@@ -343,6 +344,7 @@ func networkBenchmark() async throws {
         await writer.waitForPendingWrites(idle: 600)
     }
     print(String(format: "network: %d pipelined writes over one WebSocket, acknowledged and durable: %.2f s (%.0f/s)", n, time, Double(n) / time))
+    if writesOnly { return }
 
     var watchers: [Repo] = []
     let before = residentMegabytes()
@@ -477,6 +479,7 @@ case "load": try await loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1
 case "open": try openBenchmark(arguments[1])
 case "latency": try await latencyBenchmark(2000)
 case "network": try await networkBenchmark()
+case "network-writes": try await networkBenchmark(writesOnly: true)
 case "reconnect": try await reconnectBenchmark(Int(arguments.dropFirst().first ?? "") ?? 10_000)
 case "tls": try await tlsBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 case "query":

@@ -20,10 +20,15 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
     /// Where malformed messages are reported (never with the message itself, which may
     /// carry a credential).
     private let log: @Sendable (String) -> Void
+    /// Writes messages in batches; an answer written counts as answered.
+    private var writer: FrameWriter!
 
     init(channel: Channel, log: @escaping @Sendable (String) -> Void) {
         self.channel = channel
         self.log = log
+        writer = FrameWriter(channel: channel, masked: false) { [weak self] message in
+            if case .response(let id, _) = message { self?.answered(id) }
+        }
     }
 
     /// Messages that arrived before the session started (bytes sent right behind the
@@ -49,11 +54,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
     static let maxUnansweredBytes = 32 << 20
 
     func send(_ message: Message) {
-        if case .response(let id, _) = message {
-            let channel = self.channel
-            channel.eventLoop.execute { self.answered(id) }
-        }
-        WebSocketFrames.write(message, on: channel, masked: false)
+        writer.write(message)
     }
 
     private func received(request id: Int, bytes: Int) {
@@ -102,7 +103,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
             log("malformed message from \(channel.remoteAddress?.description ?? "?"): \(error.message)")
             if let id = error.requestID {
                 // Answered here, never counted as waiting: written directly.
-                WebSocketFrames.write(.response(id: id, .error(.invalidRequest, error.message)), on: channel, masked: false)
+                writer.write(.response(id: id, .error(.invalidRequest, error.message)))
             } else {
                 send(.serverError(error.message))
             }

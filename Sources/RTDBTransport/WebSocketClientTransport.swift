@@ -18,6 +18,8 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     private let group: EventLoopGroup
     private let lock = NSLock()
     private var channel: Channel?
+    /// Writes this connection's messages in batches (made with the channel).
+    private var writer: FrameWriter?
     private var waiting: [Message] = []
     private var onMessage: (@Sendable (Message) -> Void)?
     private var onClose: (@Sendable () -> Void)?
@@ -118,7 +120,11 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
 
     private func write(_ message: Message, on channel: Channel) {
         touch()
-        WebSocketFrames.write(message, on: channel, masked: true)
+        lock.lock()
+        if writer == nil { writer = FrameWriter(channel: channel, masked: true) }
+        let writer = self.writer
+        lock.unlock()
+        writer?.write(message)
     }
 
     private func touch() {

@@ -3,29 +3,7 @@ import NIOWebSocket
 import RTDBProtocol
 
 /// The WebSocket side both ends of a realtime connection share.
-public enum WebSocketFrames {
-    /// Encodes a message, splits it into frames if long, and writes them as text frames
-    /// (masked from a client, as the WebSocket protocol requires).
-    ///
-    /// Every frame of one message is written in one turn of the channel's event loop, so the
-    /// parts of a long message are never interleaved with another message sent from another
-    /// thread meanwhile.
-    public static func write(_ message: Message, on channel: Channel, masked: Bool) {
-        let bytes = WireCodec.encodeBytes(message)
-        let (count, ranges) = WireFraming.frameRanges(for: bytes)
-        let send: @Sendable () -> Void = {
-            func frame(_ piece: ArraySlice<UInt8>) {
-                var buffer = channel.allocator.buffer(capacity: piece.count)
-                buffer.writeBytes(piece)
-                channel.write(WebSocketFrame(fin: true, opcode: .text, maskKey: masked ? .random() : nil, data: buffer), promise: nil)
-            }
-            if let count { frame(ArraySlice(String(count).utf8)) }
-            for range in ranges { frame(bytes[range]) }
-            channel.flush()
-        }
-        if channel.eventLoop.inEventLoop { send() } else { channel.eventLoop.execute(send) }
-    }
-}
+public enum WebSocketFrames {}
 
 extension WebSocketFrames {
     /// Says why in a close frame, then closes (as soon as what was written before is out).
