@@ -475,6 +475,13 @@ case "json-reader":
     let rounds = Int(arguments.dropFirst().first ?? "") ?? 100
     let time = try seconds { for _ in 0..<rounds { _ = try JSONReader.parse(data: bytes) } }
     print(String(format: "json-reader: %.0f MB/s", Double(bytes.count * rounds) / 1_000_000 / time))
+case "json-writer":
+    // JSONWriter alone, for a profiler.
+    let node = try JSONReader.parse(data: Array(sampleDocument(10_000).utf8))
+    let rounds = Int(arguments.dropFirst().first ?? "") ?? 100
+    var written = 0
+    let time = seconds { for _ in 0..<rounds { written += JSONWriter.bytes(node).count } }
+    print(String(format: "json-writer: %.0f MB/s", Double(written) / 1_000_000 / time))
 case "load": try await loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
 case "open": try openBenchmark(arguments[1])
 case "latency": try await latencyBenchmark(2000)
