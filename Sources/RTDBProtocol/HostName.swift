@@ -20,6 +20,13 @@ public enum HostName {
         return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
+    /// A name or address of this machine: `localhost`, `NAME.localhost`, `127.x.x.x`, `::1`.
+    public static func isLoopback(_ host: String) -> Bool {
+        let host = host.lowercased()
+        return host == "localhost" || host.hasSuffix(".localhost") || host == "::1"
+            || (isIPAddress(host) && host.hasPrefix("127."))
+    }
+
     /// The namespace a host names: the first label of a hosted database's host, as the
     /// official SDKs read it (`my-app.firebaseio.com`, `my-app.europe-west1.firebasedatabase.app`
     /// → `my-app`: three labels or more), or of a local `NAME.localhost`; "default" for an

@@ -23,16 +23,11 @@ public struct AccessPolicy: Sendable {
         self.allowedOrigins = allowedOrigins.map { $0.lowercased() }
     }
 
-    static func isLoopbackName(_ host: String) -> Bool {
-        host == "localhost" || host.hasSuffix(".localhost") || host == "::1"
-            || (HostName.isIPAddress(host) && host.hasPrefix("127."))
-    }
-
     /// Nil when the `Host` header is acceptable, else why not.
     public func refusal(host header: String?) -> String? {
         guard let header, !header.isEmpty else { return nil }
         let host = HostName.name(ofHostHeader: header)
-        if HostName.isIPAddress(host) || AccessPolicy.isLoopbackName(host) || host == listenHost.lowercased()
+        if HostName.isIPAddress(host) || HostName.isLoopback(host) || host == listenHost.lowercased()
             || allowedHosts.contains(host) || allowedHosts.contains("*") {
             return nil
         }
@@ -46,13 +41,13 @@ public struct AccessPolicy: Sendable {
         if allowedOrigins.contains("*") || allowedOrigins.contains(lowered) { return nil }
         for scheme in ["http://", "https://"] where lowered.hasPrefix(scheme) {
             let host = HostName.name(ofHostHeader: String(lowered.dropFirst(scheme.count)))
-            if AccessPolicy.isLoopbackName(host) { return nil }
+            if HostName.isLoopback(host) { return nil }
         }
         return "requests from web pages at \(origin) are refused; start rtdb serve with --allow-origin \(origin) to allow them"
     }
 
     /// True when binding to `host` keeps the server on this machine (no warning needed).
     public static func isLoopback(listenHost host: String) -> Bool {
-        isLoopbackName(host.lowercased())
+        HostName.isLoopback(host)
     }
 }

@@ -149,8 +149,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
 
     /// A server on this machine (a loopback address, localhost, a shared folder's socket).
     static func isLocal(_ address: ServerAddress) -> Bool {
-        address.socketPath != nil || HostName.isIPAddress(address.host) && (address.host.hasPrefix("127.") || address.host == "::1")
-            || address.host == "localhost" || address.host.hasSuffix(".localhost")
+        address.socketPath != nil || HostName.isLoopback(address.host)
     }
 
     func useCredential(_ token: String?, google: Bool) {

@@ -18,6 +18,8 @@ final class HostNameTests: XCTestCase {
         XCTAssertTrue(HostName.isIPAddress("::1"))
         XCTAssertTrue(HostName.isIPAddress("192.168.0.1"))
         XCTAssertFalse(HostName.isIPAddress("127.0.0.1.nip.io"))
+        for host in ["localhost", "Demo.LocalHost", "127.0.0.1", "127.1.2.3", "::1"] { XCTAssertTrue(HostName.isLoopback(host), host) }
+        for host in ["127.0.0.1.nip.io", "0.0.0.0", "::", "10.0.0.1", "example.com"] { XCTAssertFalse(HostName.isLoopback(host), host) }
         XCTAssertFalse(HostName.isIPAddress("1.2.3"))
     }
 }
