@@ -71,8 +71,7 @@ public final class Database: @unchecked Sendable {
     public func replaceRules(_ rules: SecurityRules) {
         queue.async {
             self.rules = rules
-            self.revokeDeniedListens(of: nil)
-            for listen in self.listeners.all() { self.noteDataDependence(listen) }
+            self.revokeDenied(among: self.listeners.all())
         }
     }
 
@@ -85,17 +84,6 @@ public final class Database: @unchecked Sendable {
         listen.dependsOnData = depends
     }
 
-    /// After a write, the listens whose permission the data decides are checked again.
-    private func revokeListensTheDataNoLongerAllows() {
-        guard dataDependentListens > 0 else { return }
-        let now = clock()
-        for listen in listeners.all() where listen.dependsOnData
-        && !rules.canRead(listen.path, identity: listen.session.identity, query: listen.params, data: root, now: now) {
-            listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier)
-            release(listen)
-            listen.session.send(.listenRevoked(path: listen.path, query: listen.params))
-        }
-    }
 
     /// Whether `identity` may read `path` with `query` now (a REST stream asks before it
     /// starts). Not from the database's own queue (a completion): it waits on it.
@@ -115,12 +103,14 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// Cancels the listens (of one sink, or all) that the rules no longer allow.
-    private func revokeDeniedListens(of sink: ListenSink?) {
+    /// Cancels those of `listens` the rules no longer allow (after new rules, a new
+    /// credential, or a write the data-dependent ones are checked against); the others note
+    /// again whether the data decides for them.
+    private func revokeDenied(among listens: [Listen]) {
         let now = clock()
-        for listen in sink.map(listeners.listens(of:)) ?? listeners.all() {
+        for listen in listens {
             guard !rules.canRead(listen.path, identity: listen.session.identity, query: listen.params, data: root, now: now) else {
-                noteDataDependence(listen)  // a new identity may change it
+                noteDataDependence(listen)
                 continue
             }
             listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier)
@@ -146,7 +136,7 @@ public final class Database: @unchecked Sendable {
         sink.send(.authRevoked(status: .expiredToken, reason: "the credential has expired"))
         if let session = sink as? ServerSession {
             session.identity = session.initialIdentity
-            revokeDeniedListens(of: session)
+            revokeDenied(among: listeners.listens(of: session))
         } else {
             sessionClosed(sink)
         }
@@ -289,11 +279,10 @@ public final class Database: @unchecked Sendable {
             guard let session else { return reply(.error(.invalidRequest, "auth needs a connection")) }
             let now = clock() / 1000
             do throws(Identity.Refusal) {
-                var named = try Identity.from(credential: credential, now: now)
-                if named == .admin, let acting { named = acting == .null ? .anonymous : try Identity.from(claims: acting, now: now) }
+                let named = try Identity.from(credential: credential, acting: acting, now: now)
                 session.identity = named
                 watchExpiry(of: named, for: session)
-                revokeDeniedListens(of: session)
+                revokeDenied(among: listeners.listens(of: session))
                 reply(.ok)
             } catch {
                 switch error {
@@ -302,9 +291,11 @@ public final class Database: @unchecked Sendable {
                 }
             }
         case .unauth:
-            session?.expiry?.cancel()
-            if let session { session.identity = session.initialIdentity }
-            if let session { revokeDeniedListens(of: session) }
+            if let session {
+                session.expiry?.cancel()
+                session.identity = session.initialIdentity
+                revokeDenied(among: listeners.listens(of: session))
+            }
             reply(.ok)
         }
     }
@@ -315,7 +306,8 @@ public final class Database: @unchecked Sendable {
         root = after
         updateIndexes(record, before: before)
         notifyListeners(record)
-        revokeListensTheDataNoLongerAllows()
+        // Listens whose permission the data decides are checked against the new data.
+        if dataDependentListens > 0 { revokeDenied(among: listeners.all().filter(\.dependsOnData)) }
         store.append(record, root: root) { error in
             if let error {
                 reply(.error(.writeFailed, "the write could not be made durable: \(error)"))

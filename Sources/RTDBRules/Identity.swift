@@ -24,21 +24,6 @@ public enum Identity: Sendable, Equatable {
         return .auth(RuleAuth(uid: uid, provider: provider, claims: claims))
     }
 
-    /// Whether a user's token has expired at `now` (seconds since the epoch).
-    public func isExpired(now: Double) -> Bool {
-        guard case .user(_, _, let expires?) = self else { return false }
-        return now >= expires
-    }
-
-    /// What `status` and logs may say about it: never the token.
-    public var summary: String {
-        switch self {
-        case .admin: return "owner"
-        case .anonymous: return "anonymous"
-        case .user(let uid, _, _): return "user \(uid)"
-        }
-    }
-
     /// Why a credential is refused.
     public enum Refusal: Error, Equatable, Sendable {
         case invalid(String)
@@ -53,6 +38,14 @@ public enum Identity: Sendable, Equatable {
             throw .invalid("the credential is neither \"owner\" nor a JSON Web Token")
         }
         return try from(claims: claims, now: now)
+    }
+
+    /// As `from(credential:now:)`; the owner may act as someone else: `acting` is the `auth`
+    /// the rules then see (`authvar`, `auth_variable_override`), null for no one (`noauth`).
+    public static func from(credential: String, acting: JSONValue?, now: Double) throws(Refusal) -> Identity {
+        let named = try from(credential: credential, now: now)
+        guard named == .admin, let acting else { return named }
+        return acting == .null ? .anonymous : try from(claims: acting, now: now)
     }
 
     /// A user from a token's claims (`sub` or `user_id`; a legacy token's `d.uid`), or from the

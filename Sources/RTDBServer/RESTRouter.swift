@@ -202,13 +202,16 @@ struct RESTRouter: Sendable {
         }
         guard let credential else { return fallback }
         let now = Date().timeIntervalSince1970
-        do {
-            let identity = try Identity.from(credential: credential, now: now)
-            guard identity == .admin, let text = items["auth_variable_override"] else { return identity }
-            guard let acting = try? JSONValue.parse(text), acting == .null || acting.members != nil else {
+        var acting: JSONValue?
+        // Only the owner may act as someone else; anyone else's override is ignored.
+        if credential == Identity.ownerCredential, let text = items["auth_variable_override"] {
+            guard let override = try? JSONValue.parse(text), override == .null || override.members != nil else {
                 throw RESTFailure(status: .badRequest, message: "auth_variable_override must be a JSON object or null")
             }
-            return acting == .null ? .anonymous : try Identity.from(claims: acting, now: now)
+            acting = override
+        }
+        do {
+            return try Identity.from(credential: credential, acting: acting, now: now)
         } catch Identity.Refusal.expired {
             throw RESTFailure(status: .unauthorized, message: "Auth token is expired")
         } catch Identity.Refusal.invalid(let reason) {
