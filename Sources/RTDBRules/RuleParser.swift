@@ -69,35 +69,28 @@ struct RuleParser {
     }
 
     private mutating func or() throws(RuleSyntaxError) -> Typed {
-        var levels = 0
-        defer { depth -= levels }
-        var start = current.offset
-        var left = try and()
-        while take("||") {
-            try nest()
-            levels += 1
-            try require(left.1, .boolean, "each side of '||'", at: start)
-            start = current.offset
-            let right = try and()
-            try require(right.1, .boolean, "each side of '||'", at: start)
-            left = (.or(left.0, right.0), .boolean)
-        }
-        return left
+        try logical("||", RuleExpression.or) { parser throws(RuleSyntaxError) in try parser.and() }
     }
 
     private mutating func and() throws(RuleSyntaxError) -> Typed {
+        try logical("&&", RuleExpression.and) { parser throws(RuleSyntaxError) in try parser.equality() }
+    }
+
+    /// `operand (symbol operand)*`, every operand a boolean, grouped from the left.
+    private mutating func logical(_ symbol: String, _ make: (RuleExpression, RuleExpression) -> RuleExpression,
+                                  _ operand: (inout RuleParser) throws(RuleSyntaxError) -> Typed) throws(RuleSyntaxError) -> Typed {
         var levels = 0
         defer { depth -= levels }
         var start = current.offset
-        var left = try equality()
-        while take("&&") {
+        var left = try operand(&self)
+        while take(symbol) {
             try nest()
             levels += 1
-            try require(left.1, .boolean, "each side of '&&'", at: start)
+            try require(left.1, .boolean, "each side of '\(symbol)'", at: start)
             start = current.offset
-            let right = try equality()
-            try require(right.1, .boolean, "each side of '&&'", at: start)
-            left = (.and(left.0, right.0), .boolean)
+            let right = try operand(&self)
+            try require(right.1, .boolean, "each side of '\(symbol)'", at: start)
+            left = (make(left.0, right.0), .boolean)
         }
         return left
     }
