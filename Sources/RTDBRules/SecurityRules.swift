@@ -86,12 +86,6 @@ public struct SecurityRules: Sendable {
         case permission(Path)
         /// A `.validate` rule at this path does not hold for the new data.
         case validation(Path)
-
-        public var path: Path {
-            switch self {
-            case .permission(let p), .validation(let p): return p
-            }
-        }
     }
 
     /// Checks a write as a whole: `sets` (path, value) are what it writes, `before` and
@@ -164,25 +158,25 @@ public struct SecurityRules: Sendable {
     /// Whether a read at `path` may be allowed or refused by the data (a `.read` on the way
     /// reads `data` or `root`): such a listen is checked again after each write.
     public func readDependsOnData(_ path: Path) -> Bool {
-        var node: RuleNode? = root
-        var variables: [(name: String, value: String)] = []
-        for key in path.keys {
-            guard let level = node else { return false }
-            if level.read?.readsData == true { return true }
-            node = level.child(key, binding: &variables)
-        }
-        return node?.read?.readsData == true
+        levels(along: path).contains { $0.read?.readsData == true }
     }
 
     // MARK: Indexes
 
     /// The children `.indexOn` names at `path` (`.value` included), for the `no_index` warning.
     public func indexOn(at path: Path) -> [String] {
-        var node: RuleNode? = root
+        let levels = levels(along: path)
+        return levels.count == path.count + 1 ? levels.last?.indexOn ?? [] : []
+    }
+
+    /// The rules from the root down `path`, as far as they go (the root's level first).
+    private func levels(along path: Path) -> [RuleNode] {
+        var levels = [root]
         var variables: [(name: String, value: String)] = []
         for key in path.keys {
-            node = node?.child(key, binding: &variables)
+            guard let next = levels.last?.child(key, binding: &variables) else { break }
+            levels.append(next)
         }
-        return node?.indexOn ?? []
+        return levels
     }
 }
