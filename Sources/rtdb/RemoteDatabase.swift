@@ -127,14 +127,14 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     /// Renews the token five minutes before it expires (halfway, for a short one); a failed
     /// renewal is tried again a minute later (sooner for a short token).
     private func renewAccessTokens(_ account: ServiceAccount, after lifetime: Double) {
+        func renewal(_ lifetime: Double) -> Double { lifetime > 600 ? lifetime - 300 : lifetime / 2 }
         refresh = Task { [weak self] in
-            var wait = lifetime > 600 ? lifetime - 300 : lifetime / 2
+            var wait = renewal(lifetime)
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
                 guard let self, !Task.isCancelled else { return }
                 do {
-                    let next = try await self.renewAccessToken(account)
-                    wait = next > 600 ? next - 300 : next / 2
+                    wait = renewal(try await self.renewAccessToken(account))
                 } catch {
                     FileHandle.standardError.write(Data("rtdb: renewing the access token of \(account.email) failed (\(error)); trying again\n".utf8))
                     wait = min(60, max(1, wait / 2))
