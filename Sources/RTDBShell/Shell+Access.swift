@@ -19,8 +19,8 @@ extension Shell {
             token = Identity.unsignedToken(uid: uid, claims: claims, now: Date().timeIntervalSince1970)
             origin = "unsigned, from auth --uid"
         case .file(let file):
-            token = try Shell.readToken(file)
-            origin = "from \(file)"
+            token = try readToken(file)
+            origin = file == "-" ? "from standard input" : "from \(file)"
         }
         // As the official clients choose: a JWT with an issue time is an ID token (`auth`);
         // anything else (an OAuth2 token, the emulator's owner) goes with `gauth`.
@@ -56,10 +56,7 @@ extension Shell {
             output.write(text.hasSuffix("\n") ? text : text + "\n")
             return
         }
-        let text: String
-        do { text = try String(contentsOfFile: (file as NSString).expandingTildeInPath, encoding: .utf8) } catch {
-            throw ShellError("cannot read \(file): \(error.localizedDescription)")
-        }
+        let text = try UserFile.text(try UserFile.contents(file), of: file)
         // Checked here first, so a mistake names the file's line and column.
         do { _ = try SecurityRules(parsing: text) } catch {
             throw ShellError("\(file):\(error.line):\(error.column): \(error.message); the rules were not changed")
@@ -68,15 +65,18 @@ extension Shell {
         output.writeError("the rules of \(options.location()) are replaced\n")
     }
 
-    /// A token from a file (or standard input), without surrounding white space.
-    private static func readToken(_ file: String) throws -> String {
-        let data: Data?
+    /// A token from a file (or standard input, when commands do not come from it), without
+    /// surrounding white space.
+    private func readToken(_ file: String) throws -> String {
+        let data: Data
         if file == "-" {
+            guard options.standardInputIsFree else {
+                throw ShellError("auth - reads the token from standard input, which carries this session's commands; give a file name, or run rtdb -c 'auth -' < FILE")
+            }
             data = FileHandle.standardInput.readDataToEndOfFile()
         } else {
-            data = FileManager.default.contents(atPath: (file as NSString).expandingTildeInPath)
+            data = try UserFile.contents(file)
         }
-        guard let data else { throw ShellError("cannot read \(file)") }
         let token = String(decoding: data, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard !token.isEmpty, token.count <= 64 << 10, !token.contains(where: \.isWhitespace) else {
             throw ShellError("\(file) does not hold a token (one word, at most 64 KB)")

@@ -91,18 +91,14 @@ enum ValueParser {
     /// Reads `@file`, reporting errors inside it by line and column of the file.
     private static func parseFile<T>(_ name: String, token: Token, _ body: (String) throws -> T) throws -> T {
         guard !name.isEmpty else { throw ShellError("@ needs a file name, as in @data.json", column: token.column) }
-        let path = (name as NSString).expandingTildeInPath
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw ShellError("cannot read \(name): no such file", column: token.column)
-        }
-        guard !isDirectory.boolValue else { throw ShellError("cannot read \(name): it is a folder", column: token.column) }
-        guard let data = FileManager.default.contents(atPath: path) else {
-            throw ShellError("cannot read \(name): permission denied or unreadable", column: token.column)
-        }
-        guard data.count <= maxWriteBytes else { throw tooLarge(data.count, token) }
-        guard let text = String(data: data, encoding: .utf8) else {
-            throw ShellError("cannot read \(name): the file is not UTF-8 text", column: token.column)
+        let text: String
+        do {
+            let data = try UserFile.contents(name)
+            guard data.count <= maxWriteBytes else { throw tooLarge(data.count, token) }
+            text = try UserFile.text(data, of: name)
+        } catch var error as ShellError {
+            error.column = error.column ?? token.column
+            throw error
         }
         do {
             return try body(text)

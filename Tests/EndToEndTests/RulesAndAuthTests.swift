@@ -119,11 +119,11 @@ final class RulesAndAuthTests: XCTestCase {
     func testAuthRefusesWhatCannotWork() throws {
         try "not a token at all\n".write(toFile: folder + "/spaces.txt", atomically: true, encoding: .utf8)
         try "garbage\n".write(toFile: folder + "/garbage.txt", atomically: true, encoding: .utf8)
-        let remote = try shell("auth spaces.txt\nauth garbage.txt\nauth missing.txt\nauth --uid\nauth --claims {}\nauth --uid ada --claims [1]\n")
+        let remote = try shell("auth spaces.txt\nauth garbage.txt\nauth missing.txt\nauth --uid\nauth --claims {}\nauth --uid ada --claims [1]\nauth -\n")
         XCTAssertEqual(remote.stderr, """
             error: line 1: spaces.txt does not hold a token (one word, at most 64 KB)
             error: line 2: the server refused the credential: INVALID_TOKEN: the credential is neither "owner" nor a JSON Web Token
-            error: line 3: cannot read missing.txt
+            error: line 3: cannot read missing.txt: no such file
             error: line 4, column 6: --uid needs a value (UID)
               auth --uid
                    ^
@@ -133,8 +133,13 @@ final class RulesAndAuthTests: XCTestCase {
             error: line 6, column 25: --claims needs a JSON object, as in --claims '{"admin": true}'
               auth --uid ada --claims [1]
                                       ^
+            error: line 7: auth - reads the token from standard input, which carries this session's commands; give a file name, or run rtdb -c 'auth -' < FILE
 
             """)
+        // With -c, standard input is free to carry the token.
+        let piped = try Binary.run(["--url", "ws://127.0.0.1:\(port)?ns=demo", "-c", "auth -", "-c", "rules get"], input: "owner\n", in: folder)
+        XCTAssertEqual(piped.stdout, rules)
+        XCTAssertEqual(piped.stderr, "authenticated as owner (from standard input)\n")
         let embedded = try Binary.run(["--data", folder + "/embedded", "-c", "auth --uid ada", "-c", "rules get"], in: folder)
         XCTAssertEqual(embedded.stderr, """
             error: -c 1: an embedded database has no security rules, so no credential: auth is for rtdb serve and hosted databases (--url)
