@@ -32,8 +32,10 @@ let package = Package(
             .product(name: "NIOWebSocket", package: "swift-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
         ]),
-        // The client core.
-        .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol"]),
+        // SQLite (Debian's libsqlite3), for the client's disk cache.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"])]),
+        // The client core, with its disk cache.
+        .target(name: "RTDBClient", dependencies: ["RTDBData", "RTDBProtocol", "CSQLite"]),
         // Security rules: the rules language, who a credential names, what a request may do.
         .target(name: "RTDBRules", dependencies: ["RTDBData"]),
         // The engine: a database's live tree, its durable store, sessions and listens.

@@ -154,6 +154,23 @@ final class PersistentConnection: @unchecked Sendable {
         if connected { transmit(id) }
     }
 
+    /// Drops every queued user write (a set or an update, not a transaction's
+    /// compare-and-set): each hears `write_canceled`. One already sent may still be applied.
+    func purgeWrites() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        var purged: [(Response) -> Void] = []
+        for (id, entry) in outstanding.sorted(by: { $0.key < $1.key }) {
+            switch entry.request {
+            case .put(_, _, nil), .merge:
+                outstanding.removeValue(forKey: id)
+                purged.append(entry.completion)
+            default:
+                continue
+            }
+        }
+        for completion in purged { completion(.error(.writeCanceled, "the write was dropped from the queue (purge-writes)")) }
+    }
+
     /// Authenticates this connection and every later one with `token` (`gauth`: an OAuth2
     /// access token; `auth`: an ID token or database secret). `answer` hears each answer.
     func authenticate(token: String, google: Bool, answer: @escaping (Response) -> Void) {

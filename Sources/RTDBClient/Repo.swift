@@ -37,10 +37,22 @@ public actor Repo {
     public private(set) var onDisconnectWrites = OnDisconnectWrites()
     /// Locations kept synced (`keepSynced`), each with its silent listen.
     private var keptSynced: [Path: EventRegistration] = [:]
+    /// The disk cache (persistence), if this client keeps one.
+    private let diskCache: ClientCache?
+    private var commitScheduled = false
+    /// The user's writes not yet answered, by write id, with their place in the disk queue.
+    private var queuedWrites: [Int: (write: CachedWrite, row: Int64?)] = [:]
+    /// Writes kept from an earlier session and sent again by this one, until taken.
+    private var restoredWrites: [PendingWrite] = []
+    /// Kept writes that could not be read back.
+    public private(set) var unreadableRestoredWrites = 0
+    /// The disk cache was filled by an earlier session that reached the server.
+    public private(set) var cacheHasBeenOnline = false
 
     /// A client that connects through `connector`, and again after losing the connection
-    /// as `reconnect` says.
-    public init(connector: @escaping Connector, reconnect: ReconnectPolicy = .standard) {
+    /// as `reconnect` says. With `cache`, what it receives and its queued writes are kept
+    /// there, and what an earlier session kept is used (its queued writes are sent).
+    public init(connector: @escaping Connector, reconnect: ReconnectPolicy = .standard, cache: sending ClientCache? = nil) {
         let connection = PersistentConnection(connector: connector, policy: reconnect, queue: executor.queue)
         let syncTree = SyncTree(listenProvider: nil)
         let clock = self.clock
@@ -51,6 +63,7 @@ public actor Repo {
         transactions = TransactionQueue(syncTree: syncTree, send: { [unowned connection] request, completion in connection.send(request, completion: completion) },
                                         serverNow: { clock.now }, queue: executor.queue)
         infoListens = InfoListens()
+        diskCache = cache
         // Started before anything a caller can ask is queued: what the transport delivers at
         // once (an in-process server's hello) is then handled before the first request. The
         // queue is not yet known to anyone else, so this wait cannot deadlock.
@@ -78,6 +91,10 @@ public actor Repo {
         connection.onConnectedChange = { [weak self] connected in
             self?.assumeIsolated { repo in
                 repo.updateInfo("connected", Node(connected))
+                if connected, let diskCache = repo.diskCache, !repo.cacheHasBeenOnline {
+                    repo.cacheHasBeenOnline = true
+                    diskCache.setSetting("online", "yes")
+                }
                 repo.clock.offset = repo.connection.serverTimeOffset
                 repo.updateInfo("serverTimeOffset", Node(repo.connection.serverTimeOffset.rounded()))
                 if !connected { repo.runOnDisconnectWritesLocally() }
@@ -86,7 +103,35 @@ public actor Repo {
         }
         connection.onAttemptFailed = { [weak self] in self?.assumeIsolated { $0.settleFirstConnection() } }
         connection.onPush = { [weak self] push in self?.assumeIsolated { $0.receive(push) } }
+        if let diskCache { restore(from: diskCache) }
         connection.start()
+    }
+
+    /// Takes up what an earlier session kept: its queued writes (shown at once, sent in their
+    /// order once connected) and its kept-synced locations.
+    private func restore(from cache: ClientCache) {
+        syncTree.diskCache = cache
+        cache.onFirstChange = { [weak self] in
+            // After the rest of this burst of work: one commit for all of it.
+            guard let self else { return }
+            executor.queue.async { self.assumeIsolated { $0.commitCache() } }
+        }
+        cacheHasBeenOnline = cache.setting("online") != nil
+        let (writes, unreadable) = cache.loadWrites()
+        unreadableRestoredWrites = unreadable
+        for (row, write) in writes {
+            gate.admit()
+            let outcome = OneShot<Void>()
+            apply(write, outcome: outcome, row: row)
+            restoredWrites.append(PendingWrite(outcome: outcome))
+        }
+        for path in cache.keptSynced { try? keepSynced(path, true) }
+    }
+
+    private func commitCache() {
+        guard let diskCache else { return }
+        diskCache.commit()
+        diskCache.evictIfNeeded(pinned: syncTree.listenedPaths)
     }
 
     // MARK: Listening
@@ -222,7 +267,9 @@ public actor Repo {
     }
 
     public func close() {
+        diskCache?.commit()
         connection.close()
+        diskCache?.close()
     }
 
     /// Drops the current connection as a network failure would; the client reconnects as
@@ -237,14 +284,21 @@ public actor Repo {
     /// path this client already holds completely (it listens there) while offline.
     public func get(_ path: Path) async throws -> Node {
         if path.isInfo { return infoListens.value(at: path) }
-        if !connection.connected, let cached = syncTree.completeEventCache(at: path, knownOnly: true) {
+        if !connection.connected, let cached = syncTree.knownValue(at: path) {
             return cached
         }
         let answer = OneShot<Node>()
         connection.send(.get(path: path, query: nil)) { [weak self] response in
             if response.isOK {
                 // An answer without a value (`""`) is the empty string; a missing value is `null`.
-                answer.resolve(.success(response.carriesValue ? response.data : Node(.string(""))))
+                let value = response.carriesValue ? response.data : Node(.string(""))
+                self?.assumeIsolated { repo in
+                    if let diskCache = repo.diskCache {
+                        diskCache.overwrite(path, value)
+                        diskCache.setComplete(QuerySpec(path: path), keys: nil)
+                    }
+                }
+                answer.resolve(.success(value))
             } else if response.status == .invalidRequest || !Self.readRefusals.contains(response.status) {
                 // A server that does not know `g`: read as clients did before it existed.
                 self?.assumeIsolated { $0.listenOnce(path, answer) }
@@ -302,13 +356,13 @@ public actor Repo {
     /// Runs on the caller's executor: a pipelined script pays no hop per write.
     @discardableResult
     public nonisolated(nonsending) func set(_ path: Path, _ value: Node) async throws -> PendingWrite {
-        try await submit(.overwrite(path, value))
+        try await submit(.set(path, value))
     }
 
     @discardableResult
     public nonisolated(nonsending) func update(_ path: Path, _ updates: [Update]) async throws -> PendingWrite {
         if updates.isEmpty { return PendingWrite(outcome: OneShot(.success(()))) }
-        return try await submit(.merge(path, updates))
+        return try await submit(.update(path, updates))
     }
 
     @discardableResult
@@ -325,15 +379,9 @@ public actor Repo {
         return PendingWrite(key: key, outcome: write.outcome)
     }
 
-    /// A user's write on its way into the core.
-    private enum UserWrite: Sendable {
-        case overwrite(Path, Node)
-        case merge(Path, [Update])
-    }
-
     /// Takes a place (flow control), then queues the write onto the core's queue, where it is
     /// applied in the order submitted.
-    private nonisolated(nonsending) func submit(_ write: UserWrite) async throws -> PendingWrite {
+    private nonisolated(nonsending) func submit(_ write: CachedWrite) async throws -> PendingWrite {
         try await gate.enter()
         let outcome = OneShot<Void>()
         executor.queue.async { self.assumeIsolated { $0.apply(write, outcome: outcome) } }
@@ -347,12 +395,15 @@ public actor Repo {
         return nextWriteID
     }
 
-    private func apply(_ write: UserWrite, outcome: OneShot<Void>) {
+    /// `row`: the write's place in the disk queue, when it was kept by an earlier session.
+    private func apply(_ write: CachedWrite, outcome: OneShot<Void>, row: Int64? = nil) {
         let id = takeWriteID()
         let events: [Event]
         let request: Request
+        let row = row ?? diskCache?.saveWrite(write)
+        queuedWrites[id] = (write, row)
         switch write {
-        case let .overwrite(path, value):
+        case let .set(path, value):
             // Server values resolve locally for the optimistic view; the raw value is sent.
             var local = value
             if value.containsServerValues {
@@ -360,7 +411,7 @@ public actor Repo {
             }
             events = syncTree.applyUserOverwrite(path, local, writeID: id)
             request = .put(path: path, data: value, hash: nil)
-        case let .merge(path, updates):
+        case let .update(path, updates):
             let now = serverNow
             let local = updates.map { update -> (Path, Node) in
                 guard update.value.containsServerValues else { return (update.path, update.value) }
@@ -373,16 +424,63 @@ public actor Repo {
         raise(events)
         connection.send(request) { [self] response in
             raise(syncTree.ackUserWrite(id, revert: !response.isOK))
+            queuedWrites[id] = nil
+            // Closing or losing the connection is no answer: a kept write waits for the next session.
+            if let row, let diskCache, response.status != .disconnected { diskCache.removeWrite(row) }
             gate.leave()
             outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
         }
         // As the official clients do: a write overrides the transactions it overlaps.
         switch write {
-        case .overwrite(let path, _):
+        case .set(let path, _):
             transactions.rerun(at: transactions.abort(overlapping: path))
-        case .merge(let path, let updates):
+        case .update(let path, let updates):
             for update in updates { transactions.rerun(at: transactions.abort(overlapping: path.appending(update.path))) }
         }
+    }
+
+    // MARK: The queue of writes and the disk cache
+
+    /// The user's writes not yet acknowledged, oldest first (transactions are not among them).
+    /// With a disk cache, each one listed is on disk when this returns.
+    public var pendingUserWrites: [CachedWrite] {
+        diskCache?.commit()
+        return queuedWrites.sorted { $0.key < $1.key }.map(\.value.write)
+    }
+
+    /// Drops every write not yet acknowledged (their changes are taken back, with events),
+    /// from memory and from the disk queue; each fails with `WRITE_CANCELED`. A write already
+    /// sent may still be applied by the server. Returns how many were dropped.
+    @discardableResult
+    public func purgeOutstandingWrites() -> Int {
+        let count = queuedWrites.count
+        connection.purgeWrites()
+        diskCache?.removeAllWrites()
+        diskCache?.commit()
+        return count
+    }
+
+    /// The writes an earlier session kept, now sent again; each call takes them.
+    public func takeRestoredWrites() -> [PendingWrite] {
+        defer { restoredWrites = [] }
+        return restoredWrites
+    }
+
+    /// The disk cache, for what `status` shows; nil without one.
+    public var cacheSummary: CacheSummary? {
+        guard let diskCache else { return nil }
+        return CacheSummary(folder: diskCache.folder, dataBytes: diskCache.dataSize, limit: diskCache.limit,
+                            queuedWrites: queuedWrites.values.filter { $0.row != nil }.count, failure: diskCache.failure)
+    }
+
+    /// Puts every change made so far on disk (what the shell reports as queued is then kept).
+    public func commitCacheNow() {
+        diskCache?.commit()
+    }
+
+    /// Forgets the cached server data (kept writes stay): reads go to the server again.
+    public func clearCache() {
+        diskCache?.clearData()
     }
 
     // MARK: Transactions
@@ -503,6 +601,7 @@ public actor Repo {
     /// the cache, or stops.
     public func keepSynced(_ path: Path, _ on: Bool) throws {
         if path.isInfo { throw DatabaseError(status: .invalidPath, message: ".info is always kept locally") }
+        diskCache?.setKeptSynced(path, on)
         if on {
             guard keptSynced[path] == nil else { return }
             let registration = EventRegistration(types: [.value], callback: { _ in })

@@ -16,6 +16,8 @@ public struct ResponseStatus: RawRepresentable, Hashable, Sendable, ExpressibleB
     public static let permissionDenied: ResponseStatus = "permission_denied"
     /// The server accepted the write but could not make it durable.
     public static let writeFailed: ResponseStatus = "write_failed"
+    /// The client dropped a queued write before the server answered it (purgeOutstandingWrites).
+    public static let writeCanceled: ResponseStatus = "write_canceled"
     /// The client is offline and has nothing cached to answer from.
     public static let disconnected: ResponseStatus = "disconnected"
     /// A request the server could not read or does not take.

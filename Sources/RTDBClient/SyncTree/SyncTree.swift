@@ -20,6 +20,9 @@ final class SyncTree {
     private var queryToTag: [String: Int] = [:]
     private var nextTag = 1
     weak var listenProvider: ListenProvider?
+    /// The disk cache: server data and completed queries are kept there, and a new listen
+    /// starts from what it holds when nothing in memory is complete.
+    var diskCache: ClientCache?
 
     init(listenProvider: ListenProvider?) {
         self.listenProvider = listenProvider
@@ -53,11 +56,13 @@ final class SyncTree {
     // MARK: Server data
 
     func applyServerOverwrite(_ path: Path, _ node: Node) -> [Event] {
-        applyToSyncPoints(.overwrite(.server, path, node))
+        diskCache?.overwrite(path, node)
+        return applyToSyncPoints(.overwrite(.server, path, node))
     }
 
     func applyServerMerge(_ path: Path, _ entries: [(Path, Node)]) -> [Event] {
-        applyToSyncPoints(.merge(.server, path, SyncTree.tree(entries)))
+        if let diskCache { for (relative, node) in entries { diskCache.overwrite(path.appending(relative), node) } }
+        return applyToSyncPoints(.merge(.server, path, SyncTree.tree(entries)))
     }
 
     func applyListenComplete(_ path: Path) -> [Event] {
@@ -66,11 +71,20 @@ final class SyncTree {
 
     func applyTaggedOverwrite(_ path: Path, _ node: Node, tag: Int) -> [Event] {
         guard let (queryPath, id) = query(forTag: tag), let relative = path.relative(to: queryPath) else { return [] }
+        if let diskCache {
+            // The query's children, not the location's: children outside it are not known gone.
+            if relative.isRoot {
+                for (key, child) in node.children { diskCache.overwrite(path.child(key.name), child) }
+            } else {
+                diskCache.overwrite(path, node)
+            }
+        }
         return applyTagged(queryPath, .overwrite(.taggedQuery(id), relative, node))
     }
 
     func applyTaggedMerge(_ path: Path, _ entries: [(Path, Node)], tag: Int) -> [Event] {
         guard let (queryPath, id) = query(forTag: tag), let relative = path.relative(to: queryPath) else { return [] }
+        if let diskCache { for (below, node) in entries { diskCache.overwrite(path.appending(below), node) } }
         return applyTagged(queryPath, .merge(.taggedQuery(id), relative, SyncTree.tree(entries)))
     }
 
@@ -81,7 +95,11 @@ final class SyncTree {
 
     private func applyTagged(_ queryPath: Path, _ operation: Operation) -> [Event] {
         guard let syncPoint = syncPoints.get(queryPath) else { return [] }
-        return syncPoint.apply(operation, writes: WriteTreeRef(path: queryPath, tree: pendingWrites), completeServerCache: nil)
+        let events = syncPoint.apply(operation, writes: WriteTreeRef(path: queryPath, tree: pendingWrites), completeServerCache: nil)
+        if let diskCache, let id = operation.source.queryID, let view = syncPoint.view(id), view.cache.server.complete {
+            diskCache.setKeys(view.query, Set(view.serverCache.children.map { $0.key.name }))
+        }
+        return events
     }
 
     private static func tree(_ entries: [(Path, Node)]) -> ImmutableTree<Node> {
@@ -110,8 +128,14 @@ final class SyncTree {
             syncPoint = SyncPoint()
             syncPoints = syncPoints.setting(path, syncPoint)
         }
-        let serverComplete = serverCache != nil
+        var serverComplete = serverCache != nil
         var cache = serverCache ?? .empty
+        diskCache?.touch(query)
+        if !serverComplete, let (node, complete) = diskCache?.serverCache(for: query) {
+            // Kept from an earlier session: complete as the server last said, or some children.
+            cache = node
+            serverComplete = complete
+        }
         if !serverComplete {
             // Children below that are complete still help.
             for (key, child) in syncPoints.subtree(path).sortedChildren {
@@ -180,6 +204,21 @@ final class SyncTree {
         return pendingWrites.completeEventCache(at: path, serverCache: serverCache, excluding: excluding, includeHidden: !knownOnly)
     }
 
+    /// What the user sees at `path` when it is known in full: from memory, else from the
+    /// disk cache (server data kept from earlier sessions, with the pending writes on top).
+    func knownValue(at path: Path) -> Node? {
+        if let node = completeEventCache(at: path, knownOnly: true) { return node }
+        guard let (node, complete) = diskCache?.serverCache(for: QuerySpec(path: path)), complete else { return nil }
+        return pendingWrites.completeEventCache(at: path, serverCache: node)
+    }
+
+    /// Every location with a listen (what the disk cache must not evict).
+    var listenedPaths: [Path] {
+        var paths: [Path] = []
+        syncPoints.forEach { path, _ in paths.append(path) }
+        return paths
+    }
+
     func tag(for query: QuerySpec) -> Int? { queryToTag[query.key] }
 
     private func query(forTag tag: Int) -> (Path, String)? {
@@ -231,6 +270,7 @@ final class SyncTree {
             complete: { [weak self] status in
                 guard let self else { return [] }
                 if status == .ok {
+                    self.diskCache?.setComplete(query, keys: query.params.loadsAllData ? nil : Set(view.serverCache.children.map { $0.key.name }))
                     return tag.map { self.applyTaggedListenComplete(query.path, tag: $0) } ?? self.applyListenComplete(query.path)
                 }
                 let error = DatabaseError(status: status, message: SyncTree.message(forStatus: status))

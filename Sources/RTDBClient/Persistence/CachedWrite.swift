@@ -1,0 +1,58 @@
+import RTDBData
+import RTDBProtocol
+
+/// A user's write as the queue keeps it: a set (pushes and priorities are sets) or a
+/// multi-path update, with server values unresolved, as they will be sent.
+public enum CachedWrite: Sendable, Equatable {
+    case set(Path, Node)
+    case update(Path, [Update])
+
+    public var path: Path {
+        switch self {
+        case .set(let path, _), .update(let path, _): return path
+        }
+    }
+
+    var kindCode: Int64 {
+        switch self {
+        case .set: return 0
+        case .update: return 1
+        }
+    }
+
+    /// A set's value in the export form (priorities kept); an update as an object of
+    /// relative paths.
+    var encodedValue: [UInt8] {
+        let export = JSONWriter.Options(export: true)
+        switch self {
+        case .set(_, let node):
+            return JSONWriter.bytes(node, options: export)
+        case .update(_, let updates):
+            var out: [UInt8] = [UInt8(ascii: "{")]
+            for (i, update) in updates.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONWriter.writeString(update.path.wireString, to: &out)
+                out.append(UInt8(ascii: ":"))
+                JSONWriter.write(update.value, to: &out, options: export)
+            }
+            out.append(UInt8(ascii: "}"))
+            return out
+        }
+    }
+
+    /// Reads back what `encodedValue` wrote; nil for anything else.
+    init?(kindCode: Int64, path text: String, value: [UInt8]) {
+        let path = Path(text)
+        guard (try? path.validate(allowInfo: false, allowPriorityLast: true)) != nil else { return nil }
+        switch kindCode {
+        case 0:
+            guard let node = try? JSONReader.parse(data: value, options: JSONReader.Options(base: path)) else { return nil }
+            self = .set(path, node)
+        case 1:
+            guard let entries = try? JSONReader.parseUpdate(String(decoding: value, as: UTF8.self), base: path) else { return nil }
+            self = .update(path, entries.map { Update($0.0, $0.1) })
+        default:
+            return nil
+        }
+    }
+}

@@ -1,0 +1,492 @@
+import Foundation
+import RTDBData
+import RTDBProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// Plays the part of the Android SDK's PersistenceManager and its SQLite storage engine.
+
+/// The client's disk cache for one database: the server data it received, which queries
+/// that data is complete for, the writes not yet acknowledged, and the kept-synced paths.
+/// A SQLite file in its own folder, which one process holds at a time.
+///
+/// Changes are grouped into one SQLite transaction until `commit()` (the core commits after
+/// each burst of work on its queue); `commit()` returns once they are on disk.
+/// Used from the core's queue only.
+public final class ClientCache {
+    /// The folder holding `cache.sqlite`.
+    public let folder: String
+    /// Said once after opening: the file was damaged (or made by a newer rtdb) and the cache
+    /// starts empty; the old file is kept beside it.
+    public private(set) var openNote: String?
+    /// Past this many bytes of cached data, the least recently used is evicted.
+    public private(set) var limit: Int
+    /// The first error met since opening (a full disk, say): what was kept may be incomplete.
+    public private(set) var failure: String?
+
+    /// The cache file's layout; a file with a higher one is set aside, never misread.
+    static let formatVersion: Int64 = 1
+
+    private let database: SQLiteDatabase
+    private let lockDescriptor: Int32
+    private var inTransaction = false
+    /// Called when a change opens a new transaction: the owner schedules its `commit()`.
+    var onFirstChange: (() -> Void)?
+    /// Bytes of data written since the size was last measured.
+    private var writtenSinceCheck = 0
+    /// The tracked keys last saved per filtered query, so unchanged sets are not rewritten.
+    private var savedKeys: [String: Set<String>] = [:]
+
+    /// Opens (creating) the cache in `folder`, mode 0700. Throws `ClientCacheError.inUse`
+    /// when another process has it. A damaged file is moved aside and the cache starts empty.
+    public init(folder: String, limit: Int = 10_000_000) throws {
+        self.folder = folder
+        self.limit = limit
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        _ = chmod(folder, 0o700)
+        let lockPath = folder + "/lock"
+        let fd = Glibc.open(lockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw ClientCacheError.unusable(folder: folder, reason: String(cString: strerror(errno))) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            var buffer = [UInt8](repeating: 0, count: 32)
+            let count = read(fd, &buffer, buffer.count)
+            Glibc.close(fd)
+            let pid = String(decoding: buffer.prefix(max(0, count)), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+            throw ClientCacheError.inUse(folder: folder, pid: pid.isEmpty ? nil : pid)
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(fd, 0)
+        _ = pid.withUnsafeBytes { pwrite(fd, $0.baseAddress, $0.count, 0) }
+        lockDescriptor = fd
+        let path = folder + "/cache.sqlite"
+        do {
+            database = try Self.openDatabase(path)
+        } catch {
+            // Damaged or from a newer rtdb: kept aside for whoever wants to look, and a fresh start.
+            let aside = path + ".unreadable-\(Int(Date().timeIntervalSince1970))"
+            for suffix in ["", "-wal", "-shm"] { _ = rename(path + suffix, aside + suffix) }
+            openNote = "the cache could not be read (\(error)); it starts empty (the old file is \((aside as NSString).lastPathComponent))"
+            do {
+                database = try Self.openDatabase(path)
+            } catch {
+                flock(fd, LOCK_UN)
+                Glibc.close(fd)
+                throw ClientCacheError.unusable(folder: folder, reason: "\(error)")
+            }
+        }
+    }
+
+    deinit { close() }
+
+    private static func openDatabase(_ path: String) throws -> SQLiteDatabase {
+        let database = try SQLiteDatabase(path: path)
+        // Every commit is on disk when it returns (WAL with full sync): what the shell reports
+        // as queued survives a crash or power loss.
+        try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;")
+        let version = try database.integer("PRAGMA user_version")
+        if version > formatVersion {
+            throw SQLiteError(code: 0, message: "it was made by a newer rtdb (format \(version))")
+        }
+        try database.execute("""
+            CREATE TABLE IF NOT EXISTS server_data (path TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS tracked_queries (id INTEGER PRIMARY KEY, path TEXT NOT NULL, query TEXT NOT NULL,
+                params BLOB NOT NULL, complete INTEGER NOT NULL, last_use REAL NOT NULL, UNIQUE (path, query));
+            CREATE TABLE IF NOT EXISTS tracked_keys (query_id INTEGER NOT NULL, key TEXT NOT NULL, PRIMARY KEY (query_id, key)) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, path TEXT NOT NULL, value BLOB NOT NULL);
+            CREATE TABLE IF NOT EXISTS kept_synced (path TEXT PRIMARY KEY) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+            PRAGMA user_version = \(formatVersion);
+            """)
+        // Reading every table once finds a damaged file now rather than in the middle of work.
+        try database.execute("SELECT count(*) FROM server_data; SELECT count(*) FROM writes; SELECT count(*) FROM tracked_queries;")
+        return database
+    }
+
+    /// Commits and releases the folder.
+    public func close() {
+        guard lockDescriptor >= 0, !closed else { return }
+        commit()
+        database.close()
+        _ = ftruncate(lockDescriptor, 0)
+        flock(lockDescriptor, LOCK_UN)
+        Glibc.close(lockDescriptor)
+        closed = true
+    }
+
+    private var closed = false
+
+    public func setLimit(_ bytes: Int) {
+        limit = bytes
+    }
+
+    // MARK: Transactions
+
+    /// Puts what changed since the last commit on disk.
+    public func commit() {
+        guard inTransaction else { return }
+        inTransaction = false
+        attempt { try database.execute("COMMIT") }
+    }
+
+    /// Whether changes wait for `commit()`.
+    var hasUncommittedChanges: Bool { inTransaction }
+
+    private func change(_ body: () throws -> Void) {
+        guard !closed else { return }
+        if !inTransaction {
+            guard attempt({ try database.execute("BEGIN IMMEDIATE") }) else { return }
+            inTransaction = true
+            onFirstChange?()
+        }
+        attempt(body)
+    }
+
+    @discardableResult
+    private func attempt(_ body: () throws -> Void) -> Bool {
+        do {
+            try body()
+            return true
+        } catch {
+            if failure == nil { failure = "\(error)" }
+            return false
+        }
+    }
+
+    // MARK: The write queue
+
+    /// Keeps a write until `removeWrite`; returns its place in the queue.
+    func saveWrite(_ write: CachedWrite) -> Int64 {
+        var id: Int64 = -1
+        change {
+            try database.run("INSERT INTO writes (kind, path, value) VALUES (?, ?, ?)",
+                             [.integer(write.kindCode), .text(write.path.description), .blob(write.encodedValue)])
+            id = try database.integer("SELECT last_insert_rowid()")
+        }
+        return id
+    }
+
+    func removeWrite(_ id: Int64) {
+        change { try database.run("DELETE FROM writes WHERE id = ?", [.integer(id)]) }
+    }
+
+    func removeAllWrites() {
+        change { try database.run("DELETE FROM writes") }
+    }
+
+    /// The writes kept, oldest first. One that cannot be read back is left out and counted.
+    func loadWrites() -> (writes: [(Int64, CachedWrite)], unreadable: Int) {
+        var writes: [(Int64, CachedWrite)] = []
+        var unreadable = 0
+        attempt {
+            try database.run("SELECT id, kind, path, value FROM writes ORDER BY id") { row in
+                if let write = CachedWrite(kindCode: row.integer(1), path: row.text(2), value: row.blob(3)) {
+                    writes.append((row.integer(0), write))
+                } else {
+                    unreadable += 1
+                }
+            }
+        }
+        return (writes, unreadable)
+    }
+
+    // MARK: Server data
+
+    /// Rows are keyed `/a/b/` (root: `/`); a row holds the server's whole value at its path as
+    /// it was written, and a deeper row overrides what an ancestor row says below it.
+    private static func rowKey(_ path: Path) -> String {
+        path.isRoot ? "/" : "/" + path.keys.joined(separator: "/") + "/"
+    }
+
+    /// The first key after every row at or below `key`: `/a/` becomes `/a0`.
+    private static func rowKeyEnd(_ key: String) -> String {
+        String(key.dropLast()) + "0"
+    }
+
+    private static func path(ofRowKey key: String) -> Path {
+        Path(keys: key.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
+    }
+
+    /// The server's value at `path` replaced by `node`.
+    func overwrite(_ path: Path, _ node: Node) {
+        change {
+            let key = Self.rowKey(path)
+            try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", [.text(key), .text(Self.rowKeyEnd(key))])
+            // An empty value needs a row only to hide what an ancestor row says.
+            if node.isEmpty, try !hasRowAbove(path) { return }
+            let bytes = JSONWriter.bytes(node, options: JSONWriter.Options(export: true))
+            writtenSinceCheck += bytes.count
+            try database.run("INSERT INTO server_data (path, value) VALUES (?, ?)", [.text(key), .blob(bytes)])
+        }
+    }
+
+    private func hasRowAbove(_ path: Path) throws -> Bool {
+        var prefix = Path()
+        for key in path.keys {
+            if try database.integer("SELECT count(*) FROM server_data WHERE path = ?", [.text(Self.rowKey(prefix))]) > 0 { return true }
+            prefix = prefix.child(key)
+        }
+        return false
+    }
+
+    /// The server's data at `path` as cached (empty where nothing is known).
+    func node(at path: Path) -> Node {
+        var node = Node.empty
+        attempt {
+            // The deepest ancestor row is the base; rows below it (in key order, parents first) override.
+            var prefix = Path()
+            for (depth, key) in path.keys.enumerated() {
+                try database.run("SELECT value FROM server_data WHERE path = ?", [.text(Self.rowKey(prefix))]) { row in
+                    if let value = Self.decode(row.blob(0)) { node = value.child(at: path.dropFirst(depth)) }
+                }
+                prefix = prefix.child(key)
+            }
+            let key = Self.rowKey(path)
+            try database.run("SELECT path, value FROM server_data WHERE path >= ? AND path < ? ORDER BY path",
+                             [.text(key), .text(Self.rowKeyEnd(key))]) { row in
+                guard let value = Self.decode(row.blob(1)) else { return }
+                let relative = Self.path(ofRowKey: row.text(0)).dropFirst(path.count)
+                node = relative.isRoot ? value : node.setting(relative, to: value)
+            }
+        }
+        return node
+    }
+
+    private static func decode(_ bytes: [UInt8]) -> Node? {
+        try? JSONReader.parse(data: bytes, options: JSONReader.Options(allowServerValues: false))
+    }
+
+    // MARK: Tracked queries
+
+    /// A query as tracked: filtered queries by their parameters, the rest as the location's.
+    private static func trackedName(_ query: QuerySpec) -> String {
+        query.params.loadsAllData ? "default" : query.params.identifier
+    }
+
+    private func trackedID(_ query: QuerySpec) throws -> Int64? {
+        var id: Int64?
+        try database.run("SELECT id FROM tracked_queries WHERE path = ? AND query = ?",
+                         [.text(Self.rowKey(query.path)), .text(Self.trackedName(query))]) { id = $0.integer(0) }
+        return id
+    }
+
+    /// Records that `query` was used now (listened to or read), creating it incomplete.
+    func touch(_ query: QuerySpec) {
+        change {
+            let params = query.params.loadsAllData ? [] : Array(query.params.wireObject.serialized().utf8)
+            try database.run("""
+                INSERT INTO tracked_queries (path, query, params, complete, last_use) VALUES (?, ?, ?, 0, ?)
+                ON CONFLICT (path, query) DO UPDATE SET last_use = excluded.last_use
+                """, [.text(Self.rowKey(query.path)), .text(Self.trackedName(query)), .blob(params), .real(Date().timeIntervalSince1970)])
+        }
+    }
+
+    /// The server said the data it sent for `query` is complete; for a filtered query,
+    /// `keys` are the children it holds.
+    func setComplete(_ query: QuerySpec, keys: Set<String>?) {
+        touch(query)
+        change {
+            try database.run("UPDATE tracked_queries SET complete = 1 WHERE path = ? AND query = ?",
+                             [.text(Self.rowKey(query.path)), .text(Self.trackedName(query))])
+        }
+        if let keys, !query.params.loadsAllData { setKeys(query, keys) }
+    }
+
+    /// The children a complete filtered query holds now.
+    func setKeys(_ query: QuerySpec, _ keys: Set<String>) {
+        let name = query.path.description + "$" + Self.trackedName(query)
+        guard savedKeys[name] != keys else { return }
+        change {
+            guard let id = try trackedID(query) else { return }
+            try database.run("DELETE FROM tracked_keys WHERE query_id = ?", [.integer(id)])
+            for key in keys { try database.run("INSERT INTO tracked_keys (query_id, key) VALUES (?, ?)", [.integer(id), .text(key)]) }
+            savedKeys[name] = keys
+        }
+    }
+
+    private func keys(ofTracked id: Int64) throws -> Set<String> {
+        var keys: Set<String> = []
+        try database.run("SELECT key FROM tracked_keys WHERE query_id = ?", [.integer(id)]) { keys.insert($0.text(0)) }
+        return keys
+    }
+
+    /// What the cache knows for `query`: its server data, and whether it is complete (the
+    /// server said so for this location or one above, or for a query that holds every child
+    /// this one can show). Incomplete, only the children known complete. Nil when nothing is.
+    func serverCache(for query: QuerySpec) -> (node: Node, complete: Bool)? {
+        var result: (Node, Bool)?
+        attempt {
+            let path = query.path
+            // A complete location here or above.
+            var prefix = Path()
+            for depth in 0...path.count {
+                var complete = false
+                try database.run("SELECT complete FROM tracked_queries WHERE path = ? AND query = 'default'",
+                                 [.text(Self.rowKey(prefix))]) { complete = $0.integer(0) == 1 }
+                if complete {
+                    result = (node(at: path), true)
+                    return
+                }
+                if depth < path.count { prefix = prefix.child(path.keys[depth]) }
+            }
+            // Complete filtered queries here: one that holds all of this one, else the union of what they hold.
+            var known: Set<String> = []
+            var anyKnown = false
+            var covering: Set<String>?
+            var rows: [(Int64, [UInt8])] = []
+            try database.run("SELECT id, params FROM tracked_queries WHERE path = ? AND query != 'default' AND complete = 1",
+                             [.text(Self.rowKey(path))]) { rows.append(($0.integer(0), $0.blob(1))) }
+            for (id, bytes) in rows {
+                let keys = try keys(ofTracked: id)
+                if !query.params.loadsAllData, let json = try? JSONValue.parse(String(decoding: bytes, as: UTF8.self)),
+                   Self.holdsAll(of: query.params, QueryParams(wire: json)) {
+                    covering = keys
+                }
+                known.formUnion(keys)
+                anyKnown = true
+            }
+            // Locations just below known complete.
+            let key = Self.rowKey(path)
+            try database.run("SELECT path FROM tracked_queries WHERE query = 'default' AND complete = 1 AND path > ? AND path < ?",
+                             [.text(key), .text(Self.rowKeyEnd(key))]) { row in
+                let below = Self.path(ofRowKey: row.text(0))
+                if below.count == path.count + 1, let last = below.last {
+                    known.insert(last)
+                    anyKnown = true
+                }
+            }
+            guard anyKnown || covering != nil else { return }
+            let data = node(at: path)
+            let keys = covering ?? known
+            var children: [(ChildKey, Node)] = []
+            for name in keys {
+                let child = data.child(ChildKey(name))
+                if !child.isEmpty { children.append((ChildKey(name), child)) }
+            }
+            result = (Node(children: ChildMap(unsorted: children)), covering != nil)
+        }
+        return result
+    }
+
+    /// Whether a complete `held` query holds every child `wanted` can show: the same order
+    /// and bounds, and no limit or a limit at least as large from the same side.
+    static func holdsAll(of wanted: QueryParams, _ held: QueryParams) -> Bool {
+        guard wanted.index == held.index, wanted.start == held.start, wanted.end == held.end else { return false }
+        guard let heldLimit = held.limit else { return true }
+        guard let wantedLimit = wanted.limit else { return false }
+        return wanted.isViewFromLeft == held.isViewFromLeft && wantedLimit <= heldLimit
+    }
+
+    // MARK: Kept-synced locations
+
+    public var keptSynced: [Path] {
+        var paths: [Path] = []
+        attempt { try database.run("SELECT path FROM kept_synced ORDER BY path") { paths.append(Self.path(ofRowKey: $0.text(0))) } }
+        return paths
+    }
+
+    func setKeptSynced(_ path: Path, _ on: Bool) {
+        change {
+            if on {
+                try database.run("INSERT OR IGNORE INTO kept_synced (path) VALUES (?)", [.text(Self.rowKey(path))])
+            } else {
+                try database.run("DELETE FROM kept_synced WHERE path = ?", [.text(Self.rowKey(path))])
+            }
+        }
+    }
+
+    // MARK: Settings
+
+    /// A setting kept with the cache (the kind of credential last used: never the credential).
+    public func setting(_ name: String) -> String? {
+        var value: String?
+        attempt { try database.run("SELECT value FROM settings WHERE name = ?", [.text(name)]) { value = $0.text(0) } }
+        return value
+    }
+
+    public func setSetting(_ name: String, _ value: String) {
+        change { try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(name), .text(value)]) }
+        commit()
+    }
+
+    // MARK: Size and eviction
+
+    /// Bytes of cached server data.
+    public var dataSize: Int {
+        var size = 0
+        attempt { size = Int(try database.integer("SELECT coalesce(sum(length(value) + length(path)), 0) FROM server_data")) }
+        return size
+    }
+
+    /// Forgets every cached value and what queries were complete (the write queue stays).
+    func clearData() {
+        change {
+            try database.execute("DELETE FROM server_data; DELETE FROM tracked_keys; DELETE FROM tracked_queries;")
+        }
+        savedKeys = [:]
+        commit()
+    }
+
+    /// Evicts the least recently used queries' data until the cache is under 80% of its
+    /// limit, when it has grown past the limit. Data at, above or below `pinned` paths (those
+    /// listened to) and below kept-synced ones stays.
+    func evictIfNeeded(pinned listened: [Path], force: Bool = false) {
+        guard force || writtenSinceCheck > limit / 10 else { return }
+        writtenSinceCheck = 0
+        var size = dataSize
+        guard size > limit else { return }
+        let target = limit * 8 / 10
+        change {
+            var candidates: [(id: Int64, path: Path)] = []
+            try database.run("SELECT id, path FROM tracked_queries ORDER BY last_use, id") {
+                candidates.append(($0.integer(0), Self.path(ofRowKey: $0.text(1))))
+            }
+            let pinnedPaths = listened + keptSynced
+            for candidate in candidates where size > target {
+                // Data a pinned location uses (at, above or below it) is not this query's alone.
+                if pinnedPaths.contains(where: { $0.contains(candidate.path) }) { continue }
+                let key = Self.rowKey(candidate.path)
+                var ranges: [(String, String)] = [(key, Self.rowKeyEnd(key))]
+                for pin in pinnedPaths where candidate.path.contains(pin) {
+                    // Split the range around each pinned location below.
+                    let pinKey = Self.rowKey(pin)
+                    ranges = ranges.flatMap { range -> [(String, String)] in
+                        guard pinKey >= range.0 && pinKey < range.1 else { return [range] }
+                        return [(range.0, pinKey), (Self.rowKeyEnd(pinKey), range.1)]
+                    }
+                }
+                for (start, end) in ranges {
+                    size -= Int(try database.integer("SELECT coalesce(sum(length(value) + length(path)), 0) FROM server_data WHERE path >= ? AND path < ?",
+                                                     [.text(start), .text(end)]))
+                    try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", [.text(start), .text(end)])
+                    // Queries at or below lose their data; those above are no longer complete.
+                    try database.run("DELETE FROM tracked_keys WHERE query_id IN (SELECT id FROM tracked_queries WHERE path >= ? AND path < ?)",
+                                     [.text(start), .text(end)])
+                    try database.run("DELETE FROM tracked_queries WHERE path >= ? AND path < ?", [.text(start), .text(end)])
+                }
+                var above = candidate.path
+                while let parent = above.parent {
+                    try database.run("UPDATE tracked_queries SET complete = 0 WHERE path = ?", [.text(Self.rowKey(parent))])
+                    above = parent
+                }
+            }
+            savedKeys = [:]
+        }
+        commit()
+    }
+}
+
+/// Why a cache could not be used.
+public enum ClientCacheError: Error, CustomStringConvertible {
+    case inUse(folder: String, pid: String?)
+    case unusable(folder: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case let .inUse(folder, pid):
+            return "the cache in \(folder) is in use by another rtdb" + (pid.map { " (pid \($0))" } ?? "")
+        case let .unusable(folder, reason):
+            return "the cache in \(folder) cannot be used: \(reason)"
+        }
+    }
+}

@@ -1,0 +1,147 @@
+import Foundation
+import XCTest
+import RTDBData
+import RTDBProtocol
+import RTDBEngine
+@testable import RTDBClient
+
+/// The disk cache on its own (rows, completeness, the write queue) and under a Repo across
+/// sessions, against a real engine.
+final class ClientCacheTests: XCTestCase {
+    var folder: String!
+
+    override func setUp() {
+        folder = NSTemporaryDirectory() + "rtdb-client-cache-" + UUID().uuidString
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    private func json(_ text: String) throws -> Node { try JSONReader.parse(text) }
+
+    /// Deeper rows override what an ancestor row says, deletes included.
+    func testRowsLayerAndDeletesHideWhatIsAbove() throws {
+        let cache = try ClientCache(folder: folder)
+        cache.overwrite(Path("a"), try json(#"{"b": {"c": 1, "d": 2}, "e": 3}"#))
+        cache.overwrite(Path("a/b/c"), Node(10))
+        cache.overwrite(Path("a/e"), .empty)
+        cache.overwrite(Path("x/y"), Node("z"))
+        cache.commit()
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("a"))), #"{"b":{"c":10,"d":2}}"#)
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("a/b/d"))), "2")
+        XCTAssertEqual(JSONWriter.string(cache.node(at: .root)), #"{"a":{"b":{"c":10,"d":2}},"x":{"y":"z"}}"#)
+        // A sibling whose name sorts between a parent's row and its children's.
+        cache.overwrite(Path("a!"), Node(true))
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("a"))), #"{"b":{"c":10,"d":2}}"#)
+        // Replacing a location drops every row below it.
+        cache.overwrite(Path("a"), Node(5))
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("a/b"))), "null")
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("a"))), "5")
+    }
+
+    /// Complete here or above; a filtered query from what a larger one held; else only known children.
+    func testCompletenessFollowsWhatTheServerSaid() throws {
+        let cache = try ClientCache(folder: folder)
+        let notes = Path("notes")
+        cache.overwrite(notes.child("n1"), Node(1))
+        cache.overwrite(notes.child("n2"), Node(2))
+        cache.overwrite(notes.child("n3"), Node(3))
+        let lastTwo = QuerySpec(path: notes, params: QueryParams().ordered(by: .value).limitToLast(2))
+        cache.setComplete(lastTwo, keys: ["n2", "n3"])
+        let lastOne = QuerySpec(path: notes, params: QueryParams().ordered(by: .value).limitToLast(1))
+        let firstOne = QuerySpec(path: notes, params: QueryParams().ordered(by: .value).limitToFirst(1))
+        let lastThree = QuerySpec(path: notes, params: QueryParams().ordered(by: .value).limitToLast(3))
+        XCTAssertEqual(cache.serverCache(for: lastOne).map { "\(JSONWriter.string($0.node)) \($0.complete)" }, #"{"n2":2,"n3":3} true"#)
+        XCTAssertEqual(cache.serverCache(for: lastThree).map { "\(JSONWriter.string($0.node)) \($0.complete)" }, #"{"n2":2,"n3":3} false"#)
+        XCTAssertEqual(cache.serverCache(for: firstOne)?.complete, false)
+        XCTAssertEqual(cache.serverCache(for: QuerySpec(path: notes))?.complete, false)
+        XCTAssertNil(cache.serverCache(for: QuerySpec(path: Path("other"))))
+        cache.setComplete(QuerySpec(path: .root), keys: nil)
+        XCTAssertEqual(cache.serverCache(for: QuerySpec(path: notes.child("n1")))?.complete, true)
+        XCTAssertEqual(cache.serverCache(for: firstOne).map { "\(JSONWriter.string($0.node)) \($0.complete)" }, #"{"n1":1,"n2":2,"n3":3} true"#)
+    }
+
+    func testTheWriteQueueKeepsItsOrderAndValuesAcrossAReopen() throws {
+        var cache: ClientCache? = try ClientCache(folder: folder)
+        let writes: [CachedWrite] = [
+            .set(Path("a"), try json(#"{".value": 1, ".priority": "p"}"#)),
+            .update(Path("b"), [Update(Path("c/d"), Node(true)), Update(Path("e"), try json(#"{".sv": "timestamp"}"#))]),
+            .set(Path("f/.priority"), Node(3)),
+        ]
+        for write in writes { _ = cache?.saveWrite(write) }
+        XCTAssertThrowsError(try ClientCache(folder: folder)) { error in
+            guard case ClientCacheError.inUse(_, let pid) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(pid, "\(getpid())")
+        }
+        cache?.close()
+        cache = nil
+        let reopened = try ClientCache(folder: folder)
+        let loaded = reopened.loadWrites()
+        XCTAssertEqual(loaded.writes.map(\.1), writes)
+        XCTAssertEqual(loaded.unreadable, 0)
+        reopened.removeWrite(loaded.writes[1].0)
+        XCTAssertEqual(reopened.loadWrites().writes.map(\.1), [writes[0], writes[2]])
+    }
+
+    /// A Repo that cannot reach its server restores the queue and answers from the cache; a
+    /// later one that can sends the queue in order and empties it.
+    func testASessionOfflineWorksFromTheCacheAndTheNextSendsItsWrites() async throws {
+        let database = try Database(folder: folder + "-server")
+        defer { database.close(); try? FileManager.default.removeItem(atPath: folder + "-server") }
+        func online() throws -> Repo {
+            Repo(connector: { _, _ in
+                let (client, server) = InProcessTransport.pair()
+                database.accept(server)
+                return client
+            }, cache: try ClientCache(folder: folder))
+        }
+        let first = try online()
+        try await first.set(Path("notes/a"), Node("from before")).acknowledged()
+        assertEqual(try await first.get(Path("notes")), try json(#"{"a": "from before"}"#))
+        await first.close()
+
+        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        assertEqual(try await offline.get(Path("notes")), try json(#"{"a": "from before"}"#))
+        try await offline.set(Path("notes/b"), Node(1))
+        try await offline.update(Path("notes"), [Update(Path("b"), Node(2))])
+        assertEqual(try await offline.get(Path("notes")), try json(#"{"a": "from before", "b": 2}"#))
+        assertEqual(await offline.pendingUserWrites.count, 2)
+        await offline.close()
+
+        let second = try online()
+        assertEqual(await second.takeRestoredWrites().count, 2)
+        assertEqual(await second.waitForPendingWrites(idle: 10), 0)
+        assertEqual(database.value(at: Path("notes")), try json(#"{"a": "from before", "b": 2}"#))
+        assertEqual(await second.pendingUserWrites, [])
+        await second.close()
+        let third = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        assertEqual(await third.takeRestoredWrites().count, 0)
+        await third.close()
+    }
+
+    func testPurgeDropsTheQueueAndTakesTheChangesBack() async throws {
+        let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let write = try await repo.set(Path("a"), Node(1))
+        assertEqual(try await repo.get(Path("a")), Node(1))
+        assertEqual(await repo.purgeOutstandingWrites(), 1)
+        do {
+            try await write.acknowledged()
+            XCTFail("a purged write was acknowledged")
+        } catch let error as DatabaseError {
+            XCTAssertEqual(error.code, "WRITE_CANCELED")
+        }
+        assertEqual(await repo.pendingUserWrites, [])
+        await repo.close()
+        let next = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        assertEqual(await next.takeRestoredWrites().count, 0)
+        await next.close()
+    }
+}
+
+/// A transport whose connection never comes up: the client stays offline.
+private final class NeverConnects: Transport {
+    func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {}
+    func send(_ message: Message) {}
+    func close() {}
+}
