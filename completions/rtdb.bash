@@ -7,7 +7,7 @@ _rtdb_keys() {
     # with a short deadline so a slow server does not hold the prompt.
     local parent=$1
     shift
-    rtdb "$@" --timeout 2s ls "$parent" --json 2>/dev/null |
+    rtdb "$@" --no-persistence --timeout 2s ls "$parent" --json 2>/dev/null |
         sed -e 's/^\[//' -e 's/\]$//' -e 's/","/"\n"/g' | sed -e 's/^"//' -e 's/"$//'
 }
 
@@ -23,8 +23,8 @@ _rtdb() {
     fi
     local cword=$((${#words[@]} - 1))
     local cur=${words[cword]} prev=${words[cword-1]}
-    local commands="get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status auth logout rules sleep timing pager cd pwd help history exit quit serve completions"
-    local options="--data --url --emulator --ns --timeout --cacert --credentials -c --keep-going --json --no-color --no-pager --timing --recover --version --help -h"
+    local commands="get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules sleep timing pager cd pwd help history exit quit serve completions"
+    local options="--data --url --emulator --ns --timeout --cacert --credentials --no-persistence --cache-size -c --keep-going --json --no-color --no-pager --timing --recover --version --help -h"
 
     local i cmd="" cmdi=0 nokeys=""
     local -a db=()
@@ -34,7 +34,7 @@ _rtdb() {
                 # A --data folder that does not exist has no keys (and must not be made).
                 [[ ${words[i]} == --data && ! -d ${words[i+1]} ]] && nokeys=1
                 db+=("${words[i]}" "${words[i+1]}"); ((i++)) ;;
-            --timeout|-c) ((i++)) ;;
+            --timeout|--cache-size|-c) ((i++)) ;;
             -*) ;;
             *) cmd=${words[i]}; cmdi=$i; break ;;
         esac
@@ -67,13 +67,14 @@ _rtdb() {
             query) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --watch --events --bg" ;;
             watch) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --events --bg" ;;
             tx) flags+=" --increment --append --set-if-absent --verbose -v" ;;
+            purge-writes) flags+=" --force -f" ;;
             auth) flags+=" --uid --claims" ;;
         esac
         COMPREPLY=($(compgen -W "$flags" -- "$cur"))
         return
     fi
     if [[ $cmd == help ]]; then
-        COMPREPLY=($(compgen -W "get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status auth logout rules sleep timing pager cd pwd help history exit quit" -- "$cur"))
+        COMPREPLY=($(compgen -W "get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules sleep timing pager cd pwd help history exit quit" -- "$cur"))
         return
     fi
     # The first argument of the data commands is a path: complete it key by key.

@@ -17,12 +17,12 @@ function __rtdb_paths
             test $next -le (count $words); and set db $db $words[$i] $words[$next]
         end
     end
-    rtdb $db --timeout 2s ls $parent --json 2>/dev/null | string trim -c '[]' | string split '","' | string trim -c '"' | while read -l key
+    rtdb $db --no-persistence --timeout 2s ls $parent --json 2>/dev/null | string trim -c '[]' | string split '","' | string trim -c '"' | while read -l key
         test -n "$key"; and echo $dir$key/
     end
 end
 
-set -l commands get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status auth logout rules sleep timing pager cd pwd help history exit quit serve completions
+set -l commands get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules sleep timing pager cd pwd help history exit quit serve completions
 complete -c rtdb -f
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l data -r -a '(__fish_complete_directories)' -d 'the embedded database data folder'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l url -x -d 'a server database URL (ws://127.0.0.1:9000?ns=demo)'
@@ -31,6 +31,8 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l ns -x -d 'the
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l timeout -x -d 'how long a command waits for the server'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l cacert -r -F -d 'trust the certificates in this PEM file (wss://, https://)'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l credentials -r -F -d 'sign in with this service account key (OAuth2 tokens made here)'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l no-persistence -d 'keep no disk cache of a server'\''s database'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l cache-size -x -d 'the disk cache'\''s limit, 1 to 100 MB'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -s c -x -d 'run COMMAND and exit'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l keep-going -d 'run the remaining lines after an error'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l json -d 'every command'\''s output as compact JSON'
@@ -62,6 +64,9 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'online' -d '
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'offline' -d 'disconnect until '\''online'\'''
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'keepsynced' -d 'keep a path'\''s data cached and fresh'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'status' -d 'connection, pending writes, watches'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'pending' -d 'list the writes not yet acknowledged'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'purge-writes' -d 'drop the queued writes'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'cache' -d 'the disk cache of a server'\''s database'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'auth' -d 'sign in: the server'\''s rules see who you are'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'logout' -d 'forget the credential'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'rules' -d 'read or replace the security rules'
@@ -88,7 +93,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from serve" -l recover -d 'salvage d
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l help -s h -d 'show help'
 complete -c rtdb -n "__fish_seen_subcommand_from completions" -a 'bash zsh fish'
 complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch tx ondisconnect keepsynced cd" -a '(__rtdb_paths)'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status auth logout rules sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l shallow -d 'children as true instead of their values'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l export -d 'include priorities (.priority, .value)'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l orderByChild -x -d 'order by the value of this child (a path like a/b)'
@@ -143,6 +148,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from tx" -l increment -x -d 'add N t
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l append -x -d 'add VALUE at the end of a list'
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l set-if-absent -x -d 'write VALUE only if there is nothing there'
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l verbose -s v -d 'print each attempt: the value it saw and what it computed'
+complete -c rtdb -n "__fish_seen_subcommand_from purge-writes" -l force -s f -d 'do not ask first'
 complete -c rtdb -n "__fish_seen_subcommand_from auth" -l uid -x -d 'make an unsigned token for this user (local servers)'
 complete -c rtdb -n "__fish_seen_subcommand_from auth" -l claims -x -d 'with --uid: extra claims, a JSON object'
-complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status auth logout rules sleep timing pager cd pwd help history exit quit'
+complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules sleep timing pager cd pwd help history exit quit'

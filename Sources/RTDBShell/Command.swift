@@ -30,6 +30,12 @@ public enum Command: Equatable, Sendable {
     /// nil: list the kept-synced paths.
     case keepSynced(Path?, on: Bool)
     case status
+    /// The user's writes not yet acknowledged.
+    case pending
+    /// Drop every queued write (force: without asking at a terminal).
+    case purgeWrites(force: Bool)
+    /// clear: forget the cached server data; otherwise show what the cache holds.
+    case cache(clear: Bool)
     /// Authenticate with a token from a file, or with one made for a uid.
     case auth(AuthSource)
     case logout

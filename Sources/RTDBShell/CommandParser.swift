@@ -311,6 +311,18 @@ public enum CommandParser {
         return .sleep(seconds: seconds)
     }
 
+    static func purgeWrites(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...0)
+        return .purgeWrites(force: args.has("--force"))
+    }
+
+    static func cache(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...1, usage: "cache takes nothing, or clear")
+        guard let word = args.positional.first else { return .cache(clear: false) }
+        guard word.text == "clear" else { throw ShellError("expected clear, found '\(word.text.prefix(40))'", column: word.column) }
+        return .cache(clear: true)
+    }
+
     static func timing(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(0...1)
         return .timing(try args.positional.first.map(onOff))

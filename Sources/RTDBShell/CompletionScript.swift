@@ -59,7 +59,7 @@ public enum CompletionScript {
             # with a short deadline so a slow server does not hold the prompt.
             local parent=$1
             shift
-            rtdb "$@" --timeout \(keyDeadline) ls "$parent" --json 2>/dev/null |
+            rtdb "$@" --no-persistence --timeout \(keyDeadline) ls "$parent" --json 2>/dev/null |
                 sed -e 's/^\\[//' -e 's/\\]$//' -e 's/","/"\\n"/g' | sed -e 's/^"//' -e 's/"$//'
         }
 
@@ -199,7 +199,7 @@ public enum CompletionScript {
             local cur=$PREFIX dir="" parent
             [[ $cur == */* ]] && dir=${cur%/*}/
             parent=${dir:-/}
-            keys=(${(f)"$(rtdb $_rtdb_db --timeout \(keyDeadline) ls $parent --json 2>/dev/null |
+            keys=(${(f)"$(rtdb $_rtdb_db --no-persistence --timeout \(keyDeadline) ls $parent --json 2>/dev/null |
                 sed -e 's/^\\[//' -e 's/\\]$//' -e 's/","/"\\n"/g' | sed -e 's/^"//' -e 's/"$//')"})
             compadd -S / -p "$dir" -- $keys
         }
@@ -311,7 +311,7 @@ public enum CompletionScript {
                     test $next -le (count $words); and set db $db $words[$i] $words[$next]
                 end
             end
-            rtdb $db --timeout \(keyDeadline) ls $parent --json 2>/dev/null | string trim -c '[]' | string split '","' | string trim -c '"' | while read -l key
+            rtdb $db --no-persistence --timeout \(keyDeadline) ls $parent --json 2>/dev/null | string trim -c '[]' | string split '","' | string trim -c '"' | while read -l key
                 test -n "$key"; and echo $dir$key/
             end
         end

@@ -52,6 +52,8 @@ public struct ProgramOption: Sendable {
         ProgramOption("--timeout", .text("DURATION"), "how long a command waits for the server"),
         ProgramOption("--cacert", .file, "trust the certificates in this PEM file (wss://, https://)").selecting,
         ProgramOption("--credentials", .file, "sign in with this service account key (OAuth2 tokens made here)").selecting,
+        ProgramOption("--no-persistence", "keep no disk cache of a server's database"),
+        ProgramOption("--cache-size", .text("MB"), "the disk cache's limit, 1 to 100 MB"),
         ProgramOption("-c", .text("COMMAND"), "run COMMAND and exit", repeatable: true),
         ProgramOption("--keep-going", "run the remaining lines after an error"),
         ProgramOption("--json", "every command's output as compact JSON"),

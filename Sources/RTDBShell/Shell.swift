@@ -49,6 +49,8 @@ public final class Shell {
         public var location: @Sendable () -> String = { "" }
         /// The kind of credential in use, for `status` (never the credential itself).
         public var credential = "none"
+        /// What `status` says of a server's database that keeps no disk cache, and why.
+        public var noCache = "off (--no-persistence)"
         /// The server's REST side (rules, the credential REST requests carry); nil for an
         /// embedded database.
         public var server: ServerAdministration? = nil
@@ -272,6 +274,12 @@ public final class Shell {
             }
         case .status:
             await printStatus(json: json)
+        case .pending:
+            await listPending(json: json)
+        case .purgeWrites(let force):
+            return try await purgeWrites(force: force)
+        case .cache(let clear):
+            try await showCache(clear: clear, json: json)
         case .auth(let source):
             try await authenticate(source)
         case .logout:
@@ -359,6 +367,8 @@ public final class Shell {
         let writes = max(0, repo.pendingWriteCount - transactions)
         let kept = await repo.keptSyncedPaths
         let onDisconnect = await repo.onDisconnectWrites.writes.count
+        let cache = await repo.cacheSummary
+        let cacheText = cache.map(Self.cacheLine) ?? (options.server == nil ? "none (an embedded database is on disk already)" : options.noCache)
         let state = connected ? "online" : byChoice ? "offline (by 'offline'; 'online' connects again)" : "offline (reconnecting)"
         if json {
             let object: JSONValue = .object([
@@ -367,6 +377,7 @@ public final class Shell {
                 ("pendingWrites", .number(Double(writes))), ("pendingTransactions", .number(Double(transactions))),
                 ("backgroundWatches", .array(backgroundWatches.map { .number(Double($0.id)) })),
                 ("keptSynced", .array(kept.map { .string($0.description) })), ("onDisconnectWrites", .number(Double(onDisconnect))),
+                ("cache", cache.map(Self.cacheObject) ?? .null),
             ])
             output.write(object.serialized() + "\n")
             return
@@ -378,6 +389,7 @@ public final class Shell {
             ("server clock", "\(Int(offset.rounded())) ms from this one"),
             ("credential", options.credential),
             ("pending", "\(plural(writes, "write")), \(plural(transactions, "transaction"))"),
+            ("cache", cacheText),
             ("watches", backgroundWatches.isEmpty ? "none in the background" : backgroundWatches.map { "\($0.id) \($0.query.path)" }.joined(separator: ", ")),
             ("keepsynced", kept.isEmpty ? "none" : kept.map(\.description).joined(separator: ", ")),
             ("ondisconnect", plural(onDisconnect, "write")),
@@ -484,7 +496,21 @@ public final class Shell {
         guard options.waitForWrites else {
             let rejected = self.rejected
             write.whenAnswered { result in
-                if case .failure(let error) = result { rejected.add(line: line, source: source ?? "", error: Shell.refusal(error, at: path)) }
+                // Dropped by purge-writes: as asked, not a refusal.
+                if case .failure(let error) = result, error.code != "WRITE_CANCELED" {
+                    rejected.add(line: line, source: source ?? "", error: Shell.refusal(error, at: path))
+                }
+            }
+            return
+        }
+        if await repo.cacheSummary != nil, await !repo.isConnected {
+            // Kept on disk before it is reported: a later session sends it if this one cannot.
+            await repo.commitCacheNow()
+            let when = await repo.isOfflineByChoice ? "after 'online'" : "when the connection returns"
+            output.writeError("offline: the write is applied locally and queued in the cache; it is sent \(when)\n")
+            let late = options.backgroundOutput
+            write.whenAnswered { outcome in
+                if case .failure(let error) = outcome, error.code != "DISCONNECTED" { late?("a queued write was rejected: \(Shell.refusal(error, at: path))") }
             }
             return
         }
@@ -557,6 +583,9 @@ public final class Shell {
     /// unacknowledged.
     public func finishWrites(timeout: TimeInterval? = nil) async -> Bool {
         let timeout = timeout ?? options.scriptWriteWait
+        if await repo.cacheSummary != nil, await !repo.isConnected {
+            return await keepQueuedWrites(unanswered: nil)
+        }
         if await repo.isOfflineByChoice {
             // Nothing will be sent: saying so now beats waiting.
             let left = repo.pendingWriteCount
@@ -569,8 +598,31 @@ public final class Shell {
         // Only a server that stopped answering is waited out: one still acknowledging (an
         // engine writing a large script) is waited for however long it takes.
         let why = Task.isCancelled ? "before the wait was interrupted" : "after \(DurationWord.describe(timeout)) in which it acknowledged none"
+        if await repo.cacheSummary != nil { return await keepQueuedWrites(unanswered: why) }
         output.writeError(options.renderer.error("\(left) write\(left == 1 ? " was" : "s were") not acknowledged by the server \(why) and may be lost"))
         return false
+    }
+
+    /// At exit with a disk cache and writes unanswered (offline, or `unanswered` says why the
+    /// server did not answer): they stay queued there for the next session; transactions are
+    /// not kept. False when the server did not answer or transactions are lost.
+    private func keepQueuedWrites(unanswered why: String?) async -> Bool {
+        await repo.commitCacheNow()
+        let writes = await repo.pendingUserWrites.count
+        let transactions = await repo.pendingTransactionCount
+        func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
+        let next = "will be sent the next time rtdb connects to this database"
+        if let why, writes > 0 {
+            let stays = writes == 1 ? "it stays" : "they stay"
+            output.writeError(options.renderer.error("\(plural(writes, "write")) \(writes == 1 ? "was" : "were") not acknowledged by the server \(why); \(stays) queued in the cache and \(next)"))
+        } else if writes > 0 {
+            output.writeError("offline: \(plural(writes, "write")) stay\(writes == 1 ? "s" : "") queued in the cache and \(next) ('pending' lists them)\n")
+        }
+        guard transactions == 0 else {
+            output.writeError(options.renderer.error("\(plural(transactions, "transaction")) never reached the server and \(transactions == 1 ? "is" : "are") lost: transactions are not kept across restarts"))
+            return false
+        }
+        return why == nil
     }
 
     private func confirmRemoval(_ path: Path) async throws -> Bool {

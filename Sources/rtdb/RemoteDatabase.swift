@@ -38,6 +38,10 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
         }
     }
 
+    /// Why the first connection failed, when the shell started offline from its cache. Set
+    /// by `connect` before the database is handed to anyone.
+    nonisolated(unsafe) private(set) var startedOffline: String?
+
     /// Renews a service account's access token before it expires.
     nonisolated(unsafe) private var refresh: Task<Void, Never>?
 
@@ -63,8 +67,11 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     /// reconnecting). `trustedCertificates`: a PEM file to trust instead of the system's
     /// authorities.
     /// `serviceAccount`: a key and its file name; its access tokens are used instead of `credential`.
+    /// `cache`: the disk cache; when it was filled online before, a server that does not
+    /// answer now is no failure: the shell starts offline and works from the cache.
     static func connect(address: ServerAddress, trustedCertificates: String? = nil, credential: Credential? = nil,
-                        serviceAccount: (ServiceAccount, String)? = nil, timeout: TimeInterval = 10) async throws -> RemoteDatabase {
+                        serviceAccount: (ServiceAccount, String)? = nil, cache: sending ClientCache? = nil,
+                        timeout: TimeInterval = 10) async throws -> RemoteDatabase {
         let tls: NIOSSLContext? = address.secure ? try ClientTLS.context(trustedCertificates: trustedCertificates) : nil
         let lastTransport = LastTransport()
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
@@ -74,7 +81,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
                                                      lastSessionID: lastSession, tls: tls, group: group)
             lastTransport.set(transport)
             return transport
-        })
+        }, cache: cache)
         let database = RemoteDatabase(repo: repo, address: address, tls: tls, credential: serviceAccount == nil ? credential : nil,
                                       serviceAccount: serviceAccount, group: group, timeout: max(timeout, 10))
         let failure: String?
@@ -86,6 +93,14 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
             failure = lastTransport.failure ?? "no answer within \(Int(timeout)) seconds"
         }
         if let failure {
+            if await repo.cacheHasBeenOnline {
+                // Reconnecting in the background; the credential goes with the connection when it comes.
+                database.startedOffline = failure
+                if serviceAccount == nil, let credential {
+                    Task { try? await repo.authenticate(token: credential.token, google: credential.google) }
+                }
+                return database
+            }
             await database.close()
             throw RemoteError("cannot connect to \(address): \(failure)")
         }

@@ -65,6 +65,12 @@ struct ShellCommand: AsyncParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Sign in to a server's database with this service account key (JSON, from the Firebase console): its OAuth2 access tokens are made and renewed here. GOOGLE_APPLICATION_CREDENTIALS names one for hosted databases.", valueName: "FILE"))
     var credentials: String?
 
+    @Flag(name: .customLong("no-persistence"), help: "With a server's database, keep no disk cache: queued writes and cached data last only as long as this shell.")
+    var noPersistence = false
+
+    @Option(name: .customLong("cache-size"), help: ArgumentHelp("The disk cache's limit, 1 to 100 MB (default 10): past it, the least recently used data is evicted (queued writes and kept-synced data never are).", valueName: "MB"))
+    var cacheSize: String?
+
     @Flag(name: .long, help: "In a script, run the remaining lines after an error (the exit status still says it failed).")
     var keepGoing = false
 
@@ -117,11 +123,20 @@ struct ShellCommand: AsyncParsableCommand {
             }
             wait = seconds
         }
+        var cacheLimit = 10_000_000
+        if let cacheSize {
+            guard let megabytes = Int(cacheSize), (1...100).contains(megabytes) else {
+                FileHandle.standardError.write(Data("Error: --cache-size '\(cacheSize.prefix(40))' is not a size in MB from 1 to 100\n\(Self.usageLine)".utf8))
+                throw ExitCode(ExitStatus.usage.rawValue)
+            }
+            cacheLimit = megabytes * 1_000_000
+        }
         let folder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultFolder
         if recover {
             throw ExitCode(Recover.run(folders: [folder]).rawValue)
         }
         let connection: DatabaseConnection
+        var noCache: String?
         do {
             if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns) {
                 let credential = RemoteDatabase.Credential.fromEnvironment()
@@ -136,8 +151,12 @@ struct ShellCommand: AsyncParsableCommand {
                     throw RemoteError("a service account's access token is sent only over TLS (wss://, https://) or to a server on this machine, not to \(address)")
                 }
                 let serviceAccount = try keyFile.map { (try ServiceAccount(file: $0), $0) }
-                connection = try await RemoteDatabase.connect(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath },
-                                                              credential: credential, serviceAccount: serviceAccount, timeout: wait ?? 10)
+                let (cache, why) = noPersistence || address.socketPath != nil ? (nil, nil) : CacheFolder.open(for: address, limit: cacheLimit)
+                noCache = why
+                let remote = try await RemoteDatabase.connect(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath },
+                                                              credential: credential, serviceAccount: serviceAccount, cache: cache, timeout: wait ?? 10)
+                connection = remote
+                await CacheFolder.reportRestored(remote)
                 // A server that ignores g: read with a listen well before the deadline.
                 if let wait { await connection.repo.setGetFallbackDelay(min(connection.repo.getFallbackDelay, wait / 2)) }
             } else {
@@ -147,13 +166,13 @@ struct ShellCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("rtdb: \(error)\n".utf8))
             throw ExitCode(ExitStatus.unavailable.rawValue)
         }
-        let status = await runShell(connection, timeout: wait)
+        let status = await runShell(connection, timeout: wait, noCache: noCache)
         await connection.close()
         throw ExitCode(status.rawValue)
     }
 
     @MainActor
-    private func runShell(_ connection: DatabaseConnection, timeout: TimeInterval?) async -> ExitStatus {
+    private func runShell(_ connection: DatabaseConnection, timeout: TimeInterval?, noCache: String?) async -> ExitStatus {
         let stdinIsTerminal = isatty(STDIN_FILENO) == 1
         let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
         let color = stdoutIsTerminal && !noColor && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
@@ -170,6 +189,7 @@ struct ShellCommand: AsyncParsableCommand {
         let embedded = connection is EmbeddedDatabase
         options.location = { embedded ? "embedded database in \(connection.location)" : connection.location }
         options.credential = connection.credential
+        if let noCache { options.noCache = noCache }
         options.server = connection as? ServerAdministration
         let output = StandardOutput()
 

@@ -45,6 +45,8 @@ struct Binary {
         if let folder { process.currentDirectoryURL = URL(fileURLWithPath: folder) }
         var env = ProcessInfo.processInfo.environment
         env["HOME"] = NSTemporaryDirectory()
+        // A disk cache of its own: no test sees another's cached data or queued writes.
+        env["XDG_CACHE_HOME"] = temporaryFolder()
         for (k, v) in environment { env[k] = v }
         process.environment = env
         let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
@@ -65,6 +67,8 @@ struct Binary {
         process.arguments = ["-qec", command, "/dev/null"]
         var env = ProcessInfo.processInfo.environment
         env["HOME"] = NSTemporaryDirectory()
+        // A disk cache of its own: no test sees another's cached data or queued writes.
+        env["XDG_CACHE_HOME"] = temporaryFolder()
         for (k, v) in environment { env[k] = v }
         process.environment = env
         let stdin = Pipe(), stdout = Pipe()

@@ -72,7 +72,7 @@ final class ExamplesTests: XCTestCase {
     func testExamplesAndTheTourOnAServer() throws {
         let (server, port) = try Binary.startServer(folder: Binary.temporaryFolder())
         defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
-        XCTAssertEqual(examplesScript(server: true).filter { CommandSpec.find($0.0)?.needsServer == true }.map(\.0), ["auth", "rules"])
+        XCTAssertEqual(examplesScript(server: true).filter { CommandSpec.find($0.0)?.needsServer == true }.map(\.0), ["cache", "auth", "rules"])
         for (name, script) in examplesScript(server: true) {
             try runScript(["--url", "ws://127.0.0.1:\(port)?ns=examples-\(name)"], script, label: "help \(name)")
         }

@@ -59,7 +59,7 @@ final class RemoteShellTests: XCTestCase {
         usleep(500_000)
         shell.interrupt()  // without it the wait would last its 30 seconds and say so
         XCTAssertEqual(shell.process.terminationStatus, 4)
-        XCTAssertEqual(shell.stderr.text(), "error: 1 write was not acknowledged by the server before the wait was interrupted and may be lost\n")
+        XCTAssertEqual(shell.stderr.text(), "error: 1 write was not acknowledged by the server before the wait was interrupted; it stays queued in the cache and will be sent the next time rtdb connects to this database\n")
     }
 
     /// --timeout bounds every wait for the server: a read on a stopped server fails after it.
@@ -89,8 +89,9 @@ final class RemoteShellTests: XCTestCase {
 
         let watcher = try Binary.start(["--url", url, "watch", "/notes", "--events", "child_added", "--json"])
 
-        // A script whose server goes away between its lines.
-        let script = try Binary.start(["--url", url])
+        // A script whose server goes away between its lines; without a disk cache, its end
+        // waits for the server to come back.
+        let script = try Binary.start(["--no-persistence", "--url", url])
         script.input.write(Data("set /notes/a 1\n".utf8))
         XCTAssertTrue(watcher.stdout.waitFor(#""key":"a""#))
 

@@ -41,7 +41,7 @@ final class RulesAndAuthTests: XCTestCase {
     }
 
     private func shell(_ script: String) throws -> Binary.Result {
-        try Binary.run(["--keep-going", "--url", "ws://127.0.0.1:\(port)?ns=demo"], input: script, in: folder)
+        try Binary.run(["--keep-going", "--no-persistence", "--url", "ws://127.0.0.1:\(port)?ns=demo"], input: script, in: folder)
     }
 
     func testWritesReadsAndStatusFollowWhoYouAre() throws {
@@ -61,7 +61,7 @@ final class RulesAndAuthTests: XCTestCase {
             """)
         XCTAssertEqual(result.stdout, """
             {"n1":{"text":"hi"}}
-            {"location":"ws://127.0.0.1:\(port)/.ws?ns=demo","online":true,"offlineByChoice":false,"serverTimeOffset":0,"credential":"ID token for uid ada (unsigned, from auth --uid)","pendingWrites":0,"pendingTransactions":0,"backgroundWatches":[],"keptSynced":[],"onDisconnectWrites":0}
+            {"location":"ws://127.0.0.1:\(port)/.ws?ns=demo","online":true,"offlineByChoice":false,"serverTimeOffset":0,"credential":"ID token for uid ada (unsigned, from auth --uid)","pendingWrites":0,"pendingTransactions":0,"backgroundWatches":[],"keptSynced":[],"onDisconnectWrites":0,"cache":null}
             null
 
             """)

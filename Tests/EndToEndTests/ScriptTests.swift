@@ -324,8 +324,9 @@ final class ScriptTests: XCTestCase {
         defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
         let url = "ws://127.0.0.1:\(port)?ns=edit"
         XCTAssertEqual(try Binary.run(["--url", url, "set", "/users/ada", #"{"name": "Ada", "born": 1815}"#]).status, 0)
-        // The "editor" is another client's write, then the user's change.
-        let editor = "'\(Binary.path)' --url '\(url)' set /users/ada/born 1900 && sed -i s/Ada/Augusta/"
+        // The "editor" is another client's write, then the user's change (without a disk
+        // cache: the editing shell holds this database's).
+        let editor = "'\(Binary.path)' --no-persistence --url '\(url)' set /users/ada/born 1900 && sed -i s/Ada/Augusta/"
         let conflict = try Binary.run(["--url", url, "edit", "/users/ada"], environment: ["EDITOR": editor, "VISUAL": ""])
         XCTAssertEqual(conflict.status, 1)
         XCTAssertEqual(conflict.stderr, """

@@ -8,6 +8,8 @@ import uuid
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+# The shells these tests start keep their disk caches here, not in the user's ~/.cache.
+os.environ.setdefault("XDG_CACHE_HOME", tempfile.mkdtemp(prefix="rtdb-cache-"))
 
 
 @pytest.fixture(scope="session")

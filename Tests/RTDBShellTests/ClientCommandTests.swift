@@ -266,10 +266,11 @@ final class ClientCommandTests: XCTestCase {
         server clock  0 ms from this one
         credential    none
         pending       0 writes, 0 transactions
+        cache         none (an embedded database is on disk already)
         watches       none in the background
         keepsynced    /config
         ondisconnect  0 writes
-        {"location":"embedded database in /tmp/db","online":false,"offlineByChoice":true,"serverTimeOffset":0,"credential":"none","pendingWrites":0,"pendingTransactions":0,"backgroundWatches":[],"keptSynced":["/config"],"onDisconnectWrites":0}
+        {"location":"embedded database in /tmp/db","online":false,"offlineByChoice":true,"serverTimeOffset":0,"credential":"none","pendingWrites":0,"pendingTransactions":0,"backgroundWatches":[],"keptSynced":["/config"],"onDisconnectWrites":0,"cache":null}
 
         """)
         XCTAssertTrue(output.stderr.contains("expected on or off, found 'maybe'"), output.stderr)

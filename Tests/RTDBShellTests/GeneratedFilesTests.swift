@@ -35,7 +35,7 @@ final class GeneratedFilesTests: XCTestCase {
     /// Every command of the table is in the manual, each usage word set as roff wants.
     func testManualFormatting() {
         let section = ManPage.commandsSection()
-        for spec in CommandSpec.all { XCTAssertTrue(section.contains("\\fB\(spec.name)\\fR"), spec.name) }
+        for spec in CommandSpec.all { XCTAssertTrue(section.contains(ManPage.flag(spec.name)), spec.name) }
         XCTAssertEqual(ManPage.usage("set PATH VALUE [--priority P]"), "\\fBset\\fR \\fIPATH\\fR \\fIVALUE\\fR [\\fB\\-\\-priority\\fR \\fIP\\fR]")
         XCTAssertEqual(ManPage.text(".hidden"), "\\&.hidden")
     }

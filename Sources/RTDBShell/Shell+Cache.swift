@@ -1,0 +1,94 @@
+import Foundation
+import RTDBClient
+import RTDBData
+import RTDBProtocol
+
+/// `pending`, `purge-writes` and `cache`: the queue of writes and the disk cache.
+extension Shell {
+    func listPending(json: Bool) async {
+        let writes = await repo.pendingUserWrites
+        let transactions = await repo.pendingTransactionCount
+        if json {
+            let list: [JSONValue] = writes.map { write in
+                let (op, value) = Self.describe(write)
+                return .object([("op", .string(op)), ("path", .string(write.path.description)),
+                                ("value", (try? JSONValue.parse(JSONWriter.string(value, options: JSONWriter.Options(export: true)))) ?? .null)])
+            }
+            output.write(JSONValue.array(list).serialized() + "\n")
+            return
+        }
+        if writes.isEmpty && transactions == 0 {
+            output.write("no writes waiting for the server\n")
+            return
+        }
+        for (i, write) in writes.enumerated() {
+            let (op, value) = Self.describe(write)
+            var text = JSONWriter.string(value, options: JSONWriter.Options(export: true))
+            if text.count > 200 { text = String(text.prefix(197)) + "..." }
+            output.write("\(i + 1)  \(op) \(write.path)  \(text)\n")
+        }
+        if transactions > 0 {
+            output.write("and \(transactions) transaction\(transactions == 1 ? "" : "s") (not kept across restarts)\n")
+        }
+    }
+
+    /// The write as `pending` shows it: `set`, `update` (an object of relative paths) or
+    /// `priority`, and its value.
+    private static func describe(_ write: CachedWrite) -> (String, Node) {
+        switch write {
+        case let .set(path, value):
+            return path.last == ".priority" ? ("priority", value) : ("set", value)
+        case let .update(_, updates):
+            let children = updates.map { (ChildKey($0.path.wireString), $0.value) }
+            return ("update", Node(children: ChildMap(unsorted: children)))
+        }
+    }
+
+    func purgeWrites(force: Bool) async throws -> Outcome {
+        let count = await repo.pendingUserWrites.count
+        if count == 0 {
+            output.write("no writes to drop\n")
+            return .ok
+        }
+        if !force, let confirm = options.confirm,
+           !confirm("drop \(count) write\(count == 1 ? "" : "s") the server has not acknowledged? [y/N] ") {
+            output.writeError("nothing dropped\n")
+            return .failed
+        }
+        let dropped = await repo.purgeOutstandingWrites()
+        output.write("dropped \(dropped) write\(dropped == 1 ? "" : "s")\n")
+        return .ok
+    }
+
+    func showCache(clear: Bool, json: Bool) async throws {
+        guard let summary = await repo.cacheSummary else {
+            throw ShellError(options.server == nil
+                ? "an embedded database has no cache: its data is on disk already"
+                : "this session keeps no cache (rtdb was started with --no-persistence)")
+        }
+        if clear {
+            await repo.clearCache()
+            output.write("cache cleared: reads go to the server again (queued writes stay)\n")
+            return
+        }
+        if json {
+            output.write(Self.cacheObject(summary).serialized() + "\n")
+            return
+        }
+        output.write(Self.cacheLine(summary) + "\n")
+    }
+
+    static func cacheObject(_ summary: CacheSummary) -> JSONValue {
+        .object([("folder", .string(summary.folder)), ("dataBytes", .number(Double(summary.dataBytes))),
+                 ("limitBytes", .number(Double(summary.limit))), ("queuedWrites", .number(Double(summary.queuedWrites))),
+                 ("error", summary.failure.map(JSONValue.string) ?? .null)])
+    }
+
+    static func cacheLine(_ summary: CacheSummary) -> String {
+        let writes = summary.queuedWrites
+        var line = "\(Outline.humanBytes(summary.dataBytes)) of \(Outline.humanBytes(summary.limit)) cached, "
+            + "\(writes) queued write\(writes == 1 ? "" : "s") kept, in \(summary.folder)"
+        if let failure = summary.failure { line += " (error: \(failure))" }
+        return line
+    }
+}

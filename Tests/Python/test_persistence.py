@@ -1,0 +1,298 @@
+"""The shell's disk cache, end to end with the real binary: writes queued while the server is
+down survive the shell's exit (and a kill -9), a shell started offline answers from the cache,
+and the writes land in order once the server is back."""
+import json
+import os
+import re
+import signal
+import subprocess
+import tempfile
+import threading
+import time
+import urllib.request
+
+from wire import BINARY, wait_until
+
+
+class Reader:
+    """Collects a stream's lines as they come."""
+
+    def __init__(self, stream):
+        self.lines = []
+        self.lock = threading.Lock()
+        self.thread = threading.Thread(target=self._run, args=(stream,), daemon=True)
+        self.thread.start()
+
+    def _run(self, stream):
+        for line in stream:
+            with self.lock:
+                self.lines.append(line.rstrip("\n"))
+
+    def current(self):
+        with self.lock:
+            return list(self.lines)
+
+    def text(self):
+        return "\n".join(self.current())
+
+
+def serve(data, port=0):
+    process = subprocess.Popen([BINARY, "serve", "--port", str(port), "--data", data],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    line = process.stdout.readline()
+    match = re.search(r"127\.0\.0\.1:(\d+) ", line)
+    assert match, f"rtdb serve did not start: {line!r}"
+    return process, int(match.group(1))
+
+
+def stop(process):
+    process.terminate()
+    process.wait(timeout=30)
+
+
+def rest(port, method, path, body=None):
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}.json?ns=demo", method=method,
+                                     data=None if body is None else json.dumps(body).encode())
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.loads(answer.read())
+
+
+class Shell:
+    """`rtdb --url` reading a script from standard input, fed line by line."""
+
+    def __init__(self, port, cache, *arguments):
+        env = dict(os.environ, XDG_CACHE_HOME=cache)
+        self.process = subprocess.Popen([BINARY, "--url", f"ws://127.0.0.1:{port}?ns=demo", *arguments],
+                                        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True, env=env)
+        self.out = Reader(self.process.stdout)
+        self.err = Reader(self.process.stderr)
+
+    def send(self, *lines):
+        for line in lines:
+            self.process.stdin.write(line + "\n")
+        self.process.stdin.flush()
+
+    def finish(self, timeout=60):
+        self.process.stdin.close()
+        status = self.process.wait(timeout=timeout)
+        self.out.thread.join(5)
+        self.err.thread.join(5)
+        return status
+
+
+def run(port, cache, *commands):
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    arguments = [BINARY, "--url", f"ws://127.0.0.1:{port}?ns=demo"]
+    for command in commands:
+        arguments += ["-c", command]
+    return subprocess.run(arguments, capture_output=True, text=True, env=env, timeout=60)
+
+
+def events(lines):
+    """The JSON event lines of a background watch."""
+    return [json.loads(line) for line in lines if line.startswith("{") and '"event"' in line]
+
+
+NOTES = {f"n{i}": {"text": f"note {i}", "lastModified": i} for i in range(1, 7)}
+QUERY = "--orderByChild lastModified"
+
+
+def test_queued_writes_survive_exit_and_a_shell_started_offline_works_from_the_cache():
+    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    server, port = serve(data)
+    try:
+        rest(port, "PUT", "/notes", NOTES)
+        # Online: a watch fills the cache with the last 4 notes.
+        first = Shell(port, cache)
+        first.send(f"watch /notes {QUERY} --limitToLast 4 --bg --json")
+        assert wait_until(lambda: any(e.get("event") == "value" for e in events(first.out.current()))), first.out.text()
+        stop(server)
+        # Offline: three writes, the third to the path of the first (their order shows in the result).
+        first.send('set /notes/w1 {"text": "first", "lastModified": 7}',
+                   'set /notes/w2 {"text": "second", "lastModified": 8}',
+                   'update /notes/w1 {"text": "third", "lastModified": 9}')
+        assert first.finish() == 0, first.err.text()
+        assert "offline: 3 writes stay queued in the cache and will be sent the next time rtdb connects" in first.err.text()
+
+        # A new shell, the server still down.
+        offline = run(port, cache, "get /notes/w1", "pending", f"query /notes {QUERY} --limitToLast 2", "status --json")
+        assert offline.returncode == 0, offline.stderr
+        assert "offline: cannot reach ws://127.0.0.1:" in offline.stderr
+        assert "working from the cache, with 3 queued writes restored; reconnecting" in offline.stderr
+        lines = offline.stdout.splitlines()
+        assert json.loads(lines[0]) == {"text": "third", "lastModified": 9}
+        assert lines[1:4] == ['1  set /notes/w1  {"lastModified":7,"text":"first"}',
+                              '2  set /notes/w2  {"lastModified":8,"text":"second"}',
+                              '3  update /notes/w1  {"lastModified":9,"text":"third"}']
+        # Complete in the cache (the last 4 hold the last 2), with the queued writes on top.
+        assert json.loads(lines[4]) == [{"key": "w2", "value": {"lastModified": 8, "text": "second"}},
+                                        {"key": "w1", "value": {"lastModified": 9, "text": "third"}}]
+        status = json.loads(lines[5])
+        assert status["online"] is False and status["pendingWrites"] == 3
+        assert status["cache"]["queuedWrites"] == 3 and status["cache"]["folder"].startswith(cache + "/rtdb/127.0.0.1:")
+
+        # The last 6: what is cached shows at once, without a value event (the cache holds 4).
+        second = Shell(port, cache)
+        second.send(f"watch /notes {QUERY} --limitToLast 6 --bg --json")
+        assert wait_until(lambda: len(events(second.out.current())) >= 6), second.out.text()
+        time.sleep(0.5)
+        seen = events(second.out.current())
+        assert [e["event"] for e in seen] == ["child_added"] * 6
+        assert [e["key"] for e in seen] == ["n3", "n4", "n5", "n6", "w2", "w1"]
+
+        # The server returns: the writes land in order, the query is completed.
+        server, _ = serve(data, port)
+        assert wait_until(lambda: any(e["event"] == "value" for e in events(second.out.current())), timeout=30), second.out.text()
+        value = [e for e in events(second.out.current()) if e["event"] == "value"][-1]
+        assert sorted(value["data"]) == ["n2", "n3", "n4", "n5", "n6", "w1", "w2"][1:]
+        assert rest(port, "GET", "/notes/w1") == {"text": "third", "lastModified": 9}
+        assert rest(port, "GET", "/notes/w2") == {"text": "second", "lastModified": 8}
+        second.send("pending")
+        assert second.finish() == 0, second.err.text()
+        assert "no writes waiting for the server" in second.out.text()
+        assert "3 queued writes from an earlier session restored" not in second.err.text()
+        # Nothing is sent twice by a later session.
+        again = run(port, cache, "pending")
+        assert again.stdout == "no writes waiting for the server\n" and again.stderr == "", again.stderr
+    finally:
+        stop(server)
+
+
+def test_a_kill_9_in_the_middle_of_a_queued_script_loses_nothing_reported_queued():
+    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    server, port = serve(data)
+    # Known online once, so a later start without the server works from the cache.
+    assert run(port, cache, "get /").returncode == 0
+    stop(server)
+    shell = Shell(port, cache)
+    shell.send(*[f"set /counter/k{i:03} {i}" for i in range(1, 151)], "pending --json")
+    assert wait_until(lambda: any(line.startswith("[") for line in shell.out.current()), timeout=30), shell.err.text()
+    reported = json.loads(next(line for line in shell.out.current() if line.startswith("[")))
+    assert len(reported) == 150
+    # More writes are on their way when the shell dies.
+    shell.send(*[f"set /counter/k{i:03} {i}" for i in range(151, 301)])
+    shell.process.send_signal(signal.SIGKILL)
+    shell.process.wait(timeout=10)
+
+    after = run(port, cache, "pending --json")
+    assert after.returncode == 0, after.stderr
+    kept = json.loads(after.stdout)
+    assert kept[:150] == reported
+    # Whatever else was kept is a prefix of what followed, in order.
+    assert [w["path"] for w in kept[150:]] == [f"/counter/k{i:03}" for i in range(151, 151 + len(kept) - 150)]
+    server, _ = serve(data, port)
+    try:
+        landed = run(port, cache, "sleep 1", "pending")
+        assert landed.returncode == 0, landed.stderr
+        counter = rest(port, "GET", "/counter")
+        assert len(counter) == len(kept) and counter["k150"] == 150
+    finally:
+        stop(server)
+
+
+def test_least_recently_used_data_is_evicted_and_kept_synced_data_stays():
+    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    server, port = serve(data)
+    blob = "x" * 1000
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    base = [BINARY, "--cache-size", "1", "--url", f"ws://127.0.0.1:{port}?ns=demo"]
+    try:
+        rest(port, "PUT", "/", {"kept": {f"k{i}": blob for i in range(300)},
+                                "old": {f"k{i}": blob for i in range(400)},
+                                "new": {f"k{i}": blob for i in range(400)}})
+        # 1.1 MB read with a 1 MB limit: the oldest read goes, the kept-synced data stays.
+        filled = subprocess.run(base + ["-c", "keepsynced /kept on", "-c", "sleep 500ms", "-c", "get /old --json", "-c", "sleep 100ms",
+                                        "-c", "get /new --json", "-c", "cache --json"], capture_output=True, text=True, env=env, timeout=60)
+        assert filled.returncode == 0, filled.stderr
+        summary = json.loads(filled.stdout.splitlines()[-1])
+        assert summary["limitBytes"] == 1_000_000 and 700_000 < summary["dataBytes"] <= 800_000, summary
+    finally:
+        stop(server)
+    offline = subprocess.run(base + ["-c", "get /new/k5", "-c", "get /kept/k7"], capture_output=True, text=True, env=env, timeout=60)
+    assert offline.returncode == 0, offline.stderr
+    assert offline.stdout == f'"{blob}"\n"{blob}"\n'
+    evicted = subprocess.run(base + ["-c", "get /old/k5"], capture_output=True, text=True, env=env, timeout=60)
+    assert evicted.returncode == 1 and "Client is offline" in evicted.stderr, evicted.stderr
+    bad = subprocess.run([BINARY, "--cache-size", "101", "--url", f"ws://127.0.0.1:{port}?ns=demo", "status"],
+                         capture_output=True, text=True, env=env, timeout=60)
+    assert bad.returncode == 2 and "Error: --cache-size '101' is not a size in MB from 1 to 100" in bad.stderr
+
+
+def test_no_persistence_keeps_nothing_and_a_second_shell_goes_without():
+    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    server, port = serve(data)
+    try:
+        env = dict(os.environ, XDG_CACHE_HOME=cache)
+        plain = subprocess.run([BINARY, "--no-persistence", "--url", f"ws://127.0.0.1:{port}?ns=demo", "-c", "set /a 1", "-c", "status"],
+                               capture_output=True, text=True, env=env, timeout=60)
+        assert plain.returncode == 0, plain.stderr
+        assert "cache         off (--no-persistence)" in plain.stdout
+        assert not os.path.exists(os.path.join(cache, "rtdb"))
+        holder = Shell(port, cache)
+        holder.send("get /a")
+        assert wait_until(lambda: holder.out.current() == ["1"]), holder.out.text()
+        # Parallel scripts are common: no warning off a terminal, but status says why.
+        second = run(port, cache, "get /a", "status")
+        assert second.returncode == 0 and second.stderr == "", second.stderr
+        assert second.stdout.startswith("1\n")
+        assert re.search(r"\ncache         off: another rtdb \(pid \d+\) is using this database's cache\n", second.stdout), second.stdout
+        assert holder.finish() == 0
+        folder = os.path.join(cache, "rtdb", f"127.0.0.1:{port}", "demo")
+        assert oct(os.stat(folder).st_mode & 0o777) == "0o700"
+    finally:
+        stop(server)
+
+
+def test_a_damaged_cache_is_set_aside_and_the_shell_starts_with_an_empty_one():
+    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    server, port = serve(data)
+    try:
+        assert run(port, cache, "set /a 1").returncode == 0
+        folder = os.path.join(cache, "rtdb", f"127.0.0.1:{port}", "demo")
+        with open(os.path.join(folder, "cache.sqlite"), "r+b") as f:
+            f.seek(0)
+            f.write(b"this is not a database" * 100)
+        damaged = run(port, cache, "get /a")
+        assert damaged.returncode == 0 and damaged.stdout == "1\n", damaged.stderr
+        assert "the cache could not be read" in damaged.stderr and "it starts empty" in damaged.stderr
+        assert any(name.startswith("cache.sqlite.unreadable-") for name in os.listdir(folder))
+        clean = run(port, cache, "get /a")
+        assert clean.stderr == "" and clean.stdout == "1\n"
+    finally:
+        stop(server)
+
+
+def test_the_readme_example_runs_as_printed():
+    """The README's "Offline across restarts" transcript: each `$` line run by bash (port 9000
+    replaced by the test server's), its standard error (lines from rtdb) and output as shown."""
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md"), encoding="utf-8").read()
+    section = readme.split("### Offline across restarts", 1)[1]
+    block = section.split("```text\n", 1)[1].split("```", 1)[0]
+    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    server, port = serve(data)
+    steps, current = [], None
+    for line in block.splitlines():
+        if line.startswith("$ ") or line.startswith("# "):
+            current = [line, [], []]
+            steps.append(current)
+        else:
+            is_error = line.startswith("rtdb: ") or line.startswith("offline: ") or line.startswith("error: ")
+            current[2 if is_error else 1].append(line.replace("9000", str(port)))
+    bin_folder = os.path.dirname(BINARY)
+    env = dict(os.environ, XDG_CACHE_HOME=cache, PATH=bin_folder + os.pathsep + os.environ["PATH"])
+    try:
+        for command, out, err in steps:
+            if command == "# the server stops":
+                stop(server)
+            elif command == "# the server is back":
+                server, _ = serve(data, port)
+            else:
+                result = subprocess.run(["bash", "-c", command[2:].replace("9000", str(port))], capture_output=True,
+                                        text=True, env=env, timeout=60)
+                assert result.returncode == 0, (command, result.stderr)
+                assert result.stdout.splitlines() == out, command
+                assert result.stderr.splitlines() == err, command
+        assert len(steps) == 7
+    finally:
+        stop(server)
