@@ -447,6 +447,74 @@ func tlsBenchmark(_ n: Int) async throws {
     try? FileManager.default.removeItem(atPath: folder)
 }
 
+/// The client's disk cache: opening one that holds 10 MB and reading a note from it, as a
+/// shell started offline does; and writes queued while offline, each on disk (committed)
+/// before it counts, in a burst (a script) and one at a time (a person at the prompt).
+func cacheBenchmark(_ n: Int) async throws {
+    let folder = NSTemporaryDirectory() + "rtdb-bench-cache-" + UUID().uuidString
+    defer { try? FileManager.default.removeItem(atPath: folder) }
+    // 10 MB of notes as a watch brings them: one overwrite of the list, then changes to single notes.
+    do {
+        let cache = try ClientCache(folder: folder, limit: 100_000_000)
+        var notes: [(ChildKey, Node)] = []
+        for i in 0..<40_000 {
+            notes.append((ChildKey("n\(i)"), Node(children: ChildMap(unsorted: [
+                (ChildKey("text"), Node(String(repeating: "note \(i) ", count: 20))), (ChildKey("lastModified"), Node(Double(i)))]))))
+        }
+        let list = Node(children: ChildMap(unsorted: notes))
+        let database = try Database(folder: folder + "-server")
+        defer { database.close(); try? FileManager.default.removeItem(atPath: folder + "-server") }
+        let repo = Repo(connector: { _, _ in
+            let (client, server) = InProcessTransport.pair()
+            database.accept(server)
+            return client
+        }, cache: cache)
+        try await repo.set(Path("notes"), list).acknowledged()
+        _ = try await repo.get(Path("notes"))
+        for i in 0..<1000 { try await repo.set(Path("notes/n\(i)/lastModified"), Node(Double(i + 40_000))).acknowledged() }
+        _ = try await repo.get(Path("notes/n5"))
+        let size = await repo.cacheSummary?.dataBytes ?? 0
+        await repo.close()
+        print(String(format: "cache: %.1f MB of notes cached", Double(size) / 1e6))
+    }
+    var opens: [Double] = []
+    for _ in 0..<5 {
+        opens.append(try await seconds {
+            let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+            let note = try await repo.get(Path("notes/n5"))
+            precondition(!note.isEmpty, "the cached note is missing")
+            await repo.close()
+        })
+    }
+    print(String(format: "cache: open a 10 MB cache and read one note from it, offline: %.2f ms (best of 5)", opens.min()! * 1000))
+
+    // Offline writes: the repo never connects.
+    let offline = folder + "-offline"
+    defer { try? FileManager.default.removeItem(atPath: offline) }
+    let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: offline))
+    let burst = try await seconds {
+        for i in 0..<n { try await repo.set(Path("queued/k\(i)"), Node(Double(i))) }
+        _ = await repo.pendingUserWrites  // every write is on disk when this returns
+    }
+    let single = 500
+    let one = try await seconds {
+        for i in 0..<single {
+            try await repo.set(Path("single/k\(i)"), Node(Double(i)))
+            await repo.commitCacheNow()
+        }
+    }
+    await repo.close()
+    print(String(format: "cache: writes queued offline, each on disk before it counts: %.0f/s in a burst of %d (a script), %.0f/s one at a time (the prompt: one fsync each)",
+                 Double(n) / burst, n, Double(single) / one))
+}
+
+/// A transport whose connection never comes up: the client stays offline.
+final class NeverConnects: Transport {
+    func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {}
+    func send(_ message: Message) {}
+    func close() {}
+}
+
 /// Counts events on the client core's queue; read after they are delivered.
 /// `@unchecked Sendable`: guarded by `lock`, which the compiler cannot see.
 final class EventCounter: @unchecked Sendable {
@@ -495,6 +563,7 @@ case "query":
     let writes = Int(arguments.dropFirst(2).first ?? "") ?? 100_000
     for n in sizes { try await queryBenchmark(n, writes: writes) }
 case "writes": try await writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
+case "cache": try await cacheBenchmark(Int(arguments.dropFirst().first ?? "") ?? 20_000)
 case "rules": try await rulesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 50_000, rounds: Int(arguments.dropFirst(2).first ?? "") ?? 3)
 default:
     try jsonBenchmark()
@@ -505,5 +574,6 @@ default:
     try await reconnectBenchmark(10_000)
     try await writeBenchmark(100_000)
     try await rulesBenchmark(50_000)
+    try await cacheBenchmark(20_000)
     try await loadBenchmark(1_000_000)
 }
