@@ -42,8 +42,9 @@ public actor Repo {
     private var commitScheduled = false
     /// The user's writes not yet answered, by write id, with their place in the disk queue.
     private var queuedWrites: [Int: (write: CachedWrite, row: Int64?)] = [:]
-    /// Writes kept from an earlier session and sent again by this one, until taken.
-    private var restoredWrites: [PendingWrite] = []
+    /// Writes kept from an earlier session, shown at once and sent when taken (after the
+    /// caller has signed in: the rules must see them as their writer).
+    private var restoredWrites: [(CachedWrite, Int64, OneShot<Void>)] = []
     /// Kept writes that could not be read back.
     public private(set) var unreadableRestoredWrites = 0
     /// The disk cache was filled by an earlier session that reached the server.
@@ -119,12 +120,7 @@ public actor Repo {
         cacheHasBeenOnline = cache.setting("online") != nil
         let (writes, unreadable) = cache.loadWrites()
         unreadableRestoredWrites = unreadable
-        for (row, write) in writes {
-            gate.admit()
-            let outcome = OneShot<Void>()
-            apply(write, outcome: outcome, row: row)
-            restoredWrites.append(PendingWrite(outcome: outcome))
-        }
+        restoredWrites = writes.map { ($0.1, $0.0, OneShot<Void>()) }
         for path in cache.keptSynced { try? keepSynced(path, true) }
     }
 
@@ -402,6 +398,8 @@ public actor Repo {
         let request: Request
         let row = row ?? diskCache?.saveWrite(write)
         queuedWrites[id] = (write, row)
+        // What the server will hold once it acknowledges: server values as estimated here.
+        var acknowledgedData: [(Path, Node)] = []
         switch write {
         case let .set(path, value):
             // Server values resolve locally for the optimistic view; the raw value is sent.
@@ -411,6 +409,7 @@ public actor Repo {
             }
             events = syncTree.applyUserOverwrite(path, local, writeID: id)
             request = .put(path: path, data: value, hash: nil)
+            acknowledgedData = [(path, local)]
         case let .update(path, updates):
             let now = serverNow
             let local = updates.map { update -> (Path, Node) in
@@ -420,13 +419,17 @@ public actor Repo {
             }
             events = syncTree.applyUserMerge(path, local, writeID: id)
             request = .merge(path: path, data: updates)
+            acknowledgedData = local.map { (path.appending($0.0), $0.1) }
         }
         raise(events)
+        let acknowledged = acknowledgedData
         connection.send(request) { [self] response in
             raise(syncTree.ackUserWrite(id, revert: !response.isOK))
             queuedWrites[id] = nil
             // Closing or losing the connection is no answer: a kept write waits for the next session.
             if let row, let diskCache, response.status != .disconnected { diskCache.removeWrite(row) }
+            // Accepted, it is the server's data: a location the cache holds complete stays true.
+            if response.isOK, let diskCache { for (path, node) in acknowledged { diskCache.overwrite(path, node) } }
             gate.leave()
             outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
         }
@@ -460,10 +463,23 @@ public actor Repo {
         return count
     }
 
-    /// The writes an earlier session kept, now sent again; each call takes them.
+    /// Sends the writes an earlier session kept, in their order (shown at once, sent once
+    /// connected), and returns them; call it once signed in. Later calls return none.
     public func takeRestoredWrites() -> [PendingWrite] {
         defer { restoredWrites = [] }
-        return restoredWrites
+        return restoredWrites.map { write, row, outcome in
+            gate.admit()
+            apply(write, outcome: outcome, row: row)
+            return PendingWrite(outcome: outcome)
+        }
+    }
+
+    /// Uses `token` from the next connection on, without waiting for an answer (a shell
+    /// started offline signs in when its server comes back).
+    public func setCredential(token: String, google: Bool) {
+        connection.authenticate(token: token, google: google) { [weak self] response in
+            self?.assumeIsolated { $0.updateInfo("authenticated", Node(response.isOK)) }
+        }
     }
 
     /// The disk cache, for what `status` shows; nil without one.
@@ -473,9 +489,20 @@ public actor Repo {
                             queuedWrites: queuedWrites.values.filter { $0.row != nil }.count, failure: diskCache.failure)
     }
 
-    /// Puts every change made so far on disk (what the shell reports as queued is then kept).
-    public func commitCacheNow() {
-        diskCache?.commit()
+    /// Puts every change made so far on disk (what the shell reports as queued is then
+    /// kept); false when the cache failed (`cacheSummary` says why).
+    @discardableResult
+    public func commitCacheNow() -> Bool {
+        diskCache?.commit() ?? true
+    }
+
+    /// A setting kept in the disk cache (nil without one, or unset).
+    public func cacheSetting(_ name: String) -> String? {
+        diskCache?.setting(name)
+    }
+
+    public func setCacheSetting(_ name: String, _ value: String) {
+        diskCache?.setSetting(name, value)
     }
 
     /// Forgets the cached server data (kept writes stay): reads go to the server again.

@@ -505,12 +505,17 @@ public final class Shell {
         }
         if await repo.cacheSummary != nil, await !repo.isConnected {
             // Kept on disk before it is reported: a later session sends it if this one cannot.
-            await repo.commitCacheNow()
+            guard await repo.commitCacheNow() else {
+                let why = await repo.cacheSummary?.failure ?? "unknown error"
+                throw ShellError("the write is applied locally, but the disk cache could not keep it (\(why)): it is lost if this shell exits before the server answers")
+            }
             let when = await repo.isOfflineByChoice ? "after 'online'" : "when the connection returns"
             output.writeError("offline: the write is applied locally and queued in the cache; it is sent \(when)\n")
             let late = options.backgroundOutput
             write.whenAnswered { outcome in
-                if case .failure(let error) = outcome, error.code != "DISCONNECTED" { late?("a queued write was rejected: \(Shell.refusal(error, at: path))") }
+                if case .failure(let error) = outcome, error.code != "DISCONNECTED", error.code != "WRITE_CANCELED" {
+                    late?("a queued write was rejected: \(Shell.refusal(error, at: path))")
+                }
             }
             return
         }
@@ -607,8 +612,13 @@ public final class Shell {
     /// server did not answer): they stay queued there for the next session; transactions are
     /// not kept. False when the server did not answer or transactions are lost.
     private func keepQueuedWrites(unanswered why: String?) async -> Bool {
-        await repo.commitCacheNow()
+        let kept = await repo.commitCacheNow()
         let writes = await repo.pendingUserWrites.count
+        if !kept {
+            let failure = await repo.cacheSummary?.failure ?? "unknown error"
+            output.writeError(options.renderer.error("\(writes) write\(writes == 1 ? " was" : "s were") not acknowledged, and the disk cache could not keep them (\(failure)): they may be lost"))
+            return false
+        }
         let transactions = await repo.pendingTransactionCount
         func plural(_ n: Int, _ word: String) -> String { "\(n) \(word)\(n == 1 ? "" : "s")" }
         let next = "will be sent the next time rtdb connects to this database"

@@ -53,6 +53,13 @@ enum CacheFolder {
         } else if !restored.isEmpty {
             warn("\(plural(restored.count)) from an earlier session restored from the cache and sent")
         }
+        // The kind of credential, never the credential: writes queued signed in may be
+        // refused by the rules when sent without it.
+        let before = await repo.cacheSetting("credential")
+        if let before, before != database.credential, !restored.isEmpty {
+            warn("the restored writes were queued with the credential \(before); this shell has \(database.credential): the server's rules may refuse them")
+        }
+        await repo.setCacheSetting("credential", database.credential)
         if unreadable > 0 { warn("\(plural(unreadable)) in the cache could not be read and \(unreadable == 1 ? "was" : "were") left out") }
         for write in restored {
             write.whenAnswered { result in

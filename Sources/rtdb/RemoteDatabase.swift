@@ -97,7 +97,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
                 // Reconnecting in the background; the credential goes with the connection when it comes.
                 database.startedOffline = failure
                 if serviceAccount == nil, let credential {
-                    Task { try? await repo.authenticate(token: credential.token, google: credential.google) }
+                    await repo.setCredential(token: credential.token, google: credential.google)
                 }
                 return database
             }

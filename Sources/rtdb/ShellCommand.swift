@@ -151,7 +151,8 @@ struct ShellCommand: AsyncParsableCommand {
                     throw RemoteError("a service account's access token is sent only over TLS (wss://, https://) or to a server on this machine, not to \(address)")
                 }
                 let serviceAccount = try keyFile.map { (try ServiceAccount(file: $0), $0) }
-                let (cache, why) = noPersistence || address.socketPath != nil ? (nil, nil) : CacheFolder.open(for: address, limit: cacheLimit)
+                let (cache, why) = address.socketPath != nil ? (nil, "none (a shared embedded folder is on disk already)")
+                    : noPersistence ? (nil, nil) : CacheFolder.open(for: address, limit: cacheLimit)
                 noCache = why
                 let remote = try await RemoteDatabase.connect(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath },
                                                               credential: credential, serviceAccount: serviceAccount, cache: cache, timeout: wait ?? 10)

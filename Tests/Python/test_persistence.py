@@ -81,8 +81,8 @@ class Shell:
         return status
 
 
-def run(port, cache, *commands):
-    env = dict(os.environ, XDG_CACHE_HOME=cache)
+def run(port, cache, *commands, **variables):
+    env = dict(os.environ, XDG_CACHE_HOME=cache, **variables)
     arguments = [BINARY, "--url", f"ws://127.0.0.1:{port}?ns=demo"]
     for command in commands:
         arguments += ["-c", command]
@@ -175,8 +175,11 @@ def test_a_kill_9_in_the_middle_of_a_queued_script_loses_nothing_reported_queued
     shell.process.send_signal(signal.SIGKILL)
     shell.process.wait(timeout=10)
 
-    after = run(port, cache, "pending --json")
+    # Queued without a credential, restored with one: the shell says the rules may see them differently.
+    after = run(port, cache, "pending --json", RTDB_AUTH_TOKEN="owner")
     assert after.returncode == 0, after.stderr
+    assert ("the restored writes were queued with the credential none; this shell has ID token or database secret "
+            "(RTDB_AUTH_TOKEN): the server's rules may refuse them") in after.stderr, after.stderr
     kept = json.loads(after.stdout)
     assert kept[:150] == reported
     # Whatever else was kept is a prefix of what followed, in order.
@@ -217,6 +220,30 @@ def test_least_recently_used_data_is_evicted_and_kept_synced_data_stays():
     bad = subprocess.run([BINARY, "--cache-size", "101", "--url", f"ws://127.0.0.1:{port}?ns=demo", "status"],
                          capture_output=True, text=True, env=env, timeout=60)
     assert bad.returncode == 2 and "Error: --cache-size '101' is not a size in MB from 1 to 100" in bad.stderr
+
+
+def test_restored_writes_are_sent_signed_in():
+    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    rules = os.path.join(data, "..", os.path.basename(data) + "-rules.json")
+    with open(rules, "w") as f:
+        f.write('{"rules": {".read": "auth != null", ".write": "auth != null"}}')
+    process = subprocess.Popen([BINARY, "serve", "--port", "0", "--data", data, "--rules", rules],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    port = int(re.search(r"127\.0\.0\.1:(\d+) ", process.stdout.readline()).group(1))
+    assert run(port, cache, "get /", RTDB_AUTH_TOKEN="owner").returncode == 0
+    stop(process)
+    queued = run(port, cache, "set /signed 1", RTDB_AUTH_TOKEN="owner")
+    assert queued.returncode == 0 and "1 write stays queued" in queued.stderr, queued.stderr
+    process = subprocess.Popen([BINARY, "serve", "--port", str(port), "--data", data, "--rules", rules],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    process.stdout.readline()
+    try:
+        sent = run(port, cache, "get /signed", RTDB_AUTH_TOKEN="owner")
+        assert sent.returncode == 0 and sent.stdout == "1\n", sent.stderr
+        assert "rejected" not in sent.stderr, sent.stderr
+        assert run(port, cache, "pending", RTDB_AUTH_TOKEN="owner").stdout == "no writes waiting for the server\n"
+    finally:
+        stop(process)
 
 
 def test_no_persistence_keeps_nothing_and_a_second_shell_goes_without():

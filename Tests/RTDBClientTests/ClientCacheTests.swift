@@ -120,6 +120,26 @@ final class ClientCacheTests: XCTestCase {
         await third.close()
     }
 
+    /// An acknowledged write is the server's data: an offline read of a location cached
+    /// complete before it shows the write, not what was read before.
+    func testAnAcknowledgedWriteUpdatesTheCachedData() async throws {
+        let database = try Database(folder: folder + "-server")
+        defer { database.close(); try? FileManager.default.removeItem(atPath: folder + "-server") }
+        let repo = Repo(connector: { _, _ in
+            let (client, server) = InProcessTransport.pair()
+            database.accept(server)
+            return client
+        }, cache: try ClientCache(folder: folder))
+        try await repo.set(Path("a"), try json(#"{"x": 1, "y": 1}"#)).acknowledged()
+        assertEqual(try await repo.get(Path("a")), try json(#"{"x": 1, "y": 1}"#))
+        try await repo.set(Path("a/x"), Node(2)).acknowledged()
+        try await repo.update(Path("a"), [Update(Path("y"), .empty)]).acknowledged()
+        await repo.close()
+        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        assertEqual(try await offline.get(Path("a")), try json(#"{"x": 2}"#))
+        await offline.close()
+    }
+
     func testPurgeDropsTheQueueAndTakesTheChangesBack() async throws {
         let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
         let write = try await repo.set(Path("a"), Node(1))

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import RTDBData
 import RTDBProtocol
@@ -62,6 +63,11 @@ public final class ClientCache {
         let path = folder + "/cache.sqlite"
         do {
             database = try Self.openDatabase(path)
+        } catch let error as SQLiteError where !error.isDamage {
+            // A full disk, a file this user may not write: its queued writes must not be abandoned.
+            flock(fd, LOCK_UN)
+            Glibc.close(fd)
+            throw ClientCacheError.unusable(folder: folder, reason: "\(error)")
         } catch {
             // Damaged or from a newer rtdb: kept aside for whoever wants to look, and a fresh start.
             let aside = path + ".unreadable-\(Int(Date().timeIntervalSince1970))"
@@ -86,7 +92,7 @@ public final class ClientCache {
         try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;")
         let version = try database.integer("PRAGMA user_version")
         if version > formatVersion {
-            throw SQLiteError(code: 0, message: "it was made by a newer rtdb (format \(version))")
+            throw SQLiteError(code: SQLITE_FORMAT, message: "it was made by a newer rtdb (format \(version))")
         }
         try database.execute("""
             CREATE TABLE IF NOT EXISTS server_data (path TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
@@ -96,8 +102,8 @@ public final class ClientCache {
             CREATE TABLE IF NOT EXISTS writes (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, path TEXT NOT NULL, value BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS kept_synced (path TEXT PRIMARY KEY) WITHOUT ROWID;
             CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-            PRAGMA user_version = \(formatVersion);
             """)
+        if version != formatVersion { try database.execute("PRAGMA user_version = \(formatVersion)") }
         // Reading every table once finds a damaged file now rather than in the middle of work.
         try database.execute("SELECT count(*) FROM server_data; SELECT count(*) FROM writes; SELECT count(*) FROM tracked_queries;")
         return database
@@ -122,11 +128,15 @@ public final class ClientCache {
 
     // MARK: Transactions
 
-    /// Puts what changed since the last commit on disk.
-    public func commit() {
-        guard inTransaction else { return }
+    /// Puts what changed since the last commit on disk; false (and `failure` says why) when
+    /// that failed, and what it held is not kept.
+    @discardableResult
+    public func commit() -> Bool {
+        guard inTransaction else { return failure == nil }
         inTransaction = false
-        attempt { try database.execute("COMMIT") }
+        if attempt({ try database.execute("COMMIT") }) { return failure == nil }
+        try? database.execute("ROLLBACK")
+        return false
     }
 
     /// Whether changes wait for `commit()`.
@@ -443,19 +453,11 @@ public final class ClientCache {
             }
             let pinnedPaths = listened + keptSynced
             for candidate in candidates where size > target {
-                // Data a pinned location uses (at, above or below it) is not this query's alone.
-                if pinnedPaths.contains(where: { $0.contains(candidate.path) }) { continue }
+                // Data a pinned location uses is not this query's alone: rows at or above the
+                // pin hold it, and rows below it are part of it.
+                if pinnedPaths.contains(where: { $0.contains(candidate.path) || candidate.path.contains($0) }) { continue }
                 let key = Self.rowKey(candidate.path)
-                var ranges: [(String, String)] = [(key, Self.rowKeyEnd(key))]
-                for pin in pinnedPaths where candidate.path.contains(pin) {
-                    // Split the range around each pinned location below.
-                    let pinKey = Self.rowKey(pin)
-                    ranges = ranges.flatMap { range -> [(String, String)] in
-                        guard pinKey >= range.0 && pinKey < range.1 else { return [range] }
-                        return [(range.0, pinKey), (Self.rowKeyEnd(pinKey), range.1)]
-                    }
-                }
-                for (start, end) in ranges {
+                for (start, end) in [(key, Self.rowKeyEnd(key))] {
                     size -= Int(try database.integer("SELECT coalesce(sum(length(value) + length(path)), 0) FROM server_data WHERE path >= ? AND path < ?",
                                                      [.text(start), .text(end)]))
                     try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", [.text(start), .text(end)])
