@@ -7,17 +7,6 @@ import RTDBProtocol
 /// them, and apply them to its own view when it loses the connection, as the official clients
 /// do, at the moment the server runs them.
 public struct OnDisconnectWrites: Sendable, Equatable {
-    public enum Write: Sendable, Equatable {
-        case set(Path, Node)
-        case update(Path, [Update])
-
-        public var path: Path {
-            switch self {
-            case .set(let path, _), .update(let path, _): return path
-            }
-        }
-    }
-
     public private(set) var writes: [Write] = []
 
     public var isEmpty: Bool { writes.isEmpty }

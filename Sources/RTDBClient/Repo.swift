@@ -41,10 +41,10 @@ public actor Repo {
     private let diskCache: ClientCache?
     private var commitScheduled = false
     /// The user's writes not yet answered, by write id, with their place in the disk queue.
-    private var queuedWrites: [Int: (write: CachedWrite, row: Int64?)] = [:]
+    private var queuedWrites: [Int: (write: Write, row: Int64?)] = [:]
     /// Writes kept from an earlier session, shown at once and sent when taken (after the
     /// caller has signed in: the rules must see them as their writer).
-    private var restoredWrites: [(CachedWrite, Int64, OneShot<Void>)] = []
+    private var restoredWrites: [(Write, Int64, OneShot<Void>)] = []
     /// Kept writes that could not be read back.
     public private(set) var unreadableRestoredWrites = 0
     /// The disk cache was filled by an earlier session that reached the server.
@@ -377,7 +377,7 @@ public actor Repo {
 
     /// Takes a place (flow control), then queues the write onto the core's queue, where it is
     /// applied in the order submitted.
-    private nonisolated(nonsending) func submit(_ write: CachedWrite) async throws -> PendingWrite {
+    private nonisolated(nonsending) func submit(_ write: Write) async throws -> PendingWrite {
         try await gate.enter()
         let outcome = OneShot<Void>()
         executor.queue.async { self.assumeIsolated { $0.apply(write, outcome: outcome) } }
@@ -392,7 +392,7 @@ public actor Repo {
     }
 
     /// `row`: the write's place in the disk queue, when it was kept by an earlier session.
-    private func apply(_ write: CachedWrite, outcome: OneShot<Void>, row: Int64? = nil) {
+    private func apply(_ write: Write, outcome: OneShot<Void>, row: Int64? = nil) {
         let id = takeWriteID()
         let events: [Event]
         let request: Request
@@ -446,7 +446,7 @@ public actor Repo {
 
     /// The user's writes not yet acknowledged, oldest first (transactions are not among them).
     /// With a disk cache, each one listed is on disk when this returns.
-    public var pendingUserWrites: [CachedWrite] {
+    public var pendingUserWrites: [Write] {
         diskCache?.commit()
         return queuedWrites.sorted { $0.key < $1.key }.map(\.value.write)
     }
@@ -563,7 +563,7 @@ public actor Repo {
         try await registerOnDisconnect(.onDisconnectCancel(path: path), nil, cancelling: path)
     }
 
-    private func registerOnDisconnect(_ request: Request, _ write: OnDisconnectWrites.Write?, cancelling: Path? = nil) async throws {
+    private func registerOnDisconnect(_ request: Request, _ write: Write?, cancelling: Path? = nil) async throws {
         if let path = write?.path ?? cancelling, path.isInfo {
             throw DatabaseError(status: .invalidPath, message: ".info paths are read-only")
         }

@@ -11,8 +11,7 @@ extension Shell {
         if json {
             let list: [JSONValue] = writes.map { write in
                 let (op, value) = Self.describe(write)
-                return .object([("op", .string(op)), ("path", .string(write.path.description)),
-                                ("value", (try? JSONValue.parse(JSONWriter.string(value, options: JSONWriter.Options(export: true)))) ?? .null)])
+                return .object([("op", .string(op)), ("path", .string(write.path.description)), ("value", Self.jsonValue(value, export: true))])
             }
             output.write(JSONValue.array(list).serialized() + "\n")
             return
@@ -34,13 +33,12 @@ extension Shell {
 
     /// The write as `pending` shows it: `set`, `update` (an object of relative paths) or
     /// `priority`, and its value.
-    private static func describe(_ write: CachedWrite) -> (String, Node) {
+    private static func describe(_ write: Write) -> (String, Node) {
         switch write {
         case let .set(path, value):
             return path.last == ".priority" ? ("priority", value) : ("set", value)
         case let .update(_, updates):
-            let children = updates.map { (ChildKey($0.path.wireString), $0.value) }
-            return ("update", Node(children: ChildMap(unsorted: children)))
+            return ("update", updateObject(updates))
         }
     }
 

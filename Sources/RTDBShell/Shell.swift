@@ -339,7 +339,7 @@ public final class Shell {
         }
     }
 
-    private static func json(_ write: OnDisconnectWrites.Write) -> JSONValue {
+    private static func json(_ write: Write) -> JSONValue {
         switch write {
         case let .set(path, value):
             return .object([("path", .string(path.description)), value.isEmpty ? ("remove", .bool(true)) : ("set", Shell.jsonValue(value))])
@@ -349,14 +349,15 @@ public final class Shell {
     }
 
     /// An update as the object it was typed as: relative paths to values.
-    private static func updateObject(_ updates: [Update]) -> Node {
+    static func updateObject(_ updates: [Update]) -> Node {
         var children: [(ChildKey, Node)] = []
         for update in updates { children.append((ChildKey(update.path.wireString), update.value)) }
         return Node(children: ChildMap(unsorted: children))
     }
 
-    private static func jsonValue(_ node: Node) -> JSONValue {
-        (try? JSONValue.parse(JSONWriter.string(node))) ?? .null
+    /// `export`: priorities kept, as the export form writes them.
+    static func jsonValue(_ node: Node, export: Bool = false) -> JSONValue {
+        (try? JSONValue.parse(JSONWriter.string(node, options: JSONWriter.Options(export: export)))) ?? .null
     }
 
     private func printStatus(json: Bool) async {

@@ -64,7 +64,7 @@ final class ClientCacheTests: XCTestCase {
 
     func testTheWriteQueueKeepsItsOrderAndValuesAcrossAReopen() throws {
         var cache: ClientCache? = try ClientCache(folder: folder)
-        let writes: [CachedWrite] = [
+        let writes: [Write] = [
             .set(Path("a"), try json(#"{".value": 1, ".priority": "p"}"#)),
             .update(Path("b"), [Update(Path("c/d"), Node(true)), Update(Path("e"), try json(#"{".sv": "timestamp"}"#))]),
             .set(Path("f/.priority"), Node(3)),

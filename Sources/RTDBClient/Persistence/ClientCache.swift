@@ -139,9 +139,6 @@ public final class ClientCache {
         return false
     }
 
-    /// Whether changes wait for `commit()`.
-    var hasUncommittedChanges: Bool { inTransaction }
-
     private func change(_ body: () throws -> Void) {
         guard !closed else { return }
         if !inTransaction {
@@ -166,7 +163,7 @@ public final class ClientCache {
     // MARK: The write queue
 
     /// Keeps a write until `removeWrite`; returns its place in the queue.
-    func saveWrite(_ write: CachedWrite) -> Int64 {
+    func saveWrite(_ write: Write) -> Int64 {
         var id: Int64 = -1
         change {
             try database.run("INSERT INTO writes (kind, path, value) VALUES (?, ?, ?)",
@@ -185,12 +182,12 @@ public final class ClientCache {
     }
 
     /// The writes kept, oldest first. One that cannot be read back is left out and counted.
-    func loadWrites() -> (writes: [(Int64, CachedWrite)], unreadable: Int) {
-        var writes: [(Int64, CachedWrite)] = []
+    func loadWrites() -> (writes: [(Int64, Write)], unreadable: Int) {
+        var writes: [(Int64, Write)] = []
         var unreadable = 0
         attempt {
             try database.run("SELECT id, kind, path, value FROM writes ORDER BY id") { row in
-                if let write = CachedWrite(kindCode: row.integer(1), path: row.text(2), value: row.blob(3)) {
+                if let write = Write(kindCode: row.integer(1), path: row.text(2), value: row.blob(3)) {
                     writes.append((row.integer(0), write))
                 } else {
                     unreadable += 1
@@ -304,7 +301,7 @@ public final class ClientCache {
 
     /// The children a complete filtered query holds now.
     func setKeys(_ query: QuerySpec, _ keys: Set<String>) {
-        let name = query.path.description + "$" + Self.trackedName(query)
+        let name = query.key
         guard savedKeys[name] != keys else { return }
         change {
             guard let id = try trackedID(query) else { return }
@@ -456,16 +453,12 @@ public final class ClientCache {
                 // Data a pinned location uses is not this query's alone: rows at or above the
                 // pin hold it, and rows below it are part of it.
                 if pinnedPaths.contains(where: { $0.contains(candidate.path) || candidate.path.contains($0) }) { continue }
-                let key = Self.rowKey(candidate.path)
-                for (start, end) in [(key, Self.rowKeyEnd(key))] {
-                    size -= Int(try database.integer("SELECT coalesce(sum(length(value) + length(path)), 0) FROM server_data WHERE path >= ? AND path < ?",
-                                                     [.text(start), .text(end)]))
-                    try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", [.text(start), .text(end)])
-                    // Queries at or below lose their data; those above are no longer complete.
-                    try database.run("DELETE FROM tracked_keys WHERE query_id IN (SELECT id FROM tracked_queries WHERE path >= ? AND path < ?)",
-                                     [.text(start), .text(end)])
-                    try database.run("DELETE FROM tracked_queries WHERE path >= ? AND path < ?", [.text(start), .text(end)])
-                }
+                let range: [SQLiteDatabase.Value] = [.text(Self.rowKey(candidate.path)), .text(Self.rowKeyEnd(Self.rowKey(candidate.path)))]
+                size -= Int(try database.integer("SELECT coalesce(sum(length(value) + length(path)), 0) FROM server_data WHERE path >= ? AND path < ?", range))
+                try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", range)
+                // Queries at or below lose their data; those above are no longer complete.
+                try database.run("DELETE FROM tracked_keys WHERE query_id IN (SELECT id FROM tracked_queries WHERE path >= ? AND path < ?)", range)
+                try database.run("DELETE FROM tracked_queries WHERE path >= ? AND path < ?", range)
                 var above = candidate.path
                 while let parent = above.parent {
                     try database.run("UPDATE tracked_queries SET complete = 0 WHERE path = ?", [.text(Self.rowKey(parent))])

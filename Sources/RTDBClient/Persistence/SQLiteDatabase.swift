@@ -108,9 +108,6 @@ final class SQLiteDatabase {
         return result
     }
 
-    /// Rows changed by the last statement.
-    var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
-
     private func prepared(_ sql: String) throws -> OpaquePointer {
         if let statement = statements[sql] { return statement }
         guard let handle else { throw SQLiteError(code: SQLITE_MISUSE, message: "the cache is closed") }

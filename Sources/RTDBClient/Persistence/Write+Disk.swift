@@ -1,18 +1,9 @@
 import RTDBData
 import RTDBProtocol
 
-/// A user's write as the queue keeps it: a set (pushes and priorities are sets) or a
-/// multi-path update, with server values unresolved, as they will be sent.
-public enum CachedWrite: Sendable, Equatable {
-    case set(Path, Node)
-    case update(Path, [Update])
-
-    public var path: Path {
-        switch self {
-        case .set(let path, _), .update(let path, _): return path
-        }
-    }
-
+/// A user's write as the disk queue keeps it: its kind, its path, and its value in the
+/// export form (priorities kept; server values unresolved, as they will be sent).
+extension Write {
     var kindCode: Int64 {
         switch self {
         case .set: return 0

@@ -1,0 +1,15 @@
+import RTDBData
+import RTDBProtocol
+
+/// A user's write: a set (pushes, priorities and removals are sets) or a multi-path update,
+/// with server values unresolved, as it is sent. The write queue and onDisconnect hold these.
+public enum Write: Sendable, Equatable {
+    case set(Path, Node)
+    case update(Path, [Update])
+
+    public var path: Path {
+        switch self {
+        case .set(let path, _), .update(let path, _): return path
+        }
+    }
+}
