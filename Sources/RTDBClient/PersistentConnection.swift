@@ -78,6 +78,9 @@ final class PersistentConnection: @unchecked Sendable {
     private(set) var state: State = .connecting
     /// Offline by the user's choice (`goOffline`): no connection until `goOnline`.
     private(set) var offlineByUser = false
+    /// No connection is attempted until `authenticate` gives the credential: what is queued
+    /// must reach the server signed in (a service account's token is still being fetched).
+    private(set) var awaitingCredential = false
     /// When the current attempt started, in milliseconds since the epoch (local clock).
     private var attemptStarted: Double = 0
     private(set) var everConnected = false
@@ -109,6 +112,10 @@ final class PersistentConnection: @unchecked Sendable {
     }
 
     private func connect() {
+        if awaitingCredential {
+            state = .waiting
+            return
+        }
         generation += 1
         let generation = self.generation
         let queue = self.queue
@@ -180,6 +187,26 @@ final class PersistentConnection: @unchecked Sendable {
         credentialRevoked = nil
         onAuthAnswer = answer
         if connected { transmitCredential() }
+        if awaitingCredential {
+            awaitingCredential = false
+            if state == .waiting && transport == nil && !offlineByUser { connect() }
+        }
+    }
+
+    /// Holds every connection until `authenticate` is called; an attempt under way is
+    /// dropped. For a client whose credential is not known yet (an offline start).
+    func awaitCredential() {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard !closed, !connected else { return }
+        awaitingCredential = true
+        if let transport {
+            // Its late close notice is ignored, as in goOffline.
+            generation += 1
+            self.transport = nil
+            inFlight = [:]
+            state = .waiting
+            transport.close()
+        }
     }
 
     /// Drops the credential: this connection goes on as no one (`unauth`), and so do later ones.

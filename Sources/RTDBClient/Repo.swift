@@ -291,7 +291,7 @@ public actor Repo {
                 self?.assumeIsolated { repo in
                     if let diskCache = repo.diskCache {
                         diskCache.overwrite(path, value)
-                        diskCache.setComplete(QuerySpec(path: path), keys: nil)
+                        if path.last != ".priority" { diskCache.setComplete(QuerySpec(path: path), keys: nil) }
                     }
                 }
                 answer.resolve(.success(value))
@@ -428,8 +428,14 @@ public actor Repo {
             queuedWrites[id] = nil
             // Closing or losing the connection is no answer: a kept write waits for the next session.
             if let row, let diskCache, response.status != .disconnected { diskCache.removeWrite(row) }
-            // Accepted, it is the server's data: a location the cache holds complete stays true.
-            if response.isOK, let diskCache { for (path, node) in acknowledged { diskCache.overwrite(path, node) } }
+            // Accepted, it is the server's data, all of it at each location written (as the
+            // official clients keep it): a later offline read there answers from the disk.
+            if response.isOK, let diskCache {
+                for (path, node) in acknowledged {
+                    diskCache.overwrite(path, node)
+                    diskCache.setComplete(QuerySpec(path: path), keys: nil)
+                }
+            }
             gate.leave()
             outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
         }
@@ -453,10 +459,12 @@ public actor Repo {
 
     /// Drops every write not yet acknowledged (their changes are taken back, with events),
     /// from memory and from the disk queue; each fails with `WRITE_CANCELED`. A write already
-    /// sent may still be applied by the server. Returns how many were dropped.
+    /// sent may still be applied by the server. Kept writes that could not be read back go
+    /// too. Returns how many were dropped, those included.
     @discardableResult
     public func purgeOutstandingWrites() -> Int {
-        let count = queuedWrites.count
+        let count = queuedWrites.count + unreadableRestoredWrites
+        unreadableRestoredWrites = 0
         connection.purgeWrites()
         diskCache?.removeAllWrites()
         diskCache?.commit()
@@ -480,6 +488,13 @@ public actor Repo {
         connection.authenticate(token: token, google: google) { [weak self] response in
             self?.assumeIsolated { $0.updateInfo("authenticated", Node(response.isOK)) }
         }
+    }
+
+    /// Attempts no connection until `setCredential` or `authenticate` gives the credential,
+    /// so that restored writes are not sent as no one (an offline start whose credential
+    /// must be fetched first). Does nothing once connected.
+    public func awaitCredential() {
+        connection.awaitCredential()
     }
 
     /// The disk cache, for what `status` shows; nil without one.

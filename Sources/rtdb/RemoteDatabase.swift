@@ -96,7 +96,11 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
             if await repo.cacheHasBeenOnline {
                 // Reconnecting in the background; the credential goes with the connection when it comes.
                 database.startedOffline = failure
-                if serviceAccount == nil, let credential {
+                if let (account, _) = serviceAccount {
+                    // No connection until the token is here: the restored writes must be sent signed in.
+                    await repo.awaitCredential()
+                    database.fetchAccessToken(account)
+                } else if let credential {
                     await repo.setCredential(token: credential.token, google: credential.google)
                 }
                 return database
@@ -154,6 +158,34 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
                     FileHandle.standardError.write(Data("rtdb: renewing the access token of \(account.email) failed (\(error)); trying again\n".utf8))
                     wait = min(60, max(1, wait / 2))
                 }
+            }
+        }
+    }
+
+    /// For a shell started offline: fetches the first access token in the background, again
+    /// and again until it comes (the network may be down too), then renews it as usual. The
+    /// connection waits for it. The first failure is said; the retries are quiet.
+    private func fetchAccessToken(_ account: ServiceAccount) {
+        refresh = Task { [weak self] in
+            var wait = 1.0
+            var said = false
+            while !Task.isCancelled {
+                guard let self else { return }
+                do {
+                    let (token, lifetime) = try await account.accessToken(group: group, timeout: timeout)
+                    HistoryFilter.hold(token)
+                    await repo.setCredential(token: token, google: true)
+                    useCredential(token, google: true)
+                    renewAccessTokens(account, after: lifetime)
+                    return
+                } catch {
+                    if !said {
+                        FileHandle.standardError.write(Data("rtdb: no access token yet for \(account.email) (\(error)); the shell connects once it has one\n".utf8))
+                        said = true
+                    }
+                }
+                try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
+                wait = min(60, wait * 2)
             }
         }
     }

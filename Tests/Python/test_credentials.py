@@ -4,16 +4,19 @@ Google's does, then used with `rtdb serve`."""
 import base64
 import http.server
 import json
+import os
+import re
 import subprocess
 import threading
 import time
 import urllib.parse
+import urllib.request
 
 import pytest
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import padding, rsa
 
-from wire import BINARY, Server
+from wire import BINARY, Server, wait_until
 
 
 def b64decode(part):
@@ -133,3 +136,47 @@ def test_bad_keys_and_refusals_are_clear(server, account, tmp_path):
     assert (result.returncode, result.stderr) == (3, f'rtdb: {not_a_key} is not a service account key (its "type" is not "service_account")\n')
     missing = shell(server, "--credentials", str(tmp_path / "missing.json"), "-c", "get /")
     assert missing.stderr == f"rtdb: cannot read the service account key {tmp_path / 'missing.json'}\n"
+
+
+def serve_signed_in_only(data, rules, port=0):
+    process = subprocess.Popen([BINARY, "serve", "--port", str(port), "--data", data, "--rules", str(rules)],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return process, int(re.search(r"127\.0\.0\.1:(\d+) ", process.stdout.readline()).group(1))
+
+
+def test_a_shell_started_offline_fetches_its_token_and_sends_the_restored_writes_signed_in(account, tmp_path):
+    endpoint, key, _ = account()
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"rules": {".read": "auth != null", ".write": "auth != null"}}')
+    data, cache = str(tmp_path / "data"), str(tmp_path / "cache")
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    process, port = serve_signed_in_only(data, rules)
+    url = f"ws://127.0.0.1:{port}?ns=keys"
+    try:
+        assert subprocess.run([BINARY, "--url", url, "--credentials", key, "-c", "get /"], env=env, timeout=60).returncode == 0
+        process.terminate()
+        process.wait(timeout=30)
+        queued = subprocess.run([BINARY, "--url", url, "--credentials", key, "-c", "set /signed 1"],
+                                capture_output=True, text=True, env=env, timeout=60)
+        assert queued.returncode == 0 and "1 write stays queued" in queued.stderr, queued.stderr
+        # Started offline: the token comes from the endpoint; the connection waits for it, so
+        # the restored write reaches the server signed in once it is back.
+        shell = subprocess.Popen([BINARY, "--url", url, "--credentials", key], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=env)
+        time.sleep(1)
+        process, _ = serve_signed_in_only(data, rules, port)
+
+        def landed():
+            owner = urllib.request.Request(f"http://127.0.0.1:{port}/signed.json?ns=keys", headers={"Authorization": "Bearer owner"})
+            with urllib.request.urlopen(owner, timeout=10) as answer:
+                return json.loads(answer.read()) == 1
+        assert wait_until(landed, timeout=30), "the restored write did not land"
+        out, err = shell.communicate("pending\n", timeout=60)
+        assert shell.returncode == 0, err
+        assert out == "no writes waiting for the server\n", (out, err)
+        assert "offline: cannot reach" in err and "1 queued write restored" in err, err
+        assert "rejected" not in err and endpoint.failures == [], err
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+        endpoint.stop()
