@@ -40,7 +40,9 @@ public struct InteractiveSession {
         let dim = shell.options.renderer.color ? "\u{1B}[2m" : ""
         let reset = shell.options.renderer.color ? "\u{1B}[0m" : ""
         let remote = location.hasPrefix("ws")
-        let place = remote ? "connected to \(location)" : "embedded database in \(location)"
+        // A shell started offline from its cache says so; the prompt follows the connection.
+        let place = !remote ? "embedded database in \(location)"
+            : await repo.isConnected ? "connected to \(location)" : "offline, reconnecting to \(location)"
         shell.output.write("\(dim)rtdb: \(place). Type 'help' for commands, Ctrl-D to leave.\(reset)\n")
         let notices = remote ? ConnectionNotices.start(repo: repo, print: shell.options.backgroundOutput ?? { _ in }) : nil
         defer { notices?.cancel() }

@@ -36,6 +36,8 @@ extension Shell {
         server.useCredential(token, google: google)
         HistoryFilter.hold(token)
         options.credential = Shell.describe(token: token, claims: claims, origin: origin)
+        // Its kind (never the token) goes with the queued writes: see reportRestored.
+        await repo.setCacheSetting("credential", options.credential)
         output.writeError("authenticated as \(options.credential)\n")
     }
 
@@ -44,6 +46,7 @@ extension Shell {
         await repo.unauthenticate()
         server.useCredential(nil, google: false)
         options.credential = "none"
+        await repo.setCacheSetting("credential", options.credential)
         output.writeError("logged out: the server sees no credential\n")
     }
 

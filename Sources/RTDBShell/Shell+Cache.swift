@@ -8,6 +8,7 @@ extension Shell {
     func listPending(json: Bool) async {
         let writes = await repo.pendingUserWrites
         let transactions = await repo.pendingTransactionCount
+        let unreadable = await repo.unreadableRestoredWrites
         if json {
             let list: [JSONValue] = writes.map { write in
                 let (op, value) = Self.describe(write)
@@ -16,7 +17,7 @@ extension Shell {
             output.write(JSONValue.array(list).serialized() + "\n")
             return
         }
-        if writes.isEmpty && transactions == 0 {
+        if writes.isEmpty && transactions == 0 && unreadable == 0 {
             output.write("no writes waiting for the server\n")
             return
         }
@@ -28,6 +29,9 @@ extension Shell {
         }
         if transactions > 0 {
             output.write("and \(transactions) transaction\(transactions == 1 ? "" : "s") (not kept across restarts)\n")
+        }
+        if unreadable > 0 {
+            output.write("and \(unreadable) kept write\(unreadable == 1 ? "" : "s") that could not be read (never sent; purge-writes drops \(unreadable == 1 ? "it" : "them"))\n")
         }
     }
 
@@ -43,7 +47,8 @@ extension Shell {
     }
 
     func purgeWrites(force: Bool) async throws -> Outcome {
-        let count = await repo.pendingUserWrites.count
+        // Kept writes that could not be read back are dropped too (they cannot be sent).
+        let count = await repo.pendingUserWrites.count + repo.unreadableRestoredWrites
         if count == 0 {
             output.write("no writes to drop\n")
             return .ok

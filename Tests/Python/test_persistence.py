@@ -5,6 +5,7 @@ import json
 import os
 import re
 import signal
+import sqlite3
 import subprocess
 import tempfile
 import threading
@@ -210,6 +211,8 @@ def test_least_recently_used_data_is_evicted_and_kept_synced_data_stays():
         assert filled.returncode == 0, filled.stderr
         summary = json.loads(filled.stdout.splitlines()[-1])
         assert summary["limitBytes"] == 1_000_000 and 700_000 < summary["dataBytes"] <= 800_000, summary
+        # The file gives back what eviction freed (1.1 MB were written to it).
+        assert os.path.getsize(os.path.join(summary["folder"], "cache.sqlite")) < 900_000
     finally:
         stop(server)
     offline = subprocess.run(base + ["-c", "get /new/k5", "-c", "get /kept/k7"], capture_output=True, text=True, env=env, timeout=60)
@@ -244,6 +247,21 @@ def test_restored_writes_are_sent_signed_in():
         assert run(port, cache, "pending", RTDB_AUTH_TOKEN="owner").stdout == "no writes waiting for the server\n"
     finally:
         stop(process)
+
+
+def test_the_credential_given_by_auth_goes_with_the_queued_writes():
+    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    server, port = serve(data)
+    shell = Shell(port, cache)
+    shell.send("auth --uid alice", "get /")
+    assert wait_until(lambda: shell.out.current() == ["null"]), shell.err.text()
+    stop(server)
+    shell.send("set /x 1")
+    assert shell.finish() == 0, shell.err.text()
+    assert "1 write stays queued" in shell.err.text()
+    restarted = run(port, cache, "pending")
+    assert ("rtdb: the restored writes were queued with the credential ID token for uid alice (unsigned, from auth --uid); "
+            "this shell has none: the server's rules may refuse them") in restarted.stderr, restarted.stderr
 
 
 def test_no_persistence_keeps_nothing_and_a_second_shell_goes_without():
@@ -288,6 +306,25 @@ def test_a_damaged_cache_is_set_aside_and_the_shell_starts_with_an_empty_one():
         assert clean.stderr == "" and clean.stdout == "1\n"
     finally:
         stop(server)
+
+
+def test_a_kept_write_that_cannot_be_read_is_listed_and_purged():
+    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    server, port = serve(data)
+    assert run(port, cache, "get /").returncode == 0
+    stop(server)
+    assert run(port, cache, "set /a 1").returncode == 0
+    folder = os.path.join(cache, "rtdb", f"127.0.0.1:{port}", "demo")
+    with sqlite3.connect(os.path.join(folder, "cache.sqlite")) as database:
+        database.execute("INSERT INTO writes (kind, path, value) VALUES (99, '/b', x'00')")
+    listed = run(port, cache, "pending")
+    assert listed.returncode == 0, listed.stderr
+    assert "1 queued write in the cache could not be read and was left out" in listed.stderr, listed.stderr
+    assert listed.stdout == "1  set /a  1\nand 1 kept write that could not be read (never sent; purge-writes drops it)\n"
+    purged = run(port, cache, "purge-writes --force", "pending")
+    assert purged.returncode == 0, purged.stderr
+    assert purged.stdout == "dropped 2 writes\nno writes waiting for the server\n"
+    assert run(port, cache, "pending").stdout == "no writes waiting for the server\n"
 
 
 def test_the_readme_example_runs_as_printed():

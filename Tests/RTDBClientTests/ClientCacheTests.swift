@@ -121,7 +121,8 @@ final class ClientCacheTests: XCTestCase {
     }
 
     /// An acknowledged write is the server's data: an offline read of a location cached
-    /// complete before it shows the write, not what was read before.
+    /// complete before it shows the write, not what was read before, and a location only
+    /// written answers offline too.
     func testAnAcknowledgedWriteUpdatesTheCachedData() async throws {
         let database = try Database(folder: folder + "-server")
         defer { database.close(); try? FileManager.default.removeItem(atPath: folder + "-server") }
@@ -134,9 +135,14 @@ final class ClientCacheTests: XCTestCase {
         assertEqual(try await repo.get(Path("a")), try json(#"{"x": 1, "y": 1}"#))
         try await repo.set(Path("a/x"), Node(2)).acknowledged()
         try await repo.update(Path("a"), [Update(Path("y"), .empty)]).acknowledged()
+        // Never read: what was written is all there is at each location written.
+        try await repo.set(Path("b"), Node("set")).acknowledged()
+        try await repo.update(Path("c"), [Update(Path("d"), Node("merged"))]).acknowledged()
         await repo.close()
         let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
         assertEqual(try await offline.get(Path("a")), try json(#"{"x": 2}"#))
+        assertEqual(try await offline.get(Path("b")), Node("set"))
+        assertEqual(try await offline.get(Path("c/d")), Node("merged"))
         await offline.close()
     }
 

@@ -89,7 +89,9 @@ public final class ClientCache {
         let database = try SQLiteDatabase(path: path)
         // Every commit is on disk when it returns (WAL with full sync): what the shell reports
         // as queued survives a crash or power loss.
-        try database.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;")
+        // Pages freed by eviction can be given back to the file system (a new file only:
+        // the mode is fixed once tables exist).
+        try database.execute("PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;")
         let version = try database.integer("PRAGMA user_version")
         if version > formatVersion {
             throw SQLiteError(code: SQLITE_FORMAT, message: "it was made by a newer rtdb (format \(version))")
@@ -468,6 +470,8 @@ public final class ClientCache {
             savedKeys = [:]
         }
         commit()
+        // The file shrinks too (at the next checkpoint), not just the data it holds.
+        _ = attempt { try database.execute("PRAGMA incremental_vacuum") }
     }
 }
 
