@@ -60,7 +60,7 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
-        .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBRules", "RTDBEngine", "RTDBServer", "RTDBClient", "RTDBTransport",
+        .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBRules", "RTDBEngine", "RTDBServer", "RTDBClient", "RTDBTransport", "CSQLite",
                                                                  .product(name: "NIOPosix", package: "swift-nio")],
                           path: "Benchmarks/RTDBBenchmarks"),
 

@@ -91,6 +91,7 @@ public actor Repo {
         // deliver after the last owner dropped this Repo without closing it.
         connection.onConnectedChange = { [weak self] connected in
             self?.assumeIsolated { repo in
+                repo.gate.setBounded(connected)
                 repo.updateInfo("connected", Node(connected))
                 if connected, let diskCache = repo.diskCache, !repo.cacheHasBeenOnline {
                     repo.cacheHasBeenOnline = true
@@ -102,7 +103,12 @@ public actor Repo {
                 repo.settleFirstConnection()
             }
         }
-        connection.onAttemptFailed = { [weak self] in self?.assumeIsolated { $0.settleFirstConnection() } }
+        connection.onAttemptFailed = { [weak self] in
+            self?.assumeIsolated { repo in
+                repo.gate.setBounded(false)
+                repo.settleFirstConnection()
+            }
+        }
         connection.onPush = { [weak self] push in self?.assumeIsolated { $0.receive(push) } }
         if let diskCache { restore(from: diskCache) }
         connection.start()
@@ -630,6 +636,7 @@ public actor Repo {
     /// lost connection; reads answer from what is cached.
     public func goOffline() {
         connection.goOffline()
+        gate.setBounded(false)
     }
 
     public func goOnline() {

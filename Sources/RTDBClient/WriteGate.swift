@@ -15,6 +15,9 @@ final class WriteGate: @unchecked Sendable {
     private var drained: [OneShot<Void>] = []
     /// Writes answered so far: whether the server is making progress.
     private var answeredCount = 0
+    /// False while no connection is up: nothing can be answered then, so a writer would wait
+    /// for ever; writes queue without a bound until one is (a script run offline).
+    private var bounded = true
 
     init(limit: Int) {
         self.limit = limit
@@ -28,7 +31,7 @@ final class WriteGate: @unchecked Sendable {
     /// waiting task is cancelled first (then it holds no place).
     nonisolated(nonsending) func enter() async throws {
         let place: OneShot<Void>? = lock.withLock {
-            if pending < limit && waiting.isEmpty {
+            if (pending < limit || !bounded) && waiting.isEmpty {
                 pending += 1
                 return nil
             }
@@ -79,6 +82,19 @@ final class WriteGate: @unchecked Sendable {
                 admitted.append(waiting.removeFirst())
             }
             return admitted
+        }
+        for place in admitted { place.succeed() }
+    }
+
+    /// Lifts the limit while no connection is up (every waiter gets its place) and puts it
+    /// back once one is.
+    func setBounded(_ isBounded: Bool) {
+        let admitted: [OneShot<Void>] = lock.withLock {
+            bounded = isBounded
+            guard !isBounded else { return [] }
+            defer { waiting = [] }
+            pending += waiting.count
+            return waiting
         }
         for place in admitted { place.succeed() }
     }

@@ -327,6 +327,30 @@ def test_a_kept_write_that_cannot_be_read_is_listed_and_purged():
     assert run(port, cache, "pending").stdout == "no writes waiting for the server\n"
 
 
+def test_a_cache_of_the_first_format_is_upgraded_with_its_queue():
+    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    server, port = serve(data)
+    assert run(port, cache, "set /kept 1", "get /kept").returncode == 0
+    stop(server)
+    assert run(port, cache, "set /queued 2").returncode == 0
+    # Format 1: server_data without rowids, user_version 1.
+    path = os.path.join(cache, "rtdb", f"127.0.0.1:{port}", "demo", "cache.sqlite")
+    with sqlite3.connect(path) as database:
+        database.executescript("""
+            CREATE TABLE old (path TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+            INSERT INTO old SELECT path, value FROM server_data;
+            DROP TABLE server_data;
+            ALTER TABLE old RENAME TO server_data;
+            PRAGMA user_version = 1;
+            """)
+    upgraded = run(port, cache, "pending", "get /kept", "get /queued")
+    assert upgraded.returncode == 0, upgraded.stderr
+    assert upgraded.stdout == "1  set /queued  2\n1\n2\n", upgraded.stdout
+    with sqlite3.connect(path) as database:
+        assert database.execute("PRAGMA user_version").fetchone() == (2,)
+        assert database.execute("SELECT sql FROM sqlite_master WHERE name = 'server_data'").fetchone()[0].endswith("NOT NULL)")
+
+
 def test_the_readme_example_runs_as_printed():
     """The README's "Offline across restarts" transcript: each `$` line run by bash (port 9000
     replaced by the test server's), its standard error (lines from rtdb) and output as shown."""

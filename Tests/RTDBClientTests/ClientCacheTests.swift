@@ -40,6 +40,30 @@ final class ClientCacheTests: XCTestCase {
         XCTAssertEqual(JSONWriter.string(cache.node(at: Path("a"))), "5")
     }
 
+    /// A large value is kept a row per child: read whole or in part, it is what was written,
+    /// priorities included, and it hides what an ancestor row said.
+    func testALargeValueReadsBackWholeAndInParts() throws {
+        let cache = try ClientCache(folder: folder)
+        cache.overwrite(.root, try json(#"{"list": {"stale": 1}, "other": 2}"#))
+        var notes: [String] = []
+        for i in 0..<300 { notes.append(#""n\#(i)": {"text": "\#(String(repeating: "x", count: 100))", "n": \#(i)}"#) }
+        let nested = #"{"deep": {"a": {"b": "\#(String(repeating: "y", count: 20_000))", "c": [1, 2]}}, "#
+        let list = try json(nested + notes.joined(separator: ", ") + #", ".priority": 7}"#)
+        cache.overwrite(Path("list"), list)
+        cache.commit()
+        XCTAssertEqual(cache.node(at: Path("list")), list)
+        XCTAssertEqual(cache.node(at: Path("list")).priority, .number(7))
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list/n42/n"))), "42")
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list/deep/a/c"))), "[1,2]")
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list/stale"))), "null")
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("other"))), "2")
+        // Later changes to one child and to the whole still layer as before.
+        cache.overwrite(Path("list/n42/n"), Node("changed"))
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list/n42"))), #"{"n":"changed","text":"\#(String(repeating: "x", count: 100))"}"#)
+        cache.overwrite(Path("list"), Node(1))
+        XCTAssertEqual(JSONWriter.string(cache.node(at: .root)), #"{"list":1,"other":2}"#)
+    }
+
     /// Complete here or above; a filtered query from what a larger one held; else only known children.
     func testCompletenessFollowsWhatTheServerSaid() throws {
         let cache = try ClientCache(folder: folder)
@@ -101,7 +125,7 @@ final class ClientCacheTests: XCTestCase {
         assertEqual(try await first.get(Path("notes")), try json(#"{"a": "from before"}"#))
         await first.close()
 
-        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let offline = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
         assertEqual(try await offline.get(Path("notes")), try json(#"{"a": "from before"}"#))
         try await offline.set(Path("notes/b"), Node(1))
         try await offline.update(Path("notes"), [Update(Path("b"), Node(2))])
@@ -115,7 +139,7 @@ final class ClientCacheTests: XCTestCase {
         assertEqual(database.value(at: Path("notes")), try json(#"{"a": "from before", "b": 2}"#))
         assertEqual(await second.pendingUserWrites, [])
         await second.close()
-        let third = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let third = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
         assertEqual(await third.takeRestoredWrites().count, 0)
         await third.close()
     }
@@ -139,15 +163,27 @@ final class ClientCacheTests: XCTestCase {
         try await repo.set(Path("b"), Node("set")).acknowledged()
         try await repo.update(Path("c"), [Update(Path("d"), Node("merged"))]).acknowledged()
         await repo.close()
-        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let offline = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
         assertEqual(try await offline.get(Path("a")), try json(#"{"x": 2}"#))
         assertEqual(try await offline.get(Path("b")), Node("set"))
         assertEqual(try await offline.get(Path("c/d")), Node("merged"))
         await offline.close()
     }
 
+    /// Flow control waits for answers; offline none come, so a script's writes queue past
+    /// the limit instead of waiting for ever.
+    func testWritesQueueOfflinePastTheFlowControlLimit() async throws {
+        let repo = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
+        repo.setMaxPendingWrites(2)
+        try await withTimeout(10) {
+            for i in 0..<5 { try await repo.set(Path("queued/k\(i)"), Node(Double(i))) }
+        }
+        assertEqual(await repo.pendingUserWrites.count, 5)
+        await repo.close()
+    }
+
     func testPurgeDropsTheQueueAndTakesTheChangesBack() async throws {
-        let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let repo = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
         let write = try await repo.set(Path("a"), Node(1))
         assertEqual(try await repo.get(Path("a")), Node(1))
         assertEqual(await repo.purgeOutstandingWrites(), 1)
@@ -159,15 +195,15 @@ final class ClientCacheTests: XCTestCase {
         }
         assertEqual(await repo.pendingUserWrites, [])
         await repo.close()
-        let next = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let next = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
         assertEqual(await next.takeRestoredWrites().count, 0)
         await next.close()
     }
 }
 
-/// A transport whose connection never comes up: the client stays offline.
-private final class NeverConnects: Transport {
-    func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {}
+/// A server that refuses every connection: the client stays offline, retrying.
+private final class Refused: Transport {
+    func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) { onClose() }
     func send(_ message: Message) {}
     func close() {}
 }

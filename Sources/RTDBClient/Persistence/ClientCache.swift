@@ -27,7 +27,7 @@ public final class ClientCache {
     public private(set) var failure: String?
 
     /// The cache file's layout; a file with a higher one is set aside, never misread.
-    static let formatVersion: Int64 = 1
+    static let formatVersion: Int64 = 2
 
     private let database: SQLiteDatabase
     private let lockDescriptor: Int32
@@ -88,16 +88,19 @@ public final class ClientCache {
     private static func openDatabase(_ path: String) throws -> SQLiteDatabase {
         let database = try SQLiteDatabase(path: path)
         // Every commit is on disk when it returns (WAL with full sync): what the shell reports
-        // as queued survives a crash or power loss.
-        // Pages freed by eviction can be given back to the file system (a new file only:
-        // the mode is fixed once tables exist).
+        // as queued survives a crash or power loss. Pages freed by eviction can be given back
+        // to the file system (this sets it for a new file; the mode is fixed once tables exist).
         try database.execute("PRAGMA auto_vacuum=INCREMENTAL; PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;")
         let version = try database.integer("PRAGMA user_version")
         if version > formatVersion {
             throw SQLiteError(code: SQLITE_FORMAT, message: "it was made by a newer rtdb (format \(version))")
         }
+        if version == 1 { try upgradeFromFormat1(database) }
+        // server_data is a rowid table: its values (a child of a split value is often about a
+        // kilobyte) are kept in its pages, where an index-ordered table would spill each one
+        // into an overflow page of its own.
         try database.execute("""
-            CREATE TABLE IF NOT EXISTS server_data (path TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
+            CREATE TABLE IF NOT EXISTS server_data (path TEXT PRIMARY KEY, value BLOB NOT NULL);
             CREATE TABLE IF NOT EXISTS tracked_queries (id INTEGER PRIMARY KEY, path TEXT NOT NULL, query TEXT NOT NULL,
                 params BLOB NOT NULL, complete INTEGER NOT NULL, last_use REAL NOT NULL, UNIQUE (path, query));
             CREATE TABLE IF NOT EXISTS tracked_keys (query_id INTEGER NOT NULL, key TEXT NOT NULL, PRIMARY KEY (query_id, key)) WITHOUT ROWID;
@@ -106,9 +109,26 @@ public final class ClientCache {
             CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
             """)
         if version != formatVersion { try database.execute("PRAGMA user_version = \(formatVersion)") }
-        // Reading every table once finds a damaged file now rather than in the middle of work.
-        try database.execute("SELECT count(*) FROM server_data; SELECT count(*) FROM writes; SELECT count(*) FROM tracked_queries;")
+        // A damaged file is found now rather than in the middle of work: the queue is read
+        // whole (it is loaded next anyway), the data only where it starts, so that opening
+        // does not take longer as the cache grows (damage deeper in is reported when met).
+        try database.execute("SELECT count(*) FROM writes; SELECT count(*) FROM tracked_queries; SELECT path FROM server_data LIMIT 1;")
         return database
+    }
+
+    /// Format 1 kept server_data without rowids and the file without incremental vacuum:
+    /// the rows move to the new table (the queue stays as it is) and the file is rebuilt.
+    private static func upgradeFromFormat1(_ database: SQLiteDatabase) throws {
+        try database.execute("""
+            BEGIN;
+            CREATE TABLE server_data_2 (path TEXT PRIMARY KEY, value BLOB NOT NULL);
+            INSERT INTO server_data_2 (path, value) SELECT path, value FROM server_data;
+            DROP TABLE server_data;
+            ALTER TABLE server_data_2 RENAME TO server_data;
+            PRAGMA user_version = 2;
+            COMMIT;
+            """)
+        try database.execute("PRAGMA auto_vacuum=INCREMENTAL; VACUUM;")
     }
 
     /// Commits and releases the folder.
@@ -216,17 +236,50 @@ public final class ClientCache {
         Path(keys: key.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
     }
 
+    /// A value larger than this with children is kept as a row per child (recursively), so
+    /// that reading one child does not parse all of its siblings (the official clients split
+    /// at the same size).
+    static let splitBytes = 16 * 1024
+
     /// The server's value at `path` replaced by `node`.
     func overwrite(_ path: Path, _ node: Node) {
         change {
             let key = Self.rowKey(path)
             try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", [.text(key), .text(Self.rowKeyEnd(key))])
+            let bytes = JSONWriter.bytes(node, options: JSONWriter.Options(export: true))
+            if bytes.count > Self.splitBytes, !node.children.isEmpty {
+                // An empty row hides what an ancestor row says; the children's rows follow.
+                if try hasRowAbove(path) { try insertRow(key, JSONWriter.bytes(.empty)) }
+                try insertSplit(path, node)
+                return
+            }
             // An empty value needs a row only to hide what an ancestor row says.
             if node.isEmpty, try !hasRowAbove(path) { return }
-            let bytes = JSONWriter.bytes(node, options: JSONWriter.Options(export: true))
-            writtenSinceCheck += bytes.count
-            try database.run("INSERT INTO server_data (path, value) VALUES (?, ?)", [.text(key), .blob(bytes)])
+            try insertRow(key, bytes)
         }
+    }
+
+    /// The rows of a large `node` with children: one per child, split again when large too,
+    /// and its priority's.
+    private func insertSplit(_ path: Path, _ node: Node) throws {
+        for entry in node.children {
+            let child = entry.value
+            let childPath = path.child(entry.key.name)
+            let bytes = JSONWriter.bytes(child, options: JSONWriter.Options(export: true))
+            if bytes.count > Self.splitBytes, !child.children.isEmpty {
+                try insertSplit(childPath, child)
+            } else {
+                try insertRow(Self.rowKey(childPath), bytes)
+            }
+        }
+        if let priority = node.priority {
+            try insertRow(Self.rowKey(path.child(".priority")), JSONWriter.bytes(Node(priority)))
+        }
+    }
+
+    private func insertRow(_ key: String, _ bytes: [UInt8]) throws {
+        writtenSinceCheck += bytes.count
+        try database.run("INSERT INTO server_data (path, value) VALUES (?, ?)", [.text(key), .blob(bytes)])
     }
 
     private func hasRowAbove(_ path: Path) throws -> Bool {
@@ -251,12 +304,20 @@ public final class ClientCache {
                 prefix = prefix.child(key)
             }
             let key = Self.rowKey(path)
+            // Priorities go on last: their rows may sort before the children that make the
+            // node non-empty, and an empty node has none.
+            var priorities: [(Path, Node)] = []
             try database.run("SELECT path, value FROM server_data WHERE path >= ? AND path < ? ORDER BY path",
                              [.text(key), .text(Self.rowKeyEnd(key))]) { row in
                 guard let value = Self.decode(row.blob(1)) else { return }
                 let relative = Self.path(ofRowKey: row.text(0)).dropFirst(path.count)
-                node = relative.isRoot ? value : node.setting(relative, to: value)
+                if relative.last == ".priority" {
+                    priorities.append((relative, value))
+                } else {
+                    node = relative.isRoot ? value : node.setting(relative, to: value)
+                }
             }
+            for (relative, value) in priorities { node = node.setting(relative, to: value) }
         }
         return node
     }
