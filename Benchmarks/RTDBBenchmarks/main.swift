@@ -481,7 +481,7 @@ func cacheBenchmark(_ n: Int) async throws {
     var opens: [Double] = []
     for _ in 0..<5 {
         opens.append(try await seconds {
-            let repo = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
+            let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
             let note = try await repo.get(Path("notes/n5"))
             precondition(!note.isEmpty, "the cached note is missing")
             await repo.close()
@@ -495,10 +495,10 @@ func cacheBenchmark(_ n: Int) async throws {
     print(String(format: "cache: open a 10 MB cache and read one note from it, offline: %.2f ms (best of 5); sqlite3 opening it and reading the note's row: %.2f ms (ratio %.1f)",
                  opens.min()! * 1000, rawOpens.min()! * 1000, opens.min()! / rawOpens.min()!))
 
-    // Offline writes: every connection is refused.
+    // Offline writes: the repo never connects.
     let offline = folder + "-offline"
     defer { try? FileManager.default.removeItem(atPath: offline) }
-    let repo = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: offline))
+    let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: offline))
     let burst = try await seconds {
         for i in 0..<n { try await repo.set(Path("queued/k\(i)"), Node(Double(i))) }
         _ = await repo.pendingUserWrites  // every write is on disk when this returns
@@ -566,9 +566,9 @@ func sqliteSeconds(_ file: String, _ statements: [String]) throws -> Double {
     }
 }
 
-/// A server that refuses every connection: the client stays offline, retrying.
-final class Refused: Transport {
-    func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) { onClose() }
+/// A transport whose connection never comes up: the client stays offline.
+final class NeverConnects: Transport {
+    func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {}
     func send(_ message: Message) {}
     func close() {}
 }

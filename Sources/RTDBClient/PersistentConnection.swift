@@ -187,31 +187,40 @@ final class PersistentConnection: @unchecked Sendable {
         credentialRevoked = nil
         onAuthAnswer = answer
         if connected { transmitCredential() }
-        if awaitingCredential {
-            awaitingCredential = false
-            if state == .waiting && transport == nil && !offlineByUser { connect() }
-        }
+        releaseCredentialHold()
     }
 
-    /// Holds every connection until `authenticate` is called; an attempt under way is
-    /// dropped. For a client whose credential is not known yet (an offline start).
+    /// Holds every connection until `authenticate` or `unauthenticate` says who the client
+    /// is; a connection up or under way is dropped. For a client whose credential is not known
+    /// yet (an offline start whose token is being fetched).
     func awaitCredential() {
         dispatchPrecondition(condition: .onQueue(queue))
-        guard !closed, !connected else { return }
+        guard !closed else { return }
         awaitingCredential = true
-        if let transport {
-            // Its late close notice is ignored, as in goOffline.
-            generation += 1
+        guard let transport else { return }
+        // Its late close notice is ignored, as in goOffline; reconnecting waits for the hold.
+        generation += 1
+        if connected {
+            transportClosed()
+        } else {
             self.transport = nil
             inFlight = [:]
             state = .waiting
-            transport.close()
         }
+        transport.close()
+    }
+
+    private func releaseCredentialHold() {
+        guard awaitingCredential else { return }
+        awaitingCredential = false
+        if state == .waiting && transport == nil && !offlineByUser { connect() }
     }
 
     /// Drops the credential: this connection goes on as no one (`unauth`), and so do later ones.
     func unauthenticate() {
         dispatchPrecondition(condition: .onQueue(queue))
+        // No credential is coming: connect as no one.
+        releaseCredentialHold()
         guard credential != nil else { return }
         credential = nil
         onAuthAnswer = nil

@@ -296,8 +296,7 @@ public actor Repo {
                 let value = response.carriesValue ? response.data : Node(.string(""))
                 self?.assumeIsolated { repo in
                     if let diskCache = repo.diskCache {
-                        diskCache.overwrite(path, value)
-                        if path.last != ".priority" { diskCache.setComplete(QuerySpec(path: path), keys: nil) }
+                        diskCache.overwriteComplete(path, value)
                     }
                 }
                 answer.resolve(.success(value))
@@ -404,8 +403,9 @@ public actor Repo {
         let request: Request
         let row = row ?? diskCache?.saveWrite(write)
         queuedWrites[id] = (write, row)
-        // What the server will hold once it acknowledges: server values as estimated here.
-        var acknowledgedData: [(Path, Node)] = []
+        // What the server will hold once it acknowledges, and whether that is only estimated
+        // here (server values).
+        var acknowledgedData: [(path: Path, node: Node, estimated: Bool)] = []
         switch write {
         case let .set(path, value):
             // Server values resolve locally for the optimistic view; the raw value is sent.
@@ -415,7 +415,7 @@ public actor Repo {
             }
             events = syncTree.applyUserOverwrite(path, local, writeID: id)
             request = .put(path: path, data: value, hash: nil)
-            acknowledgedData = [(path, local)]
+            acknowledgedData = [(path, local, value.containsServerValues)]
         case let .update(path, updates):
             let now = serverNow
             let local = updates.map { update -> (Path, Node) in
@@ -425,7 +425,9 @@ public actor Repo {
             }
             events = syncTree.applyUserMerge(path, local, writeID: id)
             request = .merge(path: path, data: updates)
-            acknowledgedData = local.map { (path.appending($0.0), $0.1) }
+            acknowledgedData = zip(updates, local).map { update, local in
+                (path.appending(local.0), local.1, update.value.containsServerValues)
+            }
         }
         raise(events)
         let acknowledged = acknowledgedData
@@ -436,10 +438,16 @@ public actor Repo {
             if let row, let diskCache, response.status != .disconnected { diskCache.removeWrite(row) }
             // Accepted, it is the server's data, all of it at each location written (as the
             // official clients keep it): a later offline read there answers from the disk.
+            // Under a listen, the server has sent its own data already; a server value's
+            // outcome is the server's to say, not the estimate.
             if response.isOK, let diskCache {
-                for (path, node) in acknowledged {
-                    diskCache.overwrite(path, node)
-                    diskCache.setComplete(QuerySpec(path: path), keys: nil)
+                let listened = syncTree.listenedPaths
+                for (path, node, estimated) in acknowledged where !listened.contains(where: { $0.contains(path) }) {
+                    if estimated {
+                        diskCache.forget(path)
+                    } else {
+                        diskCache.overwriteComplete(path, node)
+                    }
                 }
             }
             gate.leave()

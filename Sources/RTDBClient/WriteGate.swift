@@ -15,9 +15,10 @@ final class WriteGate: @unchecked Sendable {
     private var drained: [OneShot<Void>] = []
     /// Writes answered so far: whether the server is making progress.
     private var answeredCount = 0
-    /// False while no connection is up: nothing can be answered then, so a writer would wait
-    /// for ever; writes queue without a bound until one is (a script run offline).
-    private var bounded = true
+    /// False while no connection is up (at first too: a connection attempt may hang for a
+    /// long time): nothing can be answered then, so a writer would wait for ever; writes
+    /// queue without a bound until one is (a script run offline).
+    private var bounded = false
 
     init(limit: Int) {
         self.limit = limit

@@ -9,4 +9,7 @@ public protocol ServerAdministration: AnyObject, Sendable {
     func writeRules(_ text: String) async throws
     /// The credential REST requests carry from now on; nil for none.
     func useCredential(_ token: String?, google: Bool)
+    /// The user gave a credential or dropped it (`auth`, `logout`): one the shell was started
+    /// with (a service account's tokens) is no longer fetched or renewed.
+    func userChoseCredential()
 }

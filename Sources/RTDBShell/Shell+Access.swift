@@ -33,6 +33,7 @@ extension Shell {
         } catch is TimeoutError {
             throw ShellError("the server did not answer within \(DurationWord.describe(options.readTimeout)); the credential is sent again on the next connection")
         }
+        server.userChoseCredential()
         server.useCredential(token, google: google)
         HistoryFilter.hold(token)
         options.credential = Shell.describe(token: token, claims: claims, origin: origin)
@@ -43,6 +44,7 @@ extension Shell {
 
     func logout() async throws {
         guard let server = options.server else { throw ShellError("an embedded database has no credential to forget") }
+        server.userChoseCredential()
         await repo.unauthenticate()
         server.useCredential(nil, google: false)
         options.credential = "none"

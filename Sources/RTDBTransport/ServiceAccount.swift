@@ -68,10 +68,15 @@ public struct ServiceAccount: Sendable {
         let json = try? JSONValue.parse(answer.text)
         guard answer.status == 200, let token = json?["access_token"]?.string, !token.isEmpty else {
             let reason = [json?["error"]?.string, json?["error_description"]?.string].compactMap { $0 }.joined(separator: ": ")
-            throw WireError("the token endpoint \(host) refused the service account \(email): \(reason.isEmpty ? "HTTP \(answer.status)" : reason)")
+            throw Refusal(description: "the token endpoint \(host) refused the service account \(email): \(reason.isEmpty ? "HTTP \(answer.status)" : reason)")
         }
         let lifetime = json?["expires_in"]?.number ?? 3600
         return (token, max(1, min(lifetime, 24 * 3600)))
+    }
+
+    /// The token endpoint answered, and not with a token: asking again will not help.
+    public struct Refusal: Error, CustomStringConvertible {
+        public let description: String
     }
 
     static func formEncoded(_ text: String) -> String {

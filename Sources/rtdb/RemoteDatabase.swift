@@ -44,6 +44,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
 
     /// Renews a service account's access token before it expires.
     nonisolated(unsafe) private var refresh: Task<Void, Never>?
+    nonisolated(unsafe) private var refreshStopped = false
 
     private init(repo: Repo, address: ServerAddress, tls: NIOSSLContext?, credential: Credential?, serviceAccount: (ServiceAccount, String)?,
                  group: MultiThreadedEventLoopGroup, timeout: TimeInterval) {
@@ -128,7 +129,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     }
 
     func close() async {
-        refresh?.cancel()
+        stopRefresh()
         await repo.close()
         try? await group.shutdownGracefully()
     }
@@ -147,7 +148,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     /// renewal is tried again a minute later (sooner for a short token).
     private func renewAccessTokens(_ account: ServiceAccount, after lifetime: Double) {
         func renewal(_ lifetime: Double) -> Double { lifetime > 600 ? lifetime - 300 : lifetime / 2 }
-        refresh = Task { [weak self] in
+        setRefresh(Task { [weak self] in
             var wait = renewal(lifetime)
             while !Task.isCancelled {
                 try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
@@ -155,39 +156,68 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
                 do {
                     wait = renewal(try await self.renewAccessToken(account))
                 } catch {
-                    FileHandle.standardError.write(Data("rtdb: renewing the access token of \(account.email) failed (\(error)); trying again\n".utf8))
+                    self.warn("renewing the access token of \(account.email) failed (\(error)); trying again")
                     wait = min(60, max(1, wait / 2))
                 }
             }
+        })
+    }
+
+    /// The task that fetches or renews the token: one at a time, none after `close` or
+    /// once the user chose another credential (guarded by `lock`).
+    private func setRefresh(_ task: Task<Void, Never>) {
+        // Stopped already, the new task goes at once; otherwise the one it replaces.
+        let cancelled: Task<Void, Never>? = lock.withLock {
+            if refreshStopped { return task }
+            defer { refresh = task }
+            return refresh
         }
+        cancelled?.cancel()
+    }
+
+    /// Stops fetching and renewing the service account's token, for good.
+    private func stopRefresh() {
+        let task: Task<Void, Never>? = lock.withLock {
+            refreshStopped = true
+            defer { refresh = nil }
+            return refresh
+        }
+        task?.cancel()
     }
 
     /// For a shell started offline: fetches the first access token in the background, again
-    /// and again until it comes (the network may be down too), then renews it as usual. The
-    /// connection waits for it. The first failure is said; the retries are quiet.
+    /// and again while the endpoint cannot be reached (the network may be down too), then
+    /// renews it as usual. The connection waits for it. The first failure is said; the
+    /// retries are quiet. A refusal ends the attempts: `auth` or `logout` then decides.
     private func fetchAccessToken(_ account: ServiceAccount) {
-        refresh = Task { [weak self] in
+        setRefresh(Task { [weak self] in
             var wait = 1.0
             var said = false
             while !Task.isCancelled {
                 guard let self else { return }
                 do {
                     let (token, lifetime) = try await account.accessToken(group: group, timeout: timeout)
+                    guard !Task.isCancelled else { return }
                     HistoryFilter.hold(token)
                     await repo.setCredential(token: token, google: true)
                     useCredential(token, google: true)
                     renewAccessTokens(account, after: lifetime)
                     return
+                } catch let refusal as ServiceAccount.Refusal {
+                    warn("\(refusal); the queued writes wait: 'auth' gives another credential, 'logout' connects as no one")
+                    return
                 } catch {
-                    if !said {
-                        FileHandle.standardError.write(Data("rtdb: no access token yet for \(account.email) (\(error)); the shell connects once it has one\n".utf8))
-                        said = true
-                    }
+                    if !said { warn("no access token yet for \(account.email) (\(error)); the shell connects once it has one") }
+                    said = true
                 }
                 try? await Task.sleep(nanoseconds: UInt64(wait * 1e9))
                 wait = min(60, wait * 2)
             }
-        }
+        })
+    }
+
+    private func warn(_ message: String) {
+        FileHandle.standardError.write(Data("rtdb: \(message)\n".utf8))
     }
 
     // MARK: ServerAdministration
@@ -201,6 +231,10 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
 
     func useCredential(_ token: String?, google: Bool) {
         lock.withLock { restCredential = token.map { ($0, google) } }
+    }
+
+    func userChoseCredential() {
+        stopRefresh()
     }
 
     func readRules() async throws -> String {

@@ -30,10 +30,12 @@ class TokenEndpoint:
     def __init__(self, public_key, email, lifetime):
         self.requests = []
         self.failures = []
+        self.delay = 0  # seconds before each answer
         endpoint = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
             def do_POST(self):
+                time.sleep(endpoint.delay)
                 form = urllib.parse.parse_qs(self.rfile.read(int(self.headers["Content-Length"])).decode())
                 try:
                     assert form["grant_type"] == ["urn:ietf:params:oauth:grant-type:jwt-bearer"], form
@@ -159,8 +161,9 @@ def test_a_shell_started_offline_fetches_its_token_and_sends_the_restored_writes
         queued = subprocess.run([BINARY, "--url", url, "--credentials", key, "-c", "set /signed 1"],
                                 capture_output=True, text=True, env=env, timeout=60)
         assert queued.returncode == 0 and "1 write stays queued" in queued.stderr, queued.stderr
-        # Started offline: the token comes from the endpoint; the connection waits for it, so
-        # the restored write reaches the server signed in once it is back.
+        # Started offline: the token comes from the endpoint (late: the server is back before
+        # it); the connection waits for it, so the restored write reaches the server signed in.
+        endpoint.delay = 5
         shell = subprocess.Popen([BINARY, "--url", url, "--credentials", key], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True, env=env)
         time.sleep(1)

@@ -333,7 +333,7 @@ def test_a_cache_of_the_first_format_is_upgraded_with_its_queue():
     assert run(port, cache, "set /kept 1", "get /kept").returncode == 0
     stop(server)
     assert run(port, cache, "set /queued 2").returncode == 0
-    # Format 1: server_data without rowids, user_version 1.
+    # Format 1: server_data without rowids, user_version 1, no incremental vacuum.
     path = os.path.join(cache, "rtdb", f"127.0.0.1:{port}", "demo", "cache.sqlite")
     with sqlite3.connect(path) as database:
         database.executescript("""
@@ -342,12 +342,16 @@ def test_a_cache_of_the_first_format_is_upgraded_with_its_queue():
             DROP TABLE server_data;
             ALTER TABLE old RENAME TO server_data;
             PRAGMA user_version = 1;
+            PRAGMA auto_vacuum = NONE;
+            VACUUM;
             """)
+        assert database.execute("PRAGMA auto_vacuum").fetchone() == (0,)
     upgraded = run(port, cache, "pending", "get /kept", "get /queued")
     assert upgraded.returncode == 0, upgraded.stderr
     assert upgraded.stdout == "1  set /queued  2\n1\n2\n", upgraded.stdout
     with sqlite3.connect(path) as database:
         assert database.execute("PRAGMA user_version").fetchone() == (2,)
+        assert database.execute("PRAGMA auto_vacuum").fetchone() == (2,)
         assert database.execute("SELECT sql FROM sqlite_master WHERE name = 'server_data'").fetchone()[0].endswith("NOT NULL)")
 
 

@@ -1,3 +1,4 @@
+import CSQLite
 import Foundation
 import XCTest
 import RTDBData
@@ -19,6 +20,17 @@ final class ClientCacheTests: XCTestCase {
     }
 
     private func json(_ text: String) throws -> Node { try JSONReader.parse(text) }
+
+    /// A number from the cache file, read beside the cache as `sqlite3` would.
+    private func count(_ sql: String) -> Int {
+        var handle: OpaquePointer?
+        defer { sqlite3_close(handle) }
+        var statement: OpaquePointer?
+        guard sqlite3_open_v2(folder + "/cache.sqlite", &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK,
+              sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { return -1 }
+        defer { sqlite3_finalize(statement) }
+        return sqlite3_step(statement) == SQLITE_ROW ? Int(sqlite3_column_int64(statement, 0)) : -1
+    }
 
     /// Deeper rows override what an ancestor row says, deletes included.
     func testRowsLayerAndDeletesHideWhatIsAbove() throws {
@@ -53,6 +65,12 @@ final class ClientCacheTests: XCTestCase {
         cache.commit()
         XCTAssertEqual(cache.node(at: Path("list")), list)
         XCTAssertEqual(cache.node(at: Path("list")).priority, .number(7))
+        // A priority keeps its node whole; without one, a row per child (and one hiding "/").
+        XCTAssertEqual(count("SELECT count(*) FROM server_data"), 2)
+        cache.overwrite(Path("list"), list.withPriority(nil))
+        cache.commit()
+        XCTAssertEqual(count("SELECT count(*) FROM server_data"), 1 + 1 + 300 + 2)
+        XCTAssertEqual(cache.node(at: Path("list")), list.withPriority(nil))
         XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list/n42/n"))), "42")
         XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list/deep/a/c"))), "[1,2]")
         XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list/stale"))), "null")
@@ -60,6 +78,12 @@ final class ClientCacheTests: XCTestCase {
         // Later changes to one child and to the whole still layer as before.
         cache.overwrite(Path("list/n42/n"), Node("changed"))
         XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list/n42"))), #"{"n":"changed","text":"\#(String(repeating: "x", count: 100))"}"#)
+        // Emptied child by child, the list is gone; a new child is all there is.
+        for i in 0..<300 { cache.overwrite(Path("list/n\(i)"), .empty) }
+        cache.overwrite(Path("list/deep"), .empty)
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list"))), "null")
+        cache.overwrite(Path("list/new"), Node(true))
+        XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list"))), #"{"new":true}"#)
         cache.overwrite(Path("list"), Node(1))
         XCTAssertEqual(JSONWriter.string(cache.node(at: .root)), #"{"list":1,"other":2}"#)
     }
@@ -125,7 +149,7 @@ final class ClientCacheTests: XCTestCase {
         assertEqual(try await first.get(Path("notes")), try json(#"{"a": "from before"}"#))
         await first.close()
 
-        let offline = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
+        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
         assertEqual(try await offline.get(Path("notes")), try json(#"{"a": "from before"}"#))
         try await offline.set(Path("notes/b"), Node(1))
         try await offline.update(Path("notes"), [Update(Path("b"), Node(2))])
@@ -139,7 +163,7 @@ final class ClientCacheTests: XCTestCase {
         assertEqual(database.value(at: Path("notes")), try json(#"{"a": "from before", "b": 2}"#))
         assertEqual(await second.pendingUserWrites, [])
         await second.close()
-        let third = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
+        let third = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
         assertEqual(await third.takeRestoredWrites().count, 0)
         await third.close()
     }
@@ -163,7 +187,7 @@ final class ClientCacheTests: XCTestCase {
         try await repo.set(Path("b"), Node("set")).acknowledged()
         try await repo.update(Path("c"), [Update(Path("d"), Node("merged"))]).acknowledged()
         await repo.close()
-        let offline = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
+        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
         assertEqual(try await offline.get(Path("a")), try json(#"{"x": 2}"#))
         assertEqual(try await offline.get(Path("b")), Node("set"))
         assertEqual(try await offline.get(Path("c/d")), Node("merged"))
@@ -173,7 +197,7 @@ final class ClientCacheTests: XCTestCase {
     /// Flow control waits for answers; offline none come, so a script's writes queue past
     /// the limit instead of waiting for ever.
     func testWritesQueueOfflinePastTheFlowControlLimit() async throws {
-        let repo = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
+        let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
         repo.setMaxPendingWrites(2)
         try await withTimeout(10) {
             for i in 0..<5 { try await repo.set(Path("queued/k\(i)"), Node(Double(i))) }
@@ -182,8 +206,61 @@ final class ClientCacheTests: XCTestCase {
         await repo.close()
     }
 
+    /// A server value's outcome is the server's: the acknowledged estimate is not cached, and
+    /// what was cached there (even under a complete location) is no longer trusted.
+    func testAnAcknowledgedServerValueIsNotCachedAsEstimated() async throws {
+        let database = try Database(folder: folder + "-server")
+        defer { database.close(); try? FileManager.default.removeItem(atPath: folder + "-server") }
+        let connector: Connector = { _, _ in
+            let (client, server) = InProcessTransport.pair()
+            database.accept(server)
+            return client
+        }
+        let other = Repo(connector: connector)
+        try await other.set(Path("c"), Node(100)).acknowledged()
+        await other.close()
+        let repo = Repo(connector: connector, cache: try ClientCache(folder: folder))
+        _ = try await repo.get(Path("d"))
+        try await repo.set(Path("c"), Node(.serverValue(.increment(5)))).acknowledged()
+        try await repo.set(Path("d"), Node(1)).acknowledged()
+        await repo.close()
+        assertEqual(database.value(at: Path("c")), Node(105))
+        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        assertEqual(try await offline.get(Path("d")), Node(1))
+        do {
+            _ = try await offline.get(Path("c"))
+            XCTFail("an estimate was kept as the server's value")
+        } catch let error as DatabaseError {
+            XCTAssertEqual(error.message, DatabaseError.offline.message)
+        }
+        await offline.close()
+    }
+
+    /// Every acknowledged location is a tracked query: they are bounded as the data is.
+    func testTrackedQueriesAreBounded() async throws {
+        let database = try Database(folder: folder + "-server")
+        defer { database.close(); try? FileManager.default.removeItem(atPath: folder + "-server") }
+        let repo = Repo(connector: { _, _ in
+            let (client, server) = InProcessTransport.pair()
+            database.accept(server)
+            return client
+        }, cache: try ClientCache(folder: folder))
+        for i in 0..<1200 { try await repo.set(Path("log/k\(i)"), Node(Double(i))).acknowledged() }
+        // Under a complete location, a write adds none.
+        _ = try await repo.get(Path("all"))
+        for i in 0..<50 { try await repo.set(Path("all/k\(i)"), Node(Double(i))).acknowledged() }
+        await repo.close()
+        let queries = count("SELECT count(*) FROM tracked_queries")
+        XCTAssert(queries > 0 && queries <= ClientCache.maxQueries, "\(queries) tracked queries")
+        XCTAssertEqual(count("SELECT count(*) FROM tracked_queries WHERE path LIKE '/all/_%'"), 0)
+        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        assertEqual(try await offline.get(Path("log/k1199")), Node(1199))
+        assertEqual(try await offline.get(Path("all/k49")), Node(49))
+        await offline.close()
+    }
+
     func testPurgeDropsTheQueueAndTakesTheChangesBack() async throws {
-        let repo = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
+        let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
         let write = try await repo.set(Path("a"), Node(1))
         assertEqual(try await repo.get(Path("a")), Node(1))
         assertEqual(await repo.purgeOutstandingWrites(), 1)
@@ -195,15 +272,15 @@ final class ClientCacheTests: XCTestCase {
         }
         assertEqual(await repo.pendingUserWrites, [])
         await repo.close()
-        let next = Repo(connector: { _, _ in Refused() }, cache: try ClientCache(folder: folder))
+        let next = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
         assertEqual(await next.takeRestoredWrites().count, 0)
         await next.close()
     }
 }
 
-/// A server that refuses every connection: the client stays offline, retrying.
-private final class Refused: Transport {
-    func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) { onClose() }
+/// A transport whose connection never comes up: the client stays offline.
+private final class NeverConnects: Transport {
+    func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {}
     func send(_ message: Message) {}
     func close() {}
 }

@@ -128,7 +128,8 @@ public final class ClientCache {
             PRAGMA user_version = 2;
             COMMIT;
             """)
-        try database.execute("PRAGMA auto_vacuum=INCREMENTAL; VACUUM;")
+        // Best effort: VACUUM needs room for a copy of the file, and the cache works without it.
+        try? database.execute("PRAGMA auto_vacuum=INCREMENTAL; VACUUM;")
     }
 
     /// Commits and releases the folder.
@@ -154,21 +155,29 @@ public final class ClientCache {
     /// that failed, and what it held is not kept.
     @discardableResult
     public func commit() -> Bool {
-        guard inTransaction else { return failure == nil }
+        defer { changeFailed = false }
+        guard inTransaction else { return !changeFailed }
         inTransaction = false
-        if attempt({ try database.execute("COMMIT") }) { return failure == nil }
+        if attempt({ try database.execute("COMMIT") }) { return !changeFailed }
         try? database.execute("ROLLBACK")
         return false
     }
 
+    /// A change since the last commit failed (a read that failed, damage met in data no
+    /// change needs, does not make the next commit fail).
+    private var changeFailed = false
+
     private func change(_ body: () throws -> Void) {
         guard !closed else { return }
         if !inTransaction {
-            guard attempt({ try database.execute("BEGIN IMMEDIATE") }) else { return }
+            guard attempt({ try database.execute("BEGIN IMMEDIATE") }) else {
+                changeFailed = true
+                return
+            }
             inTransaction = true
             onFirstChange?()
         }
-        attempt(body)
+        if !attempt(body) { changeFailed = true }
     }
 
     @discardableResult
@@ -246,8 +255,7 @@ public final class ClientCache {
         change {
             let key = Self.rowKey(path)
             try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", [.text(key), .text(Self.rowKeyEnd(key))])
-            let bytes = JSONWriter.bytes(node, options: JSONWriter.Options(export: true))
-            if bytes.count > Self.splitBytes, !node.children.isEmpty {
+            if Self.splits(node) {
                 // An empty row hides what an ancestor row says; the children's rows follow.
                 if try hasRowAbove(path) { try insertRow(key, JSONWriter.bytes(.empty)) }
                 try insertSplit(path, node)
@@ -255,25 +263,44 @@ public final class ClientCache {
             }
             // An empty value needs a row only to hide what an ancestor row says.
             if node.isEmpty, try !hasRowAbove(path) { return }
-            try insertRow(key, bytes)
+            try insertRow(key, JSONWriter.bytes(node, options: JSONWriter.Options(export: true)))
         }
     }
 
-    /// The rows of a large `node` with children: one per child, split again when large too,
-    /// and its priority's.
-    private func insertSplit(_ path: Path, _ node: Node) throws {
-        for entry in node.children {
-            let child = entry.value
-            let childPath = path.child(entry.key.name)
-            let bytes = JSONWriter.bytes(child, options: JSONWriter.Options(export: true))
-            if bytes.count > Self.splitBytes, !child.children.isEmpty {
-                try insertSplit(childPath, child)
-            } else {
-                try insertRow(Self.rowKey(childPath), bytes)
+    /// Whether `node` is kept as a row per child: it has children and no priority (a priority
+    /// stays in its node's row, so that it goes when the node empties), and it is large.
+    private static func splits(_ node: Node) -> Bool {
+        guard node.priority == nil, !node.children.isEmpty else { return false }
+        var budget = splitBytes
+        return !fits(node, in: &budget)
+    }
+
+    /// Whether `node`'s JSON takes at most `budget` bytes (roughly: keys, strings and numbers);
+    /// stops counting as soon as it does not, so a large value costs no more than the budget.
+    private static func fits(_ node: Node, in budget: inout Int) -> Bool {
+        switch node.content {
+        case .empty: budget -= 4
+        case .leaf(.string(let text)): budget -= text.utf8.count + 2
+        case .leaf: budget -= 8
+        case .children(let children):
+            for entry in children {
+                budget -= entry.key.name.utf8.count + 4
+                if budget < 0 || !fits(entry.value, in: &budget) { return false }
             }
         }
-        if let priority = node.priority {
-            try insertRow(Self.rowKey(path.child(".priority")), JSONWriter.bytes(Node(priority)))
+        if node.priority != nil { budget -= 20 }
+        return budget >= 0
+    }
+
+    /// The rows of a large `node` with children: one per child, split again when large too.
+    private func insertSplit(_ path: Path, _ node: Node) throws {
+        for entry in node.children {
+            let childPath = path.child(entry.key.name)
+            if Self.splits(entry.value) {
+                try insertSplit(childPath, entry.value)
+            } else {
+                try insertRow(Self.rowKey(childPath), JSONWriter.bytes(entry.value, options: JSONWriter.Options(export: true)))
+            }
         }
     }
 
@@ -304,20 +331,12 @@ public final class ClientCache {
                 prefix = prefix.child(key)
             }
             let key = Self.rowKey(path)
-            // Priorities go on last: their rows may sort before the children that make the
-            // node non-empty, and an empty node has none.
-            var priorities: [(Path, Node)] = []
             try database.run("SELECT path, value FROM server_data WHERE path >= ? AND path < ? ORDER BY path",
                              [.text(key), .text(Self.rowKeyEnd(key))]) { row in
                 guard let value = Self.decode(row.blob(1)) else { return }
                 let relative = Self.path(ofRowKey: row.text(0)).dropFirst(path.count)
-                if relative.last == ".priority" {
-                    priorities.append((relative, value))
-                } else {
-                    node = relative.isRoot ? value : node.setting(relative, to: value)
-                }
+                node = relative.isRoot ? value : node.setting(relative, to: value)
             }
-            for (relative, value) in priorities { node = node.setting(relative, to: value) }
         }
         return node
     }
@@ -342,6 +361,7 @@ public final class ClientCache {
 
     /// Records that `query` was used now (listened to or read), creating it incomplete.
     func touch(_ query: QuerySpec) {
+        queriesSinceCheck += 1
         change {
             let params = query.params.loadsAllData ? [] : Array(query.params.wireObject.serialized().utf8)
             try database.run("""
@@ -383,21 +403,60 @@ public final class ClientCache {
     /// What the cache knows for `query`: its server data, and whether it is complete (the
     /// server said so for this location or one above, or for a query that holds every child
     /// this one can show). Incomplete, only the children known complete. Nil when nothing is.
+    /// Whether the cache holds all of `path`: a complete location here or above.
+    func isComplete(atOrAbove path: Path) throws -> Bool {
+        var prefix = Path()
+        for depth in 0...path.count {
+            var complete = false
+            try database.run("SELECT complete FROM tracked_queries WHERE path = ? AND query = 'default'",
+                             [.text(Self.rowKey(prefix))]) { complete = $0.integer(0) == 1 }
+            if complete { return true }
+            if depth < path.count { prefix = prefix.child(path.keys[depth]) }
+        }
+        return false
+    }
+
+    /// The server's whole value at `path` (a read's answer, a write it acknowledged): as
+    /// `overwrite`, and the location is complete (unless one above already is: no tracked
+    /// query for each write).
+    func overwriteComplete(_ path: Path, _ node: Node) {
+        overwrite(path, node)
+        guard path.last != ".priority" else { return }
+        var covered = false
+        attempt { covered = try isComplete(atOrAbove: path) }
+        if !covered { setComplete(QuerySpec(path: path), keys: nil) }
+    }
+
+    /// Forgets what the cache holds at and below `path` (the server's value there is not
+    /// known): its rows and queries go, and the queries above are no longer complete.
+    /// Returns the bytes and queries removed.
+    @discardableResult
+    func forget(_ path: Path) -> (bytes: Int, queries: Int) {
+        var removed = (bytes: 0, queries: 0)
+        change {
+            let range: [SQLiteDatabase.Value] = [.text(Self.rowKey(path)), .text(Self.rowKeyEnd(Self.rowKey(path)))]
+            removed.bytes = Int(try database.integer("SELECT coalesce(sum(length(value) + length(path)), 0) FROM server_data WHERE path >= ? AND path < ?", range))
+            removed.queries = Int(try database.integer("SELECT count(*) FROM tracked_queries WHERE path >= ? AND path < ?", range))
+            try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", range)
+            try database.run("DELETE FROM tracked_keys WHERE query_id IN (SELECT id FROM tracked_queries WHERE path >= ? AND path < ?)", range)
+            try database.run("DELETE FROM tracked_queries WHERE path >= ? AND path < ?", range)
+            var above = path
+            while let parent = above.parent {
+                try database.run("UPDATE tracked_queries SET complete = 0 WHERE path = ?", [.text(Self.rowKey(parent))])
+                above = parent
+            }
+            savedKeys = [:]
+        }
+        return removed
+    }
+
     func serverCache(for query: QuerySpec) -> (node: Node, complete: Bool)? {
         var result: (Node, Bool)?
         attempt {
             let path = query.path
-            // A complete location here or above.
-            var prefix = Path()
-            for depth in 0...path.count {
-                var complete = false
-                try database.run("SELECT complete FROM tracked_queries WHERE path = ? AND query = 'default'",
-                                 [.text(Self.rowKey(prefix))]) { complete = $0.integer(0) == 1 }
-                if complete {
-                    result = (node(at: path), true)
-                    return
-                }
-                if depth < path.count { prefix = prefix.child(path.keys[depth]) }
+            if try isComplete(atOrAbove: path) {
+                result = (node(at: path), true)
+                return
             }
             // Complete filtered queries here: one that holds all of this one, else the union of what they hold.
             var known: Set<String> = []
@@ -497,38 +556,38 @@ public final class ClientCache {
         commit()
     }
 
+    /// Tracked queries kept at most (as the official clients keep): every read location and
+    /// every acknowledged write's is one, and each costs a look-up in later reads.
+    static let maxQueries = 1000
+    private var queriesSinceCheck = 0
+
     /// Evicts the least recently used queries' data until the cache is under 80% of its
-    /// limit, when it has grown past the limit. Data at, above or below `pinned` paths (those
+    /// limit (and of `maxQueries`), when it has grown past either. Data at, above or below `pinned` paths (those
     /// listened to) and below kept-synced ones stays.
     func evictIfNeeded(pinned listened: [Path], force: Bool = false) {
-        guard force || writtenSinceCheck > limit / 10 else { return }
+        guard force || writtenSinceCheck > limit / 10 || queriesSinceCheck > Self.maxQueries / 10 else { return }
         writtenSinceCheck = 0
+        queriesSinceCheck = 0
         var size = dataSize
-        guard size > limit else { return }
+        var queries = 0
+        attempt { queries = Int(try database.integer("SELECT count(*) FROM tracked_queries")) }
+        guard size > limit || queries > Self.maxQueries else { return }
         let target = limit * 8 / 10
+        let queryTarget = Self.maxQueries * 8 / 10
         change {
             var candidates: [(id: Int64, path: Path)] = []
             try database.run("SELECT id, path FROM tracked_queries ORDER BY last_use, id") {
                 candidates.append(($0.integer(0), Self.path(ofRowKey: $0.text(1))))
             }
             let pinnedPaths = listened + keptSynced
-            for candidate in candidates where size > target {
+            for candidate in candidates where size > target || queries > queryTarget {
                 // Data a pinned location uses is not this query's alone: rows at or above the
                 // pin hold it, and rows below it are part of it.
                 if pinnedPaths.contains(where: { $0.contains(candidate.path) || candidate.path.contains($0) }) { continue }
-                let range: [SQLiteDatabase.Value] = [.text(Self.rowKey(candidate.path)), .text(Self.rowKeyEnd(Self.rowKey(candidate.path)))]
-                size -= Int(try database.integer("SELECT coalesce(sum(length(value) + length(path)), 0) FROM server_data WHERE path >= ? AND path < ?", range))
-                try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", range)
-                // Queries at or below lose their data; those above are no longer complete.
-                try database.run("DELETE FROM tracked_keys WHERE query_id IN (SELECT id FROM tracked_queries WHERE path >= ? AND path < ?)", range)
-                try database.run("DELETE FROM tracked_queries WHERE path >= ? AND path < ?", range)
-                var above = candidate.path
-                while let parent = above.parent {
-                    try database.run("UPDATE tracked_queries SET complete = 0 WHERE path = ?", [.text(Self.rowKey(parent))])
-                    above = parent
-                }
+                let removed = forget(candidate.path)
+                size -= removed.bytes
+                queries -= removed.queries
             }
-            savedKeys = [:]
         }
         commit()
         // The file shrinks too (at the next checkpoint), not just the data it holds.
