@@ -106,6 +106,11 @@ public struct ChildMap: Sendable, Sequence, Equatable {
 
     public func makeIterator() -> Iterator { Iterator(base: tree.makeIterator()) }
 
+    /// Visits the children in key order; cheaper than iterating (no stack to allocate).
+    public func forEachChild(_ body: (ChildKey, Node) throws -> Void) rethrows {
+        try tree.forEachInOrder { try body($0.key, $0.value) }
+    }
+
     public var keys: [ChildKey] { map { $0.key } }
 
     /// Checks the balance and order invariants (for tests).

@@ -35,7 +35,7 @@ public struct JSONWriter {
     }
 
     public static func write(_ node: Node, to out: inout [UInt8], options: Options = Options()) {
-        var w = Writer(options: options)
+        let w = Writer(options: options)
         w.value(node, depth: 0, out: &out)
     }
 
@@ -43,30 +43,62 @@ public struct JSONWriter {
     /// children, `drain` takes them, so a large value is never whole as text.
     public static func write(_ node: Node, to out: inout [UInt8], options: Options = Options(),
                              draining threshold: Int, _ drain: @escaping (inout [UInt8]) -> Void) {
-        var w = Writer(options: options)
+        let w = Writer(options: options)
         w.drain = { out in if out.count > threshold { drain(&out) } }
         w.value(node, depth: 0, out: &out)
     }
 
     public static func writeString(_ s: String, to out: inout [UInt8]) {
         out.append(0x22)
-        for b in s.utf8 {
-            switch b {
-            case 0x22: out.append(0x5C); out.append(0x22)
-            case 0x5C: out.append(0x5C); out.append(0x5C)
-            case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
-            case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
-            case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
-            case 0x08: out.append(0x5C); out.append(UInt8(ascii: "b"))
-            case 0x0C: out.append(0x5C); out.append(UInt8(ascii: "f"))
-            case 0..<0x20, 0x7F:
-                out.append(contentsOf: Array("\\u00".utf8))
-                let hex = Array("0123456789abcdef".utf8)
-                out.append(hex[Int(b >> 4)]); out.append(hex[Int(b & 0xF)])
-            default: out.append(b)
+        var s = s
+        s.withUTF8 { bytes in
+            // Runs with nothing to escape (nearly every string) are copied whole.
+            var start = 0
+            for i in 0..<bytes.count {
+                let b = bytes[i]
+                guard b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F else { continue }
+                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
+                escape(b, &out)
+                start = i + 1
             }
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
         }
         out.append(0x22)
+    }
+
+    private static func escape(_ b: UInt8, _ out: inout [UInt8]) {
+        switch b {
+        case 0x22: out.append(0x5C); out.append(0x22)
+        case 0x5C: out.append(0x5C); out.append(0x5C)
+        case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
+        case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
+        case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
+        case 0x08: out.append(0x5C); out.append(UInt8(ascii: "b"))
+        case 0x0C: out.append(0x5C); out.append(UInt8(ascii: "f"))
+        default:
+            let hex: StaticString = "0123456789abcdef"
+            out.append(0x5C); out.append(UInt8(ascii: "u")); out.append(0x30); out.append(0x30)
+            out.append(hex.utf8Start[Int(b >> 4)]); out.append(hex.utf8Start[Int(b & 0xF)])
+        }
+    }
+
+    /// `formatNumber` straight into `out`: integers (most numbers) without a String.
+    public static func writeNumber(_ v: Double, to out: inout [UInt8]) {
+        guard v.isFinite, v == v.rounded(), abs(v) < 9.2e18 else {
+            out.append(contentsOf: formatNumber(v).utf8)
+            return
+        }
+        var magnitude = Int64(v).magnitude
+        if v < 0 && magnitude != 0 { out.append(UInt8(ascii: "-")) }
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var i = 20
+            repeat {
+                i -= 1
+                digits[i] = 0x30 + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[i..<20]))
+        }
     }
 
     /// A number as JavaScript's `String(n)` writes it (integers without a fraction).
@@ -90,9 +122,15 @@ public struct JSONWriter {
         return s
     }
 
-    struct Writer {
+    /// A class: a struct holding the options (strings) would be copied, and each of its
+    /// strings retained, at every value written.
+    final class Writer {
         let options: Options
         var drain: ((inout [UInt8]) -> Void)? = nil
+
+        init(options: Options) {
+            self.options = options
+        }
 
         func styled(_ text: String, _ color: KeyPath<JSONStyle, String>, _ out: inout [UInt8]) {
             if let style = options.style {
@@ -113,7 +151,8 @@ public struct JSONWriter {
         func leaf(_ v: LeafValue, _ out: inout [UInt8]) {
             switch v {
             case .bool(let b): styled(b ? "true" : "false", \.literal, &out)
-            case .number(let n): styled(JSONWriter.formatNumber(n), \.number, &out)
+            case .number(let n):
+                if options.style == nil { JSONWriter.writeNumber(n, to: &out) } else { styled(JSONWriter.formatNumber(n), \.number, &out) }
             case .string(let s): stringToken(s, \.string, &out)
             case .serverValue(.timestamp): out.append(contentsOf: Array("{\".sv\":\"timestamp\"}".utf8))
             case .serverValue(.increment(let n)):
@@ -132,7 +171,7 @@ public struct JSONWriter {
             if options.pretty { out.append(0x20) }
         }
 
-        mutating func value(_ node: Node, depth: Int, out: inout [UInt8]) {
+        func value(_ node: Node, depth: Int, out: inout [UInt8]) {
             switch node.content {
             case .empty:
                 styled("null", \.literal, &out)
@@ -174,7 +213,7 @@ public struct JSONWriter {
                     stringToken(".priority", \.key, &out); colon(&out); leaf(p, &out)
                     first = false
                 }
-                for (key, child) in map {
+                map.forEachChild { key, child in
                     if !first { out.append(UInt8(ascii: ",")) }
                     first = false
                     newline(depth + 1, &out)

@@ -145,6 +145,24 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
 
     public func makeIterator() -> Iterator { Iterator(root) }
 
+    /// Visits every element in order, without the iterator's stack (an allocation per
+    /// iteration, which a writer walking many small objects pays for each one). The
+    /// recursion is as deep as the tree: O(log n).
+    public func forEachInOrder(_ body: (Element) throws -> Void) rethrows {
+        guard let root else { return }
+        try withExtendedLifetime(self) { try Self.visit(Unmanaged.passUnretained(root), body) }
+    }
+
+    /// Unretained: the tree (held above for the whole walk) keeps every branch alive, and a
+    /// retain and release per branch visited was most of a walk's cost.
+    private static func visit(_ branch: Unmanaged<Branch>, _ body: (Element) throws -> Void) rethrows {
+        try branch._withUnsafeGuaranteedRef { branch in
+            if let left = branch.left.map(Unmanaged.passUnretained) { try visit(left, body) }
+            try body(branch.element)
+            if let right = branch.right.map(Unmanaged.passUnretained) { try visit(right, body) }
+        }
+    }
+
     func sameStorage(as other: WeightBalancedTree) -> Bool { root === other.root }
 
     // MARK: Balancing

@@ -14,6 +14,17 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(try roundTrip("1e20"), "100000000000000000000")
         XCTAssertEqual(try roundTrip("12345678901234568"), "12345678901234568")
         XCTAssertEqual(try roundTrip("1.5e-7"), "1.5e-7")
+        // Integers are written digit by digit, not through a String.
+        XCTAssertEqual(try roundTrip("0"), "0")
+        XCTAssertEqual(try roundTrip("-0"), "0")
+        XCTAssertEqual(try roundTrip("-42"), "-42")
+        XCTAssertEqual(try roundTrip("-9100000000000000000"), "-9100000000000000000")
+        XCTAssertEqual(try roundTrip("9300000000000000000"), "9300000000000000000")
+        XCTAssertEqual(try roundTrip("[7, -1.25, 1000]"), "[7,-1.25,1000]")
+        // Escapes in the middle, at either end, and runs between them.
+        XCTAssertEqual(try roundTrip(#""\u0001ab\tc\u001f\u007f""#), #""\u0001ab\tc\u001f\u007f""#)
+        XCTAssertEqual(try roundTrip(#""\"\"""#), #""\"\"""#)
+        XCTAssertEqual(try roundTrip(#""""#), #""""#)
         XCTAssertEqual(try roundTrip("true"), "true")
         XCTAssertEqual(try roundTrip("null"), "null")
         XCTAssertEqual(try roundTrip(#""a\"b\\c\n\u00e9\ud83d\udc35""#), #""a\"b\\c\né🐵""#)
