@@ -236,10 +236,15 @@ public final class ClientCache {
         path.isRoot ? "/" : "/" + path.keys.joined(separator: "/") + "/"
     }
 
-    /// The first key after every row at or below `key`: `/a/` becomes `/a0`.
-    private static func rowKeyEnd(_ key: String) -> String {
-        String(key.dropLast()) + "0"
+    /// The bounds of the rows at or below `path`, for `path >= ? AND path < ?`: its key, and
+    /// the first key after all of them (`/a/` is followed by `/a0`).
+    private static func rowRange(_ path: Path) -> [SQLiteDatabase.Value] {
+        let key = rowKey(path)
+        return [.text(key), .text(String(key.dropLast()) + "0")]
     }
+
+    /// The size of the rows selected, as the limit counts it.
+    private static let rowBytes = "coalesce(sum(length(value) + length(path)), 0)"
 
     private static func path(ofRowKey key: String) -> Path {
         Path(keys: key.split(separator: "/", omittingEmptySubsequences: true).map(String.init))
@@ -254,7 +259,7 @@ public final class ClientCache {
     func overwrite(_ path: Path, _ node: Node) {
         change {
             let key = Self.rowKey(path)
-            try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", [.text(key), .text(Self.rowKeyEnd(key))])
+            try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", Self.rowRange(path))
             if Self.splits(node) {
                 // An empty row hides what an ancestor row says; the children's rows follow.
                 if try hasRowAbove(path) { try insertRow(key, JSONWriter.bytes(.empty)) }
@@ -330,9 +335,7 @@ public final class ClientCache {
                 }
                 prefix = prefix.child(key)
             }
-            let key = Self.rowKey(path)
-            try database.run("SELECT path, value FROM server_data WHERE path >= ? AND path < ? ORDER BY path",
-                             [.text(key), .text(Self.rowKeyEnd(key))]) { row in
+            try database.run("SELECT path, value FROM server_data WHERE path >= ? AND path < ? ORDER BY path", Self.rowRange(path)) { row in
                 guard let value = Self.decode(row.blob(1)) else { return }
                 let relative = Self.path(ofRowKey: row.text(0)).dropFirst(path.count)
                 node = relative.isRoot ? value : node.setting(relative, to: value)
@@ -400,9 +403,6 @@ public final class ClientCache {
         return keys
     }
 
-    /// What the cache knows for `query`: its server data, and whether it is complete (the
-    /// server said so for this location or one above, or for a query that holds every child
-    /// this one can show). Incomplete, only the children known complete. Nil when nothing is.
     /// Whether the cache holds all of `path`: a complete location here or above.
     func isComplete(atOrAbove path: Path) throws -> Bool {
         var prefix = Path()
@@ -434,8 +434,8 @@ public final class ClientCache {
     func forget(_ path: Path) -> (bytes: Int, queries: Int) {
         var removed = (bytes: 0, queries: 0)
         change {
-            let range: [SQLiteDatabase.Value] = [.text(Self.rowKey(path)), .text(Self.rowKeyEnd(Self.rowKey(path)))]
-            removed.bytes = Int(try database.integer("SELECT coalesce(sum(length(value) + length(path)), 0) FROM server_data WHERE path >= ? AND path < ?", range))
+            let range = Self.rowRange(path)
+            removed.bytes = Int(try database.integer("SELECT \(Self.rowBytes) FROM server_data WHERE path >= ? AND path < ?", range))
             removed.queries = Int(try database.integer("SELECT count(*) FROM tracked_queries WHERE path >= ? AND path < ?", range))
             try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", range)
             try database.run("DELETE FROM tracked_keys WHERE query_id IN (SELECT id FROM tracked_queries WHERE path >= ? AND path < ?)", range)
@@ -450,6 +450,9 @@ public final class ClientCache {
         return removed
     }
 
+    /// What the cache knows for `query`: its server data, and whether it is complete (the
+    /// server said so for this location or one above, or for a query that holds every child
+    /// this one can show). Incomplete, only the children known complete. Nil when nothing is.
     func serverCache(for query: QuerySpec) -> (node: Node, complete: Bool)? {
         var result: (Node, Bool)?
         attempt {
@@ -475,9 +478,8 @@ public final class ClientCache {
                 anyKnown = true
             }
             // Locations just below known complete.
-            let key = Self.rowKey(path)
             try database.run("SELECT path FROM tracked_queries WHERE query = 'default' AND complete = 1 AND path > ? AND path < ?",
-                             [.text(key), .text(Self.rowKeyEnd(key))]) { row in
+                             Self.rowRange(path)) { row in
                 let below = Self.path(ofRowKey: row.text(0))
                 if below.count == path.count + 1, let last = below.last {
                     known.insert(last)
@@ -543,7 +545,7 @@ public final class ClientCache {
     /// Bytes of cached server data.
     public var dataSize: Int {
         var size = 0
-        attempt { size = Int(try database.integer("SELECT coalesce(sum(length(value) + length(path)), 0) FROM server_data")) }
+        attempt { size = Int(try database.integer("SELECT \(Self.rowBytes) FROM server_data")) }
         return size
     }
 
@@ -562,8 +564,8 @@ public final class ClientCache {
     private var queriesSinceCheck = 0
 
     /// Evicts the least recently used queries' data until the cache is under 80% of its
-    /// limit (and of `maxQueries`), when it has grown past either. Data at, above or below `pinned` paths (those
-    /// listened to) and below kept-synced ones stays.
+    /// limit (and of `maxQueries`), when it has grown past either. Data at, above or below
+    /// `pinned` paths (those listened to) and below kept-synced ones stays.
     func evictIfNeeded(pinned listened: [Path], force: Bool = false) {
         guard force || writtenSinceCheck > limit / 10 || queriesSinceCheck > Self.maxQueries / 10 else { return }
         writtenSinceCheck = 0
@@ -591,7 +593,7 @@ public final class ClientCache {
         }
         commit()
         // The file shrinks too (at the next checkpoint), not just the data it holds.
-        _ = attempt { try database.execute("PRAGMA incremental_vacuum") }
+        attempt { try database.execute("PRAGMA incremental_vacuum") }
     }
 }
 
