@@ -78,9 +78,10 @@ final class PersistentConnection: @unchecked Sendable {
     private(set) var state: State = .connecting
     /// Offline by the user's choice (`goOffline`): no connection until `goOnline`.
     private(set) var offlineByUser = false
-    /// No connection is attempted until `authenticate` gives the credential: what is queued
-    /// must reach the server signed in (a service account's token is still being fetched).
-    private(set) var awaitingCredential = false
+    /// No connection is attempted until `authenticate` gives the credential (or
+    /// `unauthenticate` says there is none): what is queued must reach the server signed in
+    /// (a service account's token is still being fetched).
+    private var awaitingCredential = false
     /// When the current attempt started, in milliseconds since the epoch (local clock).
     private var attemptStarted: Double = 0
     private(set) var everConnected = false

@@ -91,6 +91,7 @@ public actor Repo {
         // deliver after the last owner dropped this Repo without closing it.
         connection.onConnectedChange = { [weak self] connected in
             self?.assumeIsolated { repo in
+                // Flow control only while a connection can answer (see WriteGate).
                 repo.gate.setBounded(connected)
                 repo.updateInfo("connected", Node(connected))
                 if connected, let diskCache = repo.diskCache, !repo.cacheHasBeenOnline {
@@ -103,12 +104,7 @@ public actor Repo {
                 repo.settleFirstConnection()
             }
         }
-        connection.onAttemptFailed = { [weak self] in
-            self?.assumeIsolated { repo in
-                repo.gate.setBounded(false)
-                repo.settleFirstConnection()
-            }
-        }
+        connection.onAttemptFailed = { [weak self] in self?.assumeIsolated { $0.settleFirstConnection() } }
         connection.onPush = { [weak self] push in self?.assumeIsolated { $0.receive(push) } }
         if let diskCache { restore(from: diskCache) }
         connection.start()
@@ -504,9 +500,9 @@ public actor Repo {
         }
     }
 
-    /// Attempts no connection until `setCredential` or `authenticate` gives the credential,
-    /// so that restored writes are not sent as no one (an offline start whose credential
-    /// must be fetched first). Does nothing once connected.
+    /// Attempts no connection until `setCredential`, `authenticate` or `unauthenticate` says
+    /// who the client is, so that restored writes are not sent as no one (an offline start
+    /// whose credential must be fetched first); a connection already up is dropped.
     public func awaitCredential() {
         connection.awaitCredential()
     }
@@ -644,7 +640,6 @@ public actor Repo {
     /// lost connection; reads answer from what is cached.
     public func goOffline() {
         connection.goOffline()
-        gate.setBounded(false)
     }
 
     public func goOnline() {
