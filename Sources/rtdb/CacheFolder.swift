@@ -69,8 +69,4 @@ enum CacheFolder {
             }
         }
     }
-
-    private static func warn(_ message: String) {
-        FileHandle.standardError.write(Data("rtdb: \(message)\n".utf8))
-    }
 }

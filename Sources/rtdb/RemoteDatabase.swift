@@ -156,7 +156,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
                 do {
                     wait = renewal(try await self.renewAccessToken(account))
                 } catch {
-                    self.warn("renewing the access token of \(account.email) failed (\(error)); trying again")
+                    warn("renewing the access token of \(account.email) failed (\(error)); trying again")
                     wait = min(60, max(1, wait / 2))
                 }
             }
@@ -214,10 +214,6 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
                 wait = min(60, wait * 2)
             }
         })
-    }
-
-    private func warn(_ message: String) {
-        FileHandle.standardError.write(Data("rtdb: \(message)\n".utf8))
     }
 
     // MARK: ServerAdministration
