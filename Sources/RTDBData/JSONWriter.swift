@@ -85,7 +85,7 @@ public struct JSONWriter {
     /// `formatNumber` straight into `out`: integers (most numbers) without a String.
     public static func writeNumber(_ v: Double, to out: inout [UInt8]) {
         guard v.isFinite, v == v.rounded(), abs(v) < 9.2e18 else {
-            out.append(contentsOf: formatNumber(v).utf8)
+            out.append(contentsOf: formatOtherNumber(v).utf8)
             return
         }
         var magnitude = Int64(v).magnitude
@@ -105,11 +105,15 @@ public struct JSONWriter {
     /// NaN and ±Infinity, which JSON cannot hold, are written `null` as JavaScript's
     /// `JSON.stringify` does; the engine never stores one.
     public static func formatNumber(_ v: Double) -> String {
+        var out: [UInt8] = []
+        writeNumber(v, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The numbers `writeNumber` does not write as an Int64: fractions, huge ones, non-finite.
+    private static func formatOtherNumber(_ v: Double) -> String {
         guard v.isFinite else { return "null" }
-        if v == v.rounded(), abs(v) < 1e21 {
-            if abs(v) < 9.2e18 { return String(Int64(v)) }
-            return String(format: "%.0f", v)
-        }
+        if v == v.rounded(), abs(v) < 1e21 { return String(format: "%.0f", v) }
         var s = v.description  // shortest round-trip
         if let e = s.firstIndex(of: "e") {
             let mantissa = s[..<e]
