@@ -76,7 +76,7 @@ let package = Package(
         // Seeded mutation fuzzing of everything that reads untrusted bytes (scripts/fuzz).
         .executableTarget(name: "rtdb-fuzz", dependencies: ["RTDBData", "RTDBProtocol", "RTDBRules", "RTDBServer", "RTDBShell"],
                           path: "Tests/Fuzz", exclude: ["corpus"]),
-        .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBEngine", "RTDBRules", "CSQLite"]),
+        .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBEngine", "RTDBRules"]),
         .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBEngine"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RTDBData", "RTDBShell", "rtdb"]),
     ],

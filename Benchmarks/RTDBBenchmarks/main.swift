@@ -31,11 +31,11 @@ func residentMegabytes() -> Double {
     return 0
 }
 
-/// A client core on an in-process connection to `database`.
-func connect(_ database: Database) -> Repo {
+/// A client core on an in-process connection to `database`, with `cache` when given.
+func connect(_ database: Database, cache: sending ClientCache? = nil) -> Repo {
     let (client, server) = InProcessTransport.pair()
     database.accept(server)
-    return Repo(transport: client)
+    return Repo(connector: { _, _ in client }, reconnect: .never, cache: cache)
 }
 
 /// A document of `n` user records, about 100 bytes each.
@@ -465,11 +465,7 @@ func cacheBenchmark(_ n: Int) async throws {
         let list = Node(children: ChildMap(unsorted: notes))
         let database = try Database(folder: folder + "-server")
         defer { database.close(); try? FileManager.default.removeItem(atPath: folder + "-server") }
-        let repo = Repo(connector: { _, _ in
-            let (client, server) = InProcessTransport.pair()
-            database.accept(server)
-            return client
-        }, cache: cache)
+        let repo = connect(database, cache: cache)
         try await repo.set(Path("notes"), list).acknowledged()
         _ = try await repo.get(Path("notes"))
         for i in 0..<1000 { try await repo.set(Path("notes/n\(i)/lastModified"), Node(Double(i + 40_000))).acknowledged() }

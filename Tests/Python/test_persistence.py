@@ -37,6 +37,16 @@ class Reader:
         return "\n".join(self.current())
 
 
+def folders():
+    """A data folder for the server and an XDG_CACHE_HOME for the shells."""
+    return tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+
+
+def cache_folder(cache, port):
+    """Where the shells keep the cache of ns=demo on this port."""
+    return os.path.join(cache, "rtdb", f"127.0.0.1:{port}", "demo")
+
+
 def serve(data, port=0):
     process = subprocess.Popen([BINARY, "serve", "--port", str(port), "--data", data],
                                stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
@@ -100,7 +110,7 @@ QUERY = "--orderByChild lastModified"
 
 
 def test_queued_writes_survive_exit_and_a_shell_started_offline_works_from_the_cache():
-    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    data, cache = folders()
     server, port = serve(data)
     try:
         rest(port, "PUT", "/notes", NOTES)
@@ -161,7 +171,7 @@ def test_queued_writes_survive_exit_and_a_shell_started_offline_works_from_the_c
 
 
 def test_a_kill_9_in_the_middle_of_a_queued_script_loses_nothing_reported_queued():
-    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    data, cache = folders()
     server, port = serve(data)
     # Known online once, so a later start without the server works from the cache.
     assert run(port, cache, "get /").returncode == 0
@@ -196,7 +206,7 @@ def test_a_kill_9_in_the_middle_of_a_queued_script_loses_nothing_reported_queued
 
 
 def test_least_recently_used_data_is_evicted_and_kept_synced_data_stays():
-    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    data, cache = folders()
     server, port = serve(data)
     blob = "x" * 1000
     env = dict(os.environ, XDG_CACHE_HOME=cache)
@@ -226,7 +236,7 @@ def test_least_recently_used_data_is_evicted_and_kept_synced_data_stays():
 
 
 def test_restored_writes_are_sent_signed_in():
-    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    data, cache = folders()
     rules = os.path.join(data, "..", os.path.basename(data) + "-rules.json")
     with open(rules, "w") as f:
         f.write('{"rules": {".read": "auth != null", ".write": "auth != null"}}')
@@ -250,7 +260,7 @@ def test_restored_writes_are_sent_signed_in():
 
 
 def test_the_credential_given_by_auth_goes_with_the_queued_writes():
-    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    data, cache = folders()
     server, port = serve(data)
     shell = Shell(port, cache)
     shell.send("auth --uid alice", "get /")
@@ -265,7 +275,7 @@ def test_the_credential_given_by_auth_goes_with_the_queued_writes():
 
 
 def test_no_persistence_keeps_nothing_and_a_second_shell_goes_without():
-    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    data, cache = folders()
     server, port = serve(data)
     try:
         env = dict(os.environ, XDG_CACHE_HOME=cache)
@@ -283,18 +293,18 @@ def test_no_persistence_keeps_nothing_and_a_second_shell_goes_without():
         assert second.stdout.startswith("1\n")
         assert re.search(r"\ncache         off: another rtdb \(pid \d+\) is using this database's cache\n", second.stdout), second.stdout
         assert holder.finish() == 0
-        folder = os.path.join(cache, "rtdb", f"127.0.0.1:{port}", "demo")
+        folder = cache_folder(cache, port)
         assert oct(os.stat(folder).st_mode & 0o777) == "0o700"
     finally:
         stop(server)
 
 
 def test_a_damaged_cache_is_set_aside_and_the_shell_starts_with_an_empty_one():
-    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    data, cache = folders()
     server, port = serve(data)
     try:
         assert run(port, cache, "set /a 1").returncode == 0
-        folder = os.path.join(cache, "rtdb", f"127.0.0.1:{port}", "demo")
+        folder = cache_folder(cache, port)
         with open(os.path.join(folder, "cache.sqlite"), "r+b") as f:
             f.seek(0)
             f.write(b"this is not a database" * 100)
@@ -309,12 +319,12 @@ def test_a_damaged_cache_is_set_aside_and_the_shell_starts_with_an_empty_one():
 
 
 def test_a_kept_write_that_cannot_be_read_is_listed_and_purged():
-    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    data, cache = folders()
     server, port = serve(data)
     assert run(port, cache, "get /").returncode == 0
     stop(server)
     assert run(port, cache, "set /a 1").returncode == 0
-    folder = os.path.join(cache, "rtdb", f"127.0.0.1:{port}", "demo")
+    folder = cache_folder(cache, port)
     with sqlite3.connect(os.path.join(folder, "cache.sqlite")) as database:
         database.execute("INSERT INTO writes (kind, path, value) VALUES (99, '/b', x'00')")
     listed = run(port, cache, "pending")
@@ -328,13 +338,13 @@ def test_a_kept_write_that_cannot_be_read_is_listed_and_purged():
 
 
 def test_a_cache_of_the_first_format_is_upgraded_with_its_queue():
-    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    data, cache = folders()
     server, port = serve(data)
     assert run(port, cache, "set /kept 1", "get /kept").returncode == 0
     stop(server)
     assert run(port, cache, "set /queued 2").returncode == 0
     # Format 1: server_data without rowids, user_version 1, no incremental vacuum.
-    path = os.path.join(cache, "rtdb", f"127.0.0.1:{port}", "demo", "cache.sqlite")
+    path = os.path.join(cache_folder(cache, port), "cache.sqlite")
     with sqlite3.connect(path) as database:
         database.executescript("""
             CREATE TABLE old (path TEXT PRIMARY KEY, value BLOB NOT NULL) WITHOUT ROWID;
@@ -361,7 +371,7 @@ def test_the_readme_example_runs_as_printed():
     readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md"), encoding="utf-8").read()
     section = readme.split("### Offline across restarts", 1)[1]
     block = section.split("```text\n", 1)[1].split("```", 1)[0]
-    data, cache = tempfile.mkdtemp(prefix="rtdb-persist-"), tempfile.mkdtemp(prefix="rtdb-cache-")
+    data, cache = folders()
     server, port = serve(data)
     steps, current = [], None
     for line in block.splitlines():

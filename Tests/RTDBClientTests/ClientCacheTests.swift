@@ -1,4 +1,3 @@
-import CSQLite
 import Foundation
 import XCTest
 import RTDBData
@@ -16,20 +15,39 @@ final class ClientCacheTests: XCTestCase {
     }
 
     override func tearDown() {
+        server?.close()
         try? FileManager.default.removeItem(atPath: folder)
+        try? FileManager.default.removeItem(atPath: folder + "-server")
+    }
+
+    /// The engine a test's clients reach, when it has one (closed and removed in tearDown).
+    private var server: Database?
+
+    private func startServer() throws -> Database {
+        let database = try Database(folder: folder + "-server")
+        server = database
+        return database
+    }
+
+    /// Each connection a new in-process pair to `database`.
+    private func connector(to database: Database) -> Connector {
+        { _, _ in
+            let (client, server) = InProcessTransport.pair()
+            database.accept(server)
+            return client
+        }
+    }
+
+    /// A client with the test's cache whose connection never comes up.
+    private func offlineRepo() throws -> Repo {
+        Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
     }
 
     private func json(_ text: String) throws -> Node { try JSONReader.parse(text) }
 
-    /// A number from the cache file, read beside the cache as `sqlite3` would.
-    private func count(_ sql: String) -> Int {
-        var handle: OpaquePointer?
-        defer { sqlite3_close(handle) }
-        var statement: OpaquePointer?
-        guard sqlite3_open_v2(folder + "/cache.sqlite", &handle, SQLITE_OPEN_READONLY, nil) == SQLITE_OK,
-              sqlite3_prepare_v2(handle, sql, -1, &statement, nil) == SQLITE_OK else { return -1 }
-        defer { sqlite3_finalize(statement) }
-        return sqlite3_step(statement) == SQLITE_ROW ? Int(sqlite3_column_int64(statement, 0)) : -1
+    /// A number from the cache file, read on a connection of its own beside the cache's.
+    private func count(_ sql: String) throws -> Int {
+        Int(try SQLiteDatabase(path: folder + "/cache.sqlite").integer(sql))
     }
 
     /// Deeper rows override what an ancestor row says, deletes included.
@@ -66,10 +84,10 @@ final class ClientCacheTests: XCTestCase {
         XCTAssertEqual(cache.node(at: Path("list")), list)
         XCTAssertEqual(cache.node(at: Path("list")).priority, .number(7))
         // A priority keeps its node whole; without one, a row per child (and one hiding "/").
-        XCTAssertEqual(count("SELECT count(*) FROM server_data"), 2)
+        XCTAssertEqual(try count("SELECT count(*) FROM server_data"), 2)
         cache.overwrite(Path("list"), list.withPriority(nil))
         cache.commit()
-        XCTAssertEqual(count("SELECT count(*) FROM server_data"), 1 + 1 + 300 + 2)
+        XCTAssertEqual(try count("SELECT count(*) FROM server_data"), 1 + 1 + 300 + 2)
         XCTAssertEqual(cache.node(at: Path("list")), list.withPriority(nil))
         XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list/n42/n"))), "42")
         XCTAssertEqual(JSONWriter.string(cache.node(at: Path("list/deep/a/c"))), "[1,2]")
@@ -135,21 +153,14 @@ final class ClientCacheTests: XCTestCase {
     /// A Repo that cannot reach its server restores the queue and answers from the cache; a
     /// later one that can sends the queue in order and empties it.
     func testASessionOfflineWorksFromTheCacheAndTheNextSendsItsWrites() async throws {
-        let database = try Database(folder: folder + "-server")
-        defer { database.close(); try? FileManager.default.removeItem(atPath: folder + "-server") }
-        func online() throws -> Repo {
-            Repo(connector: { _, _ in
-                let (client, server) = InProcessTransport.pair()
-                database.accept(server)
-                return client
-            }, cache: try ClientCache(folder: folder))
-        }
+        let database = try startServer()
+        func online() throws -> Repo { Repo(connector: connector(to: database), cache: try ClientCache(folder: folder)) }
         let first = try online()
         try await first.set(Path("notes/a"), Node("from before")).acknowledged()
         assertEqual(try await first.get(Path("notes")), try json(#"{"a": "from before"}"#))
         await first.close()
 
-        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let offline = try offlineRepo()
         assertEqual(try await offline.get(Path("notes")), try json(#"{"a": "from before"}"#))
         try await offline.set(Path("notes/b"), Node(1))
         try await offline.update(Path("notes"), [Update(Path("b"), Node(2))])
@@ -163,7 +174,7 @@ final class ClientCacheTests: XCTestCase {
         assertEqual(database.value(at: Path("notes")), try json(#"{"a": "from before", "b": 2}"#))
         assertEqual(await second.pendingUserWrites, [])
         await second.close()
-        let third = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let third = try offlineRepo()
         assertEqual(await third.takeRestoredWrites().count, 0)
         await third.close()
     }
@@ -172,13 +183,8 @@ final class ClientCacheTests: XCTestCase {
     /// complete before it shows the write, not what was read before, and a location only
     /// written answers offline too.
     func testAnAcknowledgedWriteUpdatesTheCachedData() async throws {
-        let database = try Database(folder: folder + "-server")
-        defer { database.close(); try? FileManager.default.removeItem(atPath: folder + "-server") }
-        let repo = Repo(connector: { _, _ in
-            let (client, server) = InProcessTransport.pair()
-            database.accept(server)
-            return client
-        }, cache: try ClientCache(folder: folder))
+        let database = try startServer()
+        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
         try await repo.set(Path("a"), try json(#"{"x": 1, "y": 1}"#)).acknowledged()
         assertEqual(try await repo.get(Path("a")), try json(#"{"x": 1, "y": 1}"#))
         try await repo.set(Path("a/x"), Node(2)).acknowledged()
@@ -187,7 +193,7 @@ final class ClientCacheTests: XCTestCase {
         try await repo.set(Path("b"), Node("set")).acknowledged()
         try await repo.update(Path("c"), [Update(Path("d"), Node("merged"))]).acknowledged()
         await repo.close()
-        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let offline = try offlineRepo()
         assertEqual(try await offline.get(Path("a")), try json(#"{"x": 2}"#))
         assertEqual(try await offline.get(Path("b")), Node("set"))
         assertEqual(try await offline.get(Path("c/d")), Node("merged"))
@@ -197,7 +203,7 @@ final class ClientCacheTests: XCTestCase {
     /// Flow control waits for answers; offline none come, so a script's writes queue past
     /// the limit instead of waiting for ever.
     func testWritesQueueOfflinePastTheFlowControlLimit() async throws {
-        let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let repo = try offlineRepo()
         repo.setMaxPendingWrites(2)
         try await withTimeout(10) {
             for i in 0..<5 { try await repo.set(Path("queued/k\(i)"), Node(Double(i))) }
@@ -209,23 +215,17 @@ final class ClientCacheTests: XCTestCase {
     /// A server value's outcome is the server's: the acknowledged estimate is not cached, and
     /// what was cached there (even under a complete location) is no longer trusted.
     func testAnAcknowledgedServerValueIsNotCachedAsEstimated() async throws {
-        let database = try Database(folder: folder + "-server")
-        defer { database.close(); try? FileManager.default.removeItem(atPath: folder + "-server") }
-        let connector: Connector = { _, _ in
-            let (client, server) = InProcessTransport.pair()
-            database.accept(server)
-            return client
-        }
-        let other = Repo(connector: connector)
+        let database = try startServer()
+        let other = Repo(connector: connector(to: database))
         try await other.set(Path("c"), Node(100)).acknowledged()
         await other.close()
-        let repo = Repo(connector: connector, cache: try ClientCache(folder: folder))
+        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
         _ = try await repo.get(Path("d"))
         try await repo.set(Path("c"), Node(.serverValue(.increment(5)))).acknowledged()
         try await repo.set(Path("d"), Node(1)).acknowledged()
         await repo.close()
         assertEqual(database.value(at: Path("c")), Node(105))
-        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let offline = try offlineRepo()
         assertEqual(try await offline.get(Path("d")), Node(1))
         do {
             _ = try await offline.get(Path("c"))
@@ -238,29 +238,24 @@ final class ClientCacheTests: XCTestCase {
 
     /// Every acknowledged location is a tracked query: they are bounded as the data is.
     func testTrackedQueriesAreBounded() async throws {
-        let database = try Database(folder: folder + "-server")
-        defer { database.close(); try? FileManager.default.removeItem(atPath: folder + "-server") }
-        let repo = Repo(connector: { _, _ in
-            let (client, server) = InProcessTransport.pair()
-            database.accept(server)
-            return client
-        }, cache: try ClientCache(folder: folder))
+        let database = try startServer()
+        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
         for i in 0..<1200 { try await repo.set(Path("log/k\(i)"), Node(Double(i))).acknowledged() }
         // Under a complete location, a write adds none.
         _ = try await repo.get(Path("all"))
         for i in 0..<50 { try await repo.set(Path("all/k\(i)"), Node(Double(i))).acknowledged() }
         await repo.close()
-        let queries = count("SELECT count(*) FROM tracked_queries")
+        let queries = try count("SELECT count(*) FROM tracked_queries")
         XCTAssert(queries > 0 && queries <= ClientCache.maxQueries, "\(queries) tracked queries")
-        XCTAssertEqual(count("SELECT count(*) FROM tracked_queries WHERE path LIKE '/all/_%'"), 0)
-        let offline = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        XCTAssertEqual(try count("SELECT count(*) FROM tracked_queries WHERE path LIKE '/all/_%'"), 0)
+        let offline = try offlineRepo()
         assertEqual(try await offline.get(Path("log/k1199")), Node(1199))
         assertEqual(try await offline.get(Path("all/k49")), Node(49))
         await offline.close()
     }
 
     func testPurgeDropsTheQueueAndTakesTheChangesBack() async throws {
-        let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let repo = try offlineRepo()
         let write = try await repo.set(Path("a"), Node(1))
         assertEqual(try await repo.get(Path("a")), Node(1))
         assertEqual(await repo.purgeOutstandingWrites(), 1)
@@ -272,7 +267,7 @@ final class ClientCacheTests: XCTestCase {
         }
         assertEqual(await repo.pendingUserWrites, [])
         await repo.close()
-        let next = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        let next = try offlineRepo()
         assertEqual(await next.takeRestoredWrites().count, 0)
         await next.close()
     }
