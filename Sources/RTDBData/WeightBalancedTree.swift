@@ -4,31 +4,73 @@ public protocol TreeElement: Sendable {
     static func order(_ a: Self, _ b: Self) -> Int
 }
 
+/// Reads stored branches of a tree kept in a file (see `NodeFile`).
+protocol BranchLoader<Element>: AnyObject, Sendable {
+    associatedtype Element: TreeElement
+    /// The branch stored at `offset`, whose subtree holds `size` elements: its element and its
+    /// two subtrees, themselves stored. Never traps: damage gives a stand-in branch.
+    func loadBranch(at offset: Int, size: Int) -> WeightBalancedTree<Element>.Branch
+}
+
 /// An immutable, persistent, weight-balanced search tree (delta 3, ratio 2).
 ///
 /// Updates copy only the O(log n) nodes on the path to the change, so old versions stay
 /// valid, and sizes kept in each node answer rank and element-at-index in O(log n). It holds
 /// a node's children (`ChildMap`) and the engine's query indexes.
+///
+/// A subtree is either a branch in memory or a stored one, read from its file each time it is
+/// visited and never kept: a tree opened from a file costs nothing until it is walked, and an
+/// update copies the branches on its path into memory, leaving the rest where it is.
 public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
-    // Unchecked: a branch is changed only by `init(linking:)`, before any tree holds it.
-    final class Branch: @unchecked Sendable {
-        let element: Element
-        fileprivate(set) var left: Branch?
-        fileprivate(set) var right: Branch?
-        fileprivate(set) var size: Int
+    /// A branch in memory or a stored subtree; `branch` gives the top branch either way.
+    // Unchecked: `size` is changed only by `init(linking:)`, before any tree holds the branch.
+    class Subtree: @unchecked Sendable {
+        fileprivate(set) final var size: Int
+        final let isStored: Bool
 
-        init(_ element: Element, _ left: Branch?, _ right: Branch?) {
-            self.element = element
-            self.left = left
-            self.right = right
-            self.size = (left?.size ?? 0) + (right?.size ?? 0) + 1
+        init(size: Int, isStored: Bool) {
+            self.size = size
+            self.isStored = isStored
+        }
+
+        /// The branch at the top (read from the file when stored).
+        @inline(__always) final var branch: Branch {
+            isStored ? unsafeDowncast(self, to: StoredSubtree.self).load() : unsafeDowncast(self, to: Branch.self)
         }
     }
 
-    var root: Branch?
+    // Unchecked: a branch is changed only by `init(linking:)`, before any tree holds it.
+    final class Branch: Subtree, @unchecked Sendable {
+        let element: Element
+        fileprivate(set) var left: Subtree?
+        fileprivate(set) var right: Subtree?
+
+        init(_ element: Element, _ left: Subtree?, _ right: Subtree?) {
+            self.element = element
+            self.left = left
+            self.right = right
+            super.init(size: (left?.size ?? 0) + (right?.size ?? 0) + 1, isStored: false)
+        }
+    }
+
+    /// A subtree in a file, at `offset`.
+    final class StoredSubtree: Subtree, @unchecked Sendable {
+        let loader: any BranchLoader<Element>
+        let offset: Int
+
+        init(loader: any BranchLoader<Element>, offset: Int, size: Int) {
+            self.loader = loader
+            self.offset = offset
+            super.init(size: size, isStored: true)
+        }
+
+        func load() -> Branch { loader.loadBranch(at: offset, size: size) }
+    }
+
+    var root: Subtree?
 
     public init() { root = nil }
-    init(root: Branch?) { self.root = root }
+    init(root: Subtree?) { self.root = root }
 
     /// Builds in O(n) from elements already in strictly increasing order.
     public init<C: Collection>(sorted elements: C) where C.Element == Element, C.Index == Int {
@@ -56,13 +98,18 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         root = link(branches.startIndex, branches.endIndex)
     }
 
+    /// The tree stored at `offset` in a file.
+    init(loader: any BranchLoader<Element>, offset: Int, size: Int) {
+        root = size > 0 ? StoredSubtree(loader: loader, offset: offset, size: size) : nil
+    }
+
     public var count: Int { root?.size ?? 0 }
     public var isEmpty: Bool { root == nil }
 
     /// The stored element that orders equal to `probe`.
     public func find(_ probe: Element) -> Element? {
         var t = root
-        while let n = t {
+        while let n = t?.branch {
             let c = Element.order(probe, n.element)
             if c == 0 { return n.element }
             t = c < 0 ? n.left : n.right
@@ -80,24 +127,31 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     }
 
     public var first: Element? {
-        var t = root
-        while let n = t?.left { t = n }
-        return t?.element
+        guard var t = root?.branch else { return nil }
+        while let n = t.left?.branch { t = n }
+        return t.element
     }
 
     public var last: Element? {
-        var t = root
-        while let n = t?.right { t = n }
-        return t?.element
+        guard var t = root?.branch else { return nil }
+        while let n = t.right?.branch { t = n }
+        return t.element
     }
 
     public func element(at index: Int) -> Element {
         precondition(index >= 0 && index < count, "index out of range")
-        var t = root!
+        guard var t = root?.branch else { preconditionFailure("index out of range") }
         var i = index
         while true {
+            // A damaged stored subtree can hold fewer elements than its parent says: the
+            // nearest one stands in rather than a trap.
             let ls = Self.size(t.left)
-            if i < ls { t = t.left! } else if i == ls { return t.element } else { i -= ls + 1; t = t.right! }
+            if i < ls, let l = t.left?.branch { t = l } else if i <= ls { return t.element } else if let r = t.right?.branch {
+                i -= ls + 1
+                t = r
+            } else {
+                return t.element
+            }
         }
     }
 
@@ -110,7 +164,7 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     public func rank(_ compare: (Element) -> Int) -> Int {
         var t = root
         var r = 0
-        while let n = t {
+        while let n = t?.branch {
             let c = compare(n.element)
             if c < 0 {
                 t = n.left
@@ -128,13 +182,13 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
 
     public struct Iterator: IteratorProtocol {
         var stack: [Branch] = []
-        init(_ root: Branch?) {
+        init(_ root: Subtree?) {
             stack.reserveCapacity(48)
             pushLeft(root)
         }
-        mutating func pushLeft(_ t: Branch?) {
+        mutating func pushLeft(_ t: Subtree?) {
             var t = t
-            while let n = t { stack.append(n); t = n.left }
+            while let n = t?.branch { stack.append(n); t = n.left }
         }
         public mutating func next() -> Element? {
             guard let n = stack.popLast() else { return nil }
@@ -153,99 +207,128 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         try withExtendedLifetime(self) { try Self.visit(Unmanaged.passUnretained(root), body) }
     }
 
-    /// Unretained: the tree (held above for the whole walk) keeps every branch alive, and a
-    /// retain and release per branch visited was most of a walk's cost.
-    private static func visit(_ branch: Unmanaged<Branch>, _ body: (Element) throws -> Void) rethrows {
-        try branch._withUnsafeGuaranteedRef { branch in
+    /// Unretained: the tree (held above for the whole walk) keeps every branch in memory
+    /// alive, and a retain and release per branch visited was most of a walk's cost. A stored
+    /// branch is read into a local that keeps it for its own visit.
+    private static func visit(_ subtree: Unmanaged<Subtree>, _ body: (Element) throws -> Void) rethrows {
+        try subtree._withUnsafeGuaranteedRef { subtree in
+            if subtree.isStored {
+                let branch = unsafeDowncast(subtree, to: StoredSubtree.self).load()
+                try visit(Unmanaged.passUnretained(branch), body)
+                return
+            }
+            let branch = unsafeDowncast(subtree, to: Branch.self)
             if let left = branch.left.map(Unmanaged.passUnretained) { try visit(left, body) }
             try body(branch.element)
             if let right = branch.right.map(Unmanaged.passUnretained) { try visit(right, body) }
         }
     }
 
-    func sameStorage(as other: WeightBalancedTree) -> Bool { root === other.root }
+    /// Whether both trees are the same storage: the same branch in memory, or the same
+    /// place in the same file.
+    func sameStorage(as other: WeightBalancedTree) -> Bool {
+        if root === other.root { return true }
+        guard let a = root, let b = other.root, a.isStored, b.isStored else { return false }
+        let x = unsafeDowncast(a, to: StoredSubtree.self), y = unsafeDowncast(b, to: StoredSubtree.self)
+        return x.loader === y.loader && x.offset == y.offset
+    }
+
+    /// The stored subtree at the top, for a writer that keeps what a file already holds.
+    var storedRoot: (loader: any BranchLoader<Element>, offset: Int)? {
+        guard let root, root.isStored else { return nil }
+        let stored = unsafeDowncast(root, to: StoredSubtree.self)
+        return (stored.loader, stored.offset)
+    }
+
+    /// The top branch's element and its two subtrees as trees (for a writer walking a tree).
+    var top: (element: Element, left: WeightBalancedTree, right: WeightBalancedTree)? {
+        guard let branch = root?.branch else { return nil }
+        return (branch.element, WeightBalancedTree(root: branch.left), WeightBalancedTree(root: branch.right))
+    }
 
     // MARK: Balancing
 
     private static var delta: Int { 3 }
     private static var ratio: Int { 2 }
 
-    @inline(__always) private static func size(_ t: Branch?) -> Int { t?.size ?? 0 }
+    @inline(__always) private static func size(_ t: Subtree?) -> Int { t?.size ?? 0 }
 
-    private static func insert(_ t: Branch?, _ e: Element) -> Branch {
-        guard let t else { return Branch(e, nil, nil) }
+    private static func insert(_ t: Subtree?, _ e: Element) -> Branch {
+        guard let t = t?.branch else { return Branch(e, nil, nil) }
         let c = Element.order(e, t.element)
         if c == 0 { return Branch(e, t.left, t.right) }
         if c < 0 { return balance(t.element, insert(t.left, e), t.right) }
         return balance(t.element, t.left, insert(t.right, e))
     }
 
-    private static func remove(_ t: Branch?, _ e: Element) -> Branch? {
+    /// `t` itself when nothing equal to `e` is in it.
+    private static func remove(_ t: Subtree?, _ e: Element) -> Subtree? {
         guard let t else { return nil }
-        let c = Element.order(e, t.element)
+        let b = t.branch
+        let c = Element.order(e, b.element)
         if c < 0 {
-            let l = remove(t.left, e)
-            return l === t.left ? t : balance(t.element, l, t.right)
+            let l = remove(b.left, e)
+            return l === b.left ? t : balance(b.element, l, b.right)
         }
         if c > 0 {
-            let r = remove(t.right, e)
-            return r === t.right ? t : balance(t.element, t.left, r)
+            let r = remove(b.right, e)
+            return r === b.right ? t : balance(b.element, b.left, r)
         }
-        return glue(t.left, t.right)
+        return glue(b.left, b.right)
     }
 
-    private static func glue(_ l: Branch?, _ r: Branch?) -> Branch? {
+    private static func glue(_ l: Subtree?, _ r: Subtree?) -> Subtree? {
         guard let l else { return r }
         guard let r else { return l }
         if l.size > r.size {
-            let (e, rest) = removeMax(l)
+            let (e, rest) = removeMax(l.branch)
             return balance(e, rest, r)
         } else {
-            let (e, rest) = removeMin(r)
+            let (e, rest) = removeMin(r.branch)
             return balance(e, l, rest)
         }
     }
 
-    private static func removeMin(_ t: Branch) -> (Element, Branch?) {
-        guard let l = t.left else { return (t.element, t.right) }
+    private static func removeMin(_ t: Branch) -> (Element, Subtree?) {
+        guard let l = t.left?.branch else { return (t.element, t.right) }
         let (e, rest) = removeMin(l)
         return (e, balance(t.element, rest, t.right))
     }
 
-    private static func removeMax(_ t: Branch) -> (Element, Branch?) {
-        guard let r = t.right else { return (t.element, t.left) }
+    private static func removeMax(_ t: Branch) -> (Element, Subtree?) {
+        guard let r = t.right?.branch else { return (t.element, t.left) }
         let (e, rest) = removeMax(r)
         return (e, balance(t.element, t.left, rest))
     }
 
-    private static func balance(_ e: Element, _ l: Branch?, _ r: Branch?) -> Branch {
+    private static func balance(_ e: Element, _ l: Subtree?, _ r: Subtree?) -> Branch {
         let ls = size(l), rs = size(r)
         if ls + rs <= 1 { return Branch(e, l, r) }
-        if rs > delta * ls { return rotateLeft(e, l, r!) }
-        if ls > delta * rs { return rotateRight(e, l!, r) }
+        if rs > delta * ls, let r = r?.branch { return rotateLeft(e, l, r) }
+        if ls > delta * rs, let l = l?.branch { return rotateRight(e, l, r) }
         return Branch(e, l, r)
     }
 
-    private static func rotateLeft(_ e: Element, _ l: Branch?, _ r: Branch) -> Branch {
+    private static func rotateLeft(_ e: Element, _ l: Subtree?, _ r: Branch) -> Branch {
         if size(r.left) < ratio * size(r.right) {
             return Branch(r.element, Branch(e, l, r.left), r.right)
         }
-        let rl = r.left!
+        guard let rl = r.left?.branch else { return Branch(e, l, r) }
         return Branch(rl.element, Branch(e, l, rl.left), Branch(r.element, rl.right, r.right))
     }
 
-    private static func rotateRight(_ e: Element, _ l: Branch, _ r: Branch?) -> Branch {
+    private static func rotateRight(_ e: Element, _ l: Branch, _ r: Subtree?) -> Branch {
         if size(l.right) < ratio * size(l.left) {
             return Branch(l.element, l.left, Branch(e, l.right, r))
         }
-        let lr = l.right!
+        guard let lr = l.right?.branch else { return Branch(e, l, r) }
         return Branch(lr.element, Branch(l.element, l.left, lr.left), Branch(e, lr.right, r))
     }
 
     /// Checks the balance and order invariants (for tests).
     public func checkInvariants() -> Bool {
-        func check(_ t: Branch?, _ lo: Element?, _ hi: Element?) -> Bool {
-            guard let t else { return true }
+        func check(_ t: Subtree?, _ lo: Element?, _ hi: Element?) -> Bool {
+            guard let t = t?.branch else { return true }
             if let lo, Element.order(lo, t.element) >= 0 { return false }
             if let hi, Element.order(t.element, hi) >= 0 { return false }
             let ls = Self.size(t.left), rs = Self.size(t.right)

@@ -25,6 +25,12 @@ public final class Database: @unchecked Sendable {
     public init(folder: String) throws {
         store = try Store(folder: folder)
         root = store.recoveredRoot
+        // After a checkpoint the tree is read from the node file again, so memory holds only
+        // what changed since.
+        store.onCheckpoint = { [weak self] stored, marker in
+            guard let database = self else { return }
+            database.queue.async { database.root = database.store.rebase(stored, marker: marker) }
+        }
     }
 
     public var folder: String { store.folder }

@@ -120,3 +120,12 @@ struct LogRecord: Equatable {
 @inline(__always) func read32(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 {
     UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24
 }
+
+@inline(__always) func append64(_ v: UInt64, _ out: inout [UInt8]) {
+    append32(UInt32(truncatingIfNeeded: v), &out)
+    append32(UInt32(truncatingIfNeeded: v >> 32), &out)
+}
+
+@inline(__always) func read64(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt64 {
+    UInt64(read32(b, i)) | UInt64(read32(b, i + 4)) << 32
+}

@@ -1,7 +1,7 @@
 /// What a salvaging open (`--recover`) kept and what it had to leave out.
 ///
-/// `@unchecked Sendable`: written only by the one thread that opens the store, read after
-/// that open returns.
+/// `@unchecked Sendable`: written only by the one thread that opens the store (the node
+/// file's damage reports come from the reads that open makes), read after that open returns.
 public final class RecoveryReport: @unchecked Sendable {
     /// Log records read and applied.
     public var records = 0
@@ -12,11 +12,14 @@ public final class RecoveryReport: @unchecked Sendable {
 
     public init() {}
 
+    /// Damage found while reading the node file (its message names the file and the byte).
+    func noteDamage(_ message: String) { skipped.append(message) }
+
     public var summary: String {
         if skipped.isEmpty { return "no damage found; \(records) log records read, nothing changed" }
         var lines = ["\(records) log records kept; left out:"]
         lines += skipped.map { "  " + $0 }
-        if let movedTo { lines.append("the damaged files were moved to \(movedTo); a new snapshot holds what was kept") }
+        if let movedTo { lines.append("the damaged files were moved to \(movedTo); a new node file holds what was kept") }
         return lines.joined(separator: "\n")
     }
 }

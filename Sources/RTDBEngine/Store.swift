@@ -4,25 +4,47 @@ import RTDBData
 import Glibc
 #endif
 
-/// The durable tree of one database: a write-ahead log plus snapshots, in a data folder.
+/// The durable tree of one database: a node file, a head, and a write-ahead log, in a data folder.
 ///
-/// Files: `LOCK`; `snapshot-N.json` (the whole tree, export form, covering logs 1…N);
-/// `wal-N.log` (records after snapshot N−1). A write is acknowledged only after its record
-/// is on disk: the committer writes everything queued since its last round with one
-/// `fdatasync` (group commit). When the log grows large the committer starts a new log and a
-/// background task writes a snapshot of the tree as of the end of the old one; only after
-/// the snapshot is durable are older files removed. Recovery loads the newest snapshot and
-/// replays later logs, cutting a torn record at the end of the last log (a crash mid-write:
-/// that record was never acknowledged); damage anywhere else stops the open (see `replay`).
+/// Files: `LOCK`; `HEAD` (see `FolderHead`); `nodes-N.rtdb`, the tree as stored branches (see
+/// `NodeFile`), read only where a request looks, so an open costs the same whatever the size;
+/// `wal-N.log`, the records since the tree the head names. A write is acknowledged only after
+/// its record is on disk: the committer writes everything queued since its last round with one
+/// `fdatasync` (group commit).
 ///
-/// `@unchecked Sendable`: the commit state is guarded by `condition` and the log file is
-/// written only on `committer`, which the compiler cannot see.
+/// A checkpoint appends to the node file the branches written since the last one (the tree
+/// is persistent, so that is what the writes copied, not the whole tree), makes it durable,
+/// then replaces the head and removes the logs it covers. The database then reads its tree
+/// from the file again (`rebase`), so memory holds only what changed since. When the node
+/// file has grown to twice its size at its last full copy (replaced branches are never
+/// reused), a checkpoint copies the live tree to a new file instead.
+///
+/// Recovery reads the head, maps the node file and replays later logs, cutting a torn record
+/// at the end of the last log (a crash mid-write: that record was never acknowledged); damage
+/// anywhere else stops the open (see `replay`). A folder of the first format (a JSON
+/// snapshot, no head) is converted on open.
+///
+/// `@unchecked Sendable`: the commit state is guarded by `condition`, the log file is
+/// written only on `committer`, and the head only by one checkpoint at a time (`checkpoints`).
 public final class Store: @unchecked Sendable {
     public let folder: String
     /// The tree as recovered at open.
-    public let recoveredRoot: Node
-    /// Start a new log and snapshot once the current log passes this many bytes.
-    public var compactionThreshold = 64 << 20
+    public private(set) var recoveredRoot: Node
+    /// Checkpoint once the current log passes this many bytes.
+    public var checkpointThreshold = 16 << 20
+    /// How much the node file may grow past twice its size at its last full copy before
+    /// the next checkpoint copies it whole.
+    public var compactionSlack = 64 << 20
+    /// Whether `close` checkpoints what the log holds (tests turn it off to keep a log, as a
+    /// killed process leaves one).
+    var checkpointOnClose = true
+    /// Told, on a background queue, when a checkpoint stored the tree as of the record
+    /// numbered `marker`; the database calls `rebase` with it on its own queue.
+    var onCheckpoint: (@Sendable (_ stored: Node, _ marker: Int) -> Void)?
+    /// Where damage found in the node file while reading is told.
+    public static let reportDamage: @Sendable (String) -> Void = { message in
+        FileHandle.standardError.write(Data("rtdb: \(message)\n".utf8))
+    }
 
     private let lock: FolderLock
     private let condition = NSLock()
@@ -30,11 +52,14 @@ public final class Store: @unchecked Sendable {
     private var pending: [UInt8] = []
     private var pendingCompletions: [(StoreError?) -> Void] = []
     private var pendingRoot: Node
+    /// Records appended so far, and those a checkpoint has not stored yet (with their numbers).
+    private var appended = 0
+    private var unstored: [(number: Int, record: LogRecord)] = []
     private var roundScheduled = false
     private var closing = false
     private var failure: StoreError?
-    private var snapshots = DispatchGroup()
-    private var snapshotRunning = false
+    private var checkpointRunning = false
+    private let checkpoints = DispatchGroup()
     /// Runs commit rounds while there are records to make durable; no thread is held by an
     /// idle store, so a server with many namespaces does not keep one thread for each.
     private let committer = DispatchQueue(label: "rtdb.store.commit")
@@ -42,10 +67,12 @@ public final class Store: @unchecked Sendable {
     private var walFD: Int32 = -1
     private var walSeq: Int
     private var walBytes: Int
+    // Owned by the one checkpoint running (and by `init` and `close`, when none is).
+    private var head: FolderHead?
 
     /// Opens (creating when needed) the store in `folder`. With `salvage`, damage does not stop
     /// the open: what can be read is kept, the damaged files are moved to a `damaged-…` folder
-    /// beside the others, a new snapshot holds the result, and `salvage` says what was lost.
+    /// beside the others, a new node file holds the result, and `salvage` says what was lost.
     public init(folder: String, salvage: RecoveryReport? = nil) throws {
         self.folder = folder
         try FileIO.makeDirectories(folder)
@@ -53,61 +80,78 @@ public final class Store: @unchecked Sendable {
         do {
             var names = try FileIO.listDirectory(folder)
             for name in names where name.hasSuffix(".tmp") {
-                unlink(folder + "/" + name)  // a snapshot that never finished
+                unlink(folder + "/" + name)  // a head or a snapshot that never finished
             }
             names.removeAll { $0.hasSuffix(".tmp") }
             let snapshotSeqs = names.compactMap { Store.sequence($0, prefix: "snapshot-", suffix: ".json") }.sorted()
             let walSeqs = names.compactMap { Store.sequence($0, prefix: "wal-", suffix: ".log") }.sorted()
+            let nodeIDs = names.compactMap { Store.sequence($0, prefix: "nodes-", suffix: ".rtdb") }
 
             var root = Node.empty
             var base = 0
-            if let n = snapshotSeqs.last {
-                let path = folder + "/" + Store.snapshotName(n)
-                let bytes = try FileIO.readFile(path)
-                do {
-                    root = try JSONReader.parse(data: bytes, options: .init(allowServerValues: false))
-                } catch let e as JSONParseError {
-                    guard let salvage else { throw StoreError.corrupt(file: path, offset: e.offset, reason: e.message) }
-                    // Earlier versions could write NaN or Infinity; such values are dropped.
-                    do {
-                        root = try JSONReader.parse(data: bytes, options: .init(allowServerValues: false, dropNonFiniteNumbers: true))
-                        salvage.skipped.append("\(path): numbers that were not finite (NaN or Infinity) were left out")
-                    } catch let e as JSONParseError {
-                        throw StoreError.corrupt(file: path, offset: e.offset, reason: e.message + "; the snapshot cannot be salvaged")
-                    }
+            if names.contains("HEAD") {
+                let head = try FolderHead.decode(FileIO.readFile(folder + "/HEAD"), path: folder + "/HEAD")
+                let path = folder + "/" + Store.nodesName(head.nodesID)
+                let onDamage: @Sendable (String) -> Void
+                if let salvage { onDamage = { salvage.noteDamage($0) } } else { onDamage = Store.reportDamage }
+                let file: NodeFile
+                do { file = try NodeFile(path: path, id: head.nodesID, length: head.nodesLength, onDamage: onDamage) } catch let failure as NodeFile.Failure {
+                    throw StoreError(failure)
                 }
+                guard let stored = file.node(encoded: head.root) else {
+                    throw StoreError.corrupt(file: folder + "/HEAD", offset: 48, reason: "its root does not read as a node of \(path)")
+                }
+                root = stored
+                base = head.covered
+                self.head = head
+            } else if let n = snapshotSeqs.last {
+                root = try Store.readSnapshot(folder + "/" + Store.snapshotName(n), salvage: salvage)
                 base = n
             }
+            // What a finished checkpoint made obsolete, or an interrupted full copy left.
+            for id in nodeIDs where id != head?.nodesID { unlink(folder + "/" + Store.nodesName(id)) }
+            for seq in walSeqs where seq <= base { unlink(folder + "/" + Store.walName(seq)) }
             let replay = walSeqs.filter { $0 > base }
             for (i, seq) in replay.enumerated() {
                 let path = folder + "/" + Store.walName(seq)
                 root = try Store.replay(path, into: root, isLast: i == replay.count - 1, salvage: salvage)
             }
-            if let salvage, !salvage.skipped.isEmpty {
-                // Keep the damaged files for inspection; a fresh snapshot replaces them.
-                let stamp = Int(Date().timeIntervalSince1970)
-                let aside = "damaged-\(stamp)"
-                try FileIO.makeDirectories(folder + "/" + aside)
-                let seq = max(walSeqs.last ?? 0, base) + 1
-                let snapshot = folder + "/" + Store.snapshotName(seq)
-                try Store.writeFile(snapshot, JSONWriter.bytes(root, options: .init(export: true)))
-                for name in names where name != Store.snapshotName(seq)
-                    && (Store.sequence(name, prefix: "wal-", suffix: ".log") != nil || Store.sequence(name, prefix: "snapshot-", suffix: ".json") != nil) {
-                    guard rename(folder + "/" + name, folder + "/" + aside + "/" + name) == 0 else {
-                        throw StoreError.io(operation: "move aside", path: folder + "/" + name, errno: errno)
-                    }
-                }
-                try FileIO.syncDirectory(folder)
-                salvage.movedTo = folder + "/" + aside
-                base = seq
-            }
-            // Files a finished snapshot made obsolete.
-            for seq in walSeqs where seq <= base { unlink(folder + "/" + Store.walName(seq)) }
-            for seq in snapshotSeqs where seq < base { unlink(folder + "/" + Store.snapshotName(seq)) }
-
-            recoveredRoot = root
-            pendingRoot = root
             walSeq = max(replay.last ?? (base + 1), base + 1)
+            walBytes = 0
+            pendingRoot = root
+            recoveredRoot = root
+
+            if let salvage {
+                // Every branch is read once: a full copy leaves out what cannot be read, and
+                // says so; damaged files are kept for inspection.
+                let covered = walSeq
+                walSeq += 1
+                let copy = try checkpoint(root, covered: covered, wholeCopy: true, dropDamaged: true, removingObsolete: false)
+                if salvage.skipped.isEmpty {
+                    removeObsolete(covered: covered, nodesID: copy.id)
+                } else {
+                    let aside = "damaged-\(Int(Date().timeIntervalSince1970))"
+                    try FileIO.makeDirectories(folder + "/" + aside)
+                    for name in names where name != Store.nodesName(copy.id)
+                        && (name.hasPrefix("wal-") || name.hasPrefix("snapshot-") || name.hasPrefix("nodes-")) && FileManager.default.fileExists(atPath: folder + "/" + name) {
+                        guard rename(folder + "/" + name, folder + "/" + aside + "/" + name) == 0 else {
+                            throw StoreError.io(operation: "move aside", path: folder + "/" + name, errno: errno)
+                        }
+                    }
+                    try FileIO.syncDirectory(folder)
+                    salvage.movedTo = folder + "/" + aside
+                }
+                pendingRoot = copy.root
+                recoveredRoot = copy.root
+            } else if head == nil && !snapshotSeqs.isEmpty {
+                // A folder of the first format: its JSON snapshot and logs become the node file.
+                let covered = walSeq
+                walSeq += 1
+                let converted = try checkpoint(root, covered: covered, wholeCopy: true, dropDamaged: false)
+                pendingRoot = converted.root
+                recoveredRoot = converted.root
+            }
+
             let walPath = folder + "/" + Store.walName(walSeq)
             walFD = try FileIO.open(walPath, O_WRONLY | O_CREAT | O_APPEND)
             var st = stat()
@@ -120,10 +164,31 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// A first-format snapshot (the whole tree as JSON), salvaged when asked.
+    private static func readSnapshot(_ path: String, salvage: RecoveryReport?) throws -> Node {
+        let bytes = try FileIO.readFile(path)
+        do {
+            return try JSONReader.parse(data: bytes, options: .init(allowServerValues: false))
+        } catch let e as JSONParseError {
+            guard let salvage else { throw StoreError.corrupt(file: path, offset: e.offset, reason: e.message) }
+            // Earlier versions could write NaN or Infinity; such values are dropped.
+            do {
+                let root = try JSONReader.parse(data: bytes, options: .init(allowServerValues: false, dropNonFiniteNumbers: true))
+                salvage.skipped.append("\(path): numbers that were not finite (NaN or Infinity) were left out")
+                return root
+            } catch let e as JSONParseError {
+                throw StoreError.corrupt(file: path, offset: e.offset, reason: e.message + "; the snapshot cannot be salvaged")
+            }
+        }
+    }
+
     /// Queues a record; `completion` runs on the committer queue once it is durable (nil) or
     /// could not be made durable. `root` is the tree with this record applied.
     func append(_ record: LogRecord, root: Node, completion: @escaping (StoreError?) -> Void) {
         condition.lock()
+        appended += 1
+        unstored.append((appended, record))
+        pendingRoot = root
         if let failure = failure ?? (closing ? .failed("the database is closed") : nil) {
             condition.unlock()
             completion(failure)
@@ -131,7 +196,6 @@ public final class Store: @unchecked Sendable {
         }
         record.encode(into: &pending)
         pendingCompletions.append(completion)
-        pendingRoot = root
         if !roundScheduled {
             roundScheduled = true
             // Enqueued under the lock, so a `close` that follows finds the round queued.
@@ -140,18 +204,31 @@ public final class Store: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Makes everything queued durable, stops the committer, snapshots a large log, unlocks.
+    /// The tree a checkpoint stored as of record `marker`, with every record appended since
+    /// applied again: the same data as the database's tree, read from the node file where
+    /// nothing changed. Called on the database's queue, where no record is being appended.
+    func rebase(_ stored: Node, marker: Int) -> Node {
+        condition.lock()
+        defer { condition.unlock() }
+        unstored.removeAll { $0.number <= marker }
+        return unstored.reduce(stored) { $1.record.apply(to: $0) }
+    }
+
+    /// Makes everything queued durable, stops the committer, checkpoints what the log holds
+    /// (so the next open replays nothing), unlocks.
     public func close() {
         condition.lock()
         if closing { condition.unlock(); return }
         closing = true
         condition.unlock()
         committer.sync {}  // the round in progress, and one scheduled, finish first
-        snapshots.wait()
-        if failure == nil && walBytes > 8 << 20 {
-            let root = pendingRoot
-            try? rotateLog()
-            try? writeSnapshot(root, seq: walSeq - 1)
+        checkpoints.wait()
+        condition.lock()
+        let root = pendingRoot
+        let failed = failure != nil
+        condition.unlock()
+        if checkpointOnClose && !failed && walBytes > 0, (try? rotateLog()) != nil {
+            _ = try? checkpoint(root, covered: walSeq - 1, wholeCopy: false, dropDamaged: false)
         }
         close(walFD)
         lock.release()
@@ -176,6 +253,7 @@ public final class Store: @unchecked Sendable {
             swap(&buffer, &pending)
             swap(&completions, &pendingCompletions)
             let root = pendingRoot
+            let marker = appended
             condition.unlock()
 
             var error: StoreError?
@@ -198,8 +276,8 @@ public final class Store: @unchecked Sendable {
             buffer.removeAll(keepingCapacity: buffer.capacity < 1 << 20)
             completions.removeAll(keepingCapacity: true)
 
-            if error == nil && walBytes > compactionThreshold && !snapshotRunning {
-                startSnapshot(of: root)
+            if error == nil && walBytes > checkpointThreshold && !checkpointRunning {
+                startCheckpoint(of: root, marker: marker)
             }
         }
     }
@@ -212,27 +290,64 @@ public final class Store: @unchecked Sendable {
         try FileIO.syncDirectory(folder)
     }
 
-    private func startSnapshot(of root: Node) {
+    /// Starts a new log and, in the background, a checkpoint of the tree as of the end of the
+    /// old one; the database then reads its tree from the node file again.
+    private func startCheckpoint(of root: Node, marker: Int) {
         do { try rotateLog() } catch { return }
         let covered = walSeq - 1
-        snapshotRunning = true
-        snapshots.enter()
+        checkpointRunning = true
+        checkpoints.enter()
         DispatchQueue.global(qos: .utility).async { [self] in
-            try? writeSnapshot(root, seq: covered)
-            condition.lock()
-            snapshotRunning = false
-            condition.unlock()
-            snapshots.leave()
+            if let stored = try? checkpoint(root, covered: covered, wholeCopy: false, dropDamaged: false) {
+                onCheckpoint?(stored.root, marker)
+            }
+            committer.async {
+                self.checkpointRunning = false
+                self.checkpoints.leave()
+            }
         }
     }
 
-    /// Writes `snapshot-seq.json` durably, then removes the files it replaces.
-    private func writeSnapshot(_ root: Node, seq: Int) throws {
-        try Store.writeFile(folder + "/" + Store.snapshotName(seq), JSONWriter.bytes(root, options: .init(export: true)))
+    /// Stores `root` (appending what the node file lacks, or copying it whole to a new file),
+    /// makes it durable, replaces the head, then (unless salvage sets them aside) removes what
+    /// the new head made obsolete. Returns the tree as read back from the file.
+    @discardableResult
+    private func checkpoint(_ root: Node, covered: Int, wholeCopy: Bool, dropDamaged: Bool,
+                            removingObsolete: Bool = true) throws -> (root: Node, id: Int) {
+        let old = head
+        let copy = wholeCopy || old.map { $0.nodesLength > 2 * $0.compactedLength + compactionSlack } ?? true
+        let id = copy ? (old?.nodesID ?? 0) + 1 : old?.nodesID ?? 1
+        let path = folder + "/" + Store.nodesName(id)
+        let written: (bytes: [UInt8], length: Int)
+        do {
+            let writer = try NodeFileWriter(path: path, id: id, appendingAt: copy ? 0 : old?.nodesLength ?? 0)
+            writer.dropDamaged = dropDamaged
+            let bytes = try writer.store(root)
+            written = (bytes, try writer.finish())
+        } catch let failure as NodeFile.Failure {
+            throw StoreError(failure)
+        }
+        if copy { try FileIO.syncDirectory(folder) }
+        let next = FolderHead(nodesID: id, nodesLength: written.length, compactedLength: copy ? written.length : old?.compactedLength ?? 0,
+                              covered: covered, root: written.bytes)
+        try Store.writeFile(folder + "/HEAD", next.encode())
         try FileIO.syncDirectory(folder)
+        head = next
+        if removingObsolete { removeObsolete(covered: covered, nodesID: id) }
+        let file: NodeFile
+        do { file = try NodeFile(path: path, id: id, length: written.length, onDamage: Store.reportDamage) } catch let failure as NodeFile.Failure {
+            throw StoreError(failure)
+        }
+        return (file.node(encoded: written.bytes) ?? root, id)
+    }
+
+    /// Removes the logs up to `covered`, the first format's snapshots and other node files:
+    /// the head names a tree that holds all of them.
+    private func removeObsolete(covered: Int, nodesID: Int) {
         for name in (try? FileIO.listDirectory(folder)) ?? [] {
-            if let n = Store.sequence(name, prefix: "wal-", suffix: ".log"), n <= seq { unlink(folder + "/" + name) }
-            if let n = Store.sequence(name, prefix: "snapshot-", suffix: ".json"), n < seq { unlink(folder + "/" + name) }
+            if let n = Store.sequence(name, prefix: "wal-", suffix: ".log"), n <= covered { unlink(folder + "/" + name) }
+            if Store.sequence(name, prefix: "snapshot-", suffix: ".json") != nil { unlink(folder + "/" + name) }
+            if let n = Store.sequence(name, prefix: "nodes-", suffix: ".rtdb"), n != nodesID { unlink(folder + "/" + name) }
         }
     }
 
@@ -308,6 +423,7 @@ public final class Store: @unchecked Sendable {
     }
 
     static func walName(_ n: Int) -> String { "wal-" + String(n).leftPadded(to: 10) + ".log" }
+    static func nodesName(_ n: Int) -> String { "nodes-" + String(n).leftPadded(to: 10) + ".rtdb" }
     static func snapshotName(_ n: Int) -> String { "snapshot-" + String(n).leftPadded(to: 10) + ".json" }
 
     static func sequence(_ name: String, prefix: String, suffix: String) -> Int? {

@@ -1,3 +1,4 @@
+import RTDBData
 /// Why a data folder could not be opened or written.
 public enum StoreError: Error, CustomStringConvertible, Equatable {
     case folderInUse(folder: String, pid: String?)
@@ -16,6 +17,15 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
             return "\(file) is damaged at byte \(offset): \(reason). Nothing was changed; 'rtdb --data DIR --recover' (or 'rtdb serve --recover') keeps every record that can still be read"
         case let .failed(message):
             return message
+        }
+    }
+}
+
+extension StoreError {
+    init(_ failure: NodeFile.Failure) {
+        switch failure {
+        case let .io(operation, path, code): self = .io(operation: operation, path: path, errno: code)
+        case let .damaged(path, offset, reason): self = .corrupt(file: path, offset: offset, reason: reason)
         }
     }
 }

@@ -61,6 +61,7 @@ final class StoreTests: XCTestCase {
     func testTornTailIsCutAndLaterWritesAppend() throws {
         let folder = temporaryFolder()
         var store = try Store(folder: folder)
+        store.checkpointOnClose = false  // the log stays, as a killed process leaves it
         let record = LogRecord(sets: [(Path("a"), Node(1))])
         append(store, record, root: record.apply(to: .empty))
         store.close()
@@ -83,10 +84,10 @@ final class StoreTests: XCTestCase {
         store.close()
     }
 
-    func testCompactionWritesSnapshotAndDropsOldLogs() throws {
+    func testCheckpointStoresTheTreeAndDropsOldLogs() throws {
         let folder = temporaryFolder()
         var store = try Store(folder: folder)
-        store.compactionThreshold = 2000
+        store.checkpointThreshold = 2000
         var root = Node.empty
         for i in 0..<400 {
             let record = LogRecord(sets: [(Path("list/k\(i)"), Node(String(repeating: "x", count: 20)))])
@@ -95,7 +96,7 @@ final class StoreTests: XCTestCase {
         }
         store.close()
         let names = try FileIO.listDirectory(folder)
-        XCTAssertTrue(names.contains { $0.hasPrefix("snapshot-") }, "\(names)")
+        XCTAssertTrue(names.contains("HEAD") && names.contains(Store.nodesName(1)), "\(names)")
         XCTAssertLessThanOrEqual(names.filter { $0.hasPrefix("wal-") }.count, 2, "\(names)")
         store = try Store(folder: folder)
         XCTAssertEqual(store.recoveredRoot, root)
@@ -126,6 +127,7 @@ final class StoreTests: XCTestCase {
     func makeLog(_ count: Int) throws -> (String, Node) {
         let folder = temporaryFolder()
         let store = try Store(folder: folder)
+        store.checkpointOnClose = false  // the log stays, as a killed process leaves it
         var root = Node.empty
         for i in 0..<count {
             let record = LogRecord(sets: [(Path("k\(i)"), Node(Double(i)))])
@@ -224,6 +226,85 @@ final class StoreTests: XCTestCase {
         let store = try Store(folder: folder, salvage: report)
         XCTAssertEqual(store.recoveredRoot, root)
         XCTAssertEqual(try FileIO.readFile(try XCTUnwrap(report.movedTo) + "/" + Store.walName(1)), original + record + payload)
+        store.close()
+    }
+
+    /// A folder of the first format (a JSON snapshot and the logs after it) is converted on
+    /// open: the same data, now in a node file named by a head, with the old files gone.
+    func testFirstFormatFolderIsConvertedOnOpen() throws {
+        let folder = temporaryFolder()
+        try FileIO.makeDirectories(folder)
+        try Data(#"{"a":{"b":1,"c":[1,2]},"d":"x"}"#.utf8).write(to: URL(fileURLWithPath: folder + "/" + Store.snapshotName(3)))
+        var log: [UInt8] = []
+        LogRecord(sets: [(Path("a/b"), Node(2))]).encode(into: &log)
+        LogRecord(sets: [(Path("e"), Node(true)), (Path("d"), .empty)]).encode(into: &log)
+        try Data(log).write(to: URL(fileURLWithPath: folder + "/" + Store.walName(4)))
+        let expected = #"{"a":{"b":2,"c":[1,2]},"e":true}"#
+        var store = try Store(folder: folder)
+        XCTAssertEqual(JSONWriter.string(store.recoveredRoot), expected)
+        XCTAssertEqual(try FileIO.listDirectory(folder).sorted(), ["HEAD", "LOCK", Store.nodesName(1), Store.walName(5)])
+        let record = LogRecord(sets: [(Path("f"), Node(1))])
+        append(store, record, root: record.apply(to: store.recoveredRoot))
+        store.close()
+        store = try Store(folder: folder)
+        XCTAssertEqual(JSONWriter.string(store.recoveredRoot), #"{"a":{"b":2,"c":[1,2]},"e":true,"f":1}"#)
+        store.close()
+    }
+
+    /// Checkpoints append to the node file until it has grown to twice its size at its last
+    /// full copy (plus the slack); then the next one copies the live tree to a new file.
+    func testGrownNodeFileIsCopiedToANewOne() throws {
+        let folder = temporaryFolder()
+        var store = try Store(folder: folder)
+        store.checkpointThreshold = 1000
+        store.compactionSlack = 20_000
+        var root = Node.empty
+        for round in 0..<300 {
+            let record = LogRecord(sets: [(Path("list/k\(round % 40)"), Node(String(repeating: "y", count: round % 50)))])
+            root = record.apply(to: root)
+            append(store, record, root: root)
+        }
+        store.close()
+        let names = try FileIO.listDirectory(folder)
+        let nodes = names.compactMap { Store.sequence($0, prefix: "nodes-", suffix: ".rtdb") }
+        XCTAssertEqual(nodes.count, 1, "\(names)")
+        XCTAssertGreaterThan(nodes[0], 1, "a full copy happened: \(names)")
+        store = try Store(folder: folder)
+        XCTAssertEqual(store.recoveredRoot, root)
+        store.close()
+    }
+
+    /// A damaged branch in the node file reads as a stand-in (the open does not read it);
+    /// `--recover` walks the whole tree, leaves the damaged branch out, keeps the rest and
+    /// sets the old files aside.
+    func testDamagedNodeFileIsSalvaged() throws {
+        let folder = temporaryFolder()
+        var store = try Store(folder: folder)
+        var root = Node.empty
+        for i in 0..<50 {
+            let record = LogRecord(sets: [(Path("k\(i)"), Node(Double(i)))])
+            root = record.apply(to: root)
+            append(store, record, root: root)
+        }
+        store.close()
+        let path = folder + "/" + Store.nodesName(1)
+        var bytes = try FileIO.readFile(path)
+        bytes[NodeFile.headerSize + 12] ^= 0x01  // the first record (a leaf's branch)
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        store = try Store(folder: folder)
+        XCTAssertEqual(store.recoveredRoot.child("k0"), .empty)
+        XCTAssertEqual(store.recoveredRoot.child("k1"), Node(1))
+        XCTAssertTrue(JSONWriter.string(store.recoveredRoot).contains(#"".damaged-16":"unreadable""#))
+        store.close()
+        let report = RecoveryReport()
+        store = try Store(folder: folder, salvage: report)
+        XCTAssertEqual(report.skipped.count, 1, "\(report.skipped)")
+        XCTAssertTrue(report.skipped[0].contains("damaged at byte 16: checksum mismatch"), report.skipped[0])
+        XCTAssertEqual(try FileIO.readFile(try XCTUnwrap(report.movedTo) + "/" + Store.nodesName(1)), bytes)
+        XCTAssertEqual(store.recoveredRoot.childCount, 49)
+        store.close()
+        store = try Store(folder: folder)
+        XCTAssertEqual(store.recoveredRoot, root.setting(Path("k0"), to: .empty))
         store.close()
     }
 }

@@ -1,0 +1,259 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A file of stored nodes, mapped read-only: a tree opened from it reads only the branches a
+/// lookup or a walk visits, so opening costs the same for a kilobyte or a gigabyte.
+///
+/// The file is append-only. It starts with a 16-byte header (`RTDBNODE`, the format version as
+/// a little-endian u32, four zero bytes); records follow, each `[length u32][crc32 u32]
+/// [payload]`, and each is one branch of a node's children (`WeightBalancedTree`):
+///
+///     payload  = key(u32 length, UTF-8) node left right
+///     left, right = offset u64, size u64   (offset 0: none)
+///     node     = tag u8 [priority] content
+///     tag      = kind (0 empty, 1 false, 2 true, 3 number, 4 string, 5 children) | 0x10 with a priority
+///     priority = tag u8 (3 or 4) and its value
+///     number   = IEEE double, 8 bytes; string = u32 length, UTF-8
+///     children = root offset u64, count u64, count of children with a priority u64
+///
+/// Every offset a record holds is smaller than the record's own: a writer stores children
+/// before their parents (`NodeFileWriter`), and a reader refuses anything else, so damaged or
+/// hostile bytes cannot make a walk loop. A record that fails its checksum or its bounds reads
+/// as a stand-in child named after its offset (see `standIn`), reported once through
+/// `onDamage`: a walk never traps on a file.
+public final class NodeFile: BranchLoader, @unchecked Sendable {
+    public static let magic: [UInt8] = Array("RTDBNODE".utf8)
+    public static let version: UInt32 = 1
+    public static let headerSize = 16
+    /// A record's smallest size: header 8, key length 4, a one-byte key, a one-byte node
+    /// (true or false), two links of 16.
+    static let smallestRecord = 46
+
+    /// Why a node file could not be opened.
+    public enum Failure: Error, CustomStringConvertible {
+        case io(operation: String, path: String, errno: Int32)
+        case damaged(path: String, offset: Int, reason: String)
+
+        public var description: String {
+            switch self {
+            case let .io(operation, path, code): return "cannot \(operation) \(path): \(String(cString: strerror(code)))"
+            case let .damaged(path, offset, reason): return "\(path) is damaged at byte \(offset): \(reason)"
+            }
+        }
+    }
+
+    public let path: String
+    /// The file's number in its folder: a writer appending to the same number keeps what the
+    /// file already holds.
+    public let id: Int
+    /// The bytes this mapping covers (what the folder's head says is whole).
+    public let length: Int
+    private let base: UnsafeRawPointer
+
+    // Unchecked Sendable: `damaged` is guarded by `damageLock`; the mapping is read-only.
+    private let damageLock = NSLock()
+    private var damaged = Set<Int>()
+    /// Told once for each damaged record found (the engine logs it).
+    public let onDamage: @Sendable (String) -> Void
+
+    /// Maps the first `length` bytes of `path` and checks the header.
+    public init(path: String, id: Int, length: Int, onDamage: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        self.path = path
+        self.id = id
+        self.length = length
+        self.onDamage = onDamage
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        if fd < 0 { throw Failure.io(operation: "open", path: path, errno: errno) }
+        defer { Glibc.close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0 else { throw Failure.io(operation: "stat", path: path, errno: errno) }
+        guard length >= NodeFile.headerSize, Int(st.st_size) >= length else {
+            throw Failure.damaged(path: path, offset: Int(st.st_size), reason: "the file is shorter (\(st.st_size) bytes) than the \(length) bytes its folder's head says it holds")
+        }
+        guard let mapped = mmap(nil, length, PROT_READ, MAP_SHARED, fd, 0), mapped != MAP_FAILED else {
+            throw Failure.io(operation: "map", path: path, errno: errno)
+        }
+        base = UnsafeRawPointer(mapped)
+        let header = UnsafeRawBufferPointer(start: base, count: NodeFile.headerSize)
+        guard header.prefix(8).elementsEqual(NodeFile.magic) else {
+            munmap(UnsafeMutableRawPointer(mutating: base), length)
+            throw Failure.damaged(path: path, offset: 0, reason: "not a node file (its header is not RTDBNODE)")
+        }
+        var versionReader = Reader(bytes: header, at: 8)
+        let version = versionReader.u32() ?? 0
+        guard version == NodeFile.version else {
+            munmap(UnsafeMutableRawPointer(mutating: base), length)
+            throw Failure.damaged(path: path, offset: 8, reason: "format version \(version), which this rtdb does not know (it reads version \(NodeFile.version)); a newer rtdb wrote it")
+        }
+    }
+
+    deinit { munmap(UnsafeMutableRawPointer(mutating: base), length) }
+
+    private var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: length) }
+
+    /// Reads a node encoded outside the file (the folder's head holds the root's), whose
+    /// children may be anywhere in the file. Nil when the bytes are not a node.
+    public func node(encoded: [UInt8]) -> Node? {
+        encoded.withUnsafeBytes { raw in
+            var reader = Reader(bytes: raw, at: 0)
+            guard let node = decodeNode(&reader, below: length), reader.offset == raw.count else { return nil }
+            return node
+        }
+    }
+
+    // MARK: Branches
+
+    typealias Element = ChildEntry
+
+    func loadBranch(at offset: Int, size: Int) -> WeightBalancedTree<ChildEntry>.Branch {
+        switch readBranch(at: offset, size: size) {
+        case .success(let branch): return branch
+        case .failure(let damage): return standIn(at: offset, reason: damage.reason)
+        }
+    }
+
+    private struct Damage: Error { let reason: String }
+
+    private func readBranch(at offset: Int, size: Int) -> Result<WeightBalancedTree<ChildEntry>.Branch, Damage> {
+        let all = bytes
+        var header = Reader(bytes: all, at: offset)
+        guard offset >= NodeFile.headerSize, let lengthField = header.u32(), let crc = header.u32() else {
+            return .failure(Damage(reason: "a record outside the file"))
+        }
+        let length = Int(lengthField)
+        guard length <= all.count - header.offset else { return .failure(Damage(reason: "a record that runs past the end of the file")) }
+        let payload = UnsafeRawBufferPointer(rebasing: all[header.offset..<(header.offset + length)])
+        guard CRC32.checksum(payload) == crc else { return .failure(Damage(reason: "checksum mismatch")) }
+        var reader = Reader(bytes: payload, at: 0)
+        guard let key = reader.string(), !key.isEmpty else { return .failure(Damage(reason: "a child with no key")) }
+        guard let value = decodeNode(&reader, below: offset), !value.isEmpty else { return .failure(Damage(reason: "a child whose value cannot be read")) }
+        guard let left = reader.subtreeRef(below: offset), let right = reader.subtreeRef(below: offset), reader.offset == payload.count else {
+            return .failure(Damage(reason: "bad links to the branches below"))
+        }
+        guard left.size + right.size + 1 == size else {
+            return .failure(Damage(reason: "the branch holds \(left.size + right.size + 1) children where its parent says \(size)"))
+        }
+        let entry = ChildEntry(key: ChildKey(key), value: value)
+        return .success(WeightBalancedTree<ChildEntry>.Branch(entry, subtree(left), subtree(right)))
+    }
+
+    private func subtree(_ ref: (offset: Int, size: Int)) -> WeightBalancedTree<ChildEntry>.Subtree? {
+        ref.size == 0 ? nil : WeightBalancedTree<ChildEntry>.StoredSubtree(loader: self, offset: ref.offset, size: ref.size)
+    }
+
+    /// The child a damaged record reads as: its key says where the damage is, so a user sees it
+    /// and `--recover` can leave it out.
+    private func standIn(at offset: Int, reason: String) -> WeightBalancedTree<ChildEntry>.Branch {
+        damageLock.lock()
+        let first = damaged.insert(offset).inserted
+        damageLock.unlock()
+        if first { onDamage("\(path) is damaged at byte \(offset): \(reason); the children stored there read as \"\(NodeFile.standInKey(offset))\" ('rtdb --recover' leaves them out)") }
+        return WeightBalancedTree<ChildEntry>.Branch(ChildEntry(key: ChildKey(NodeFile.standInKey(offset)), value: Node("unreadable")), nil, nil)
+    }
+
+    /// The key of a damaged record's stand-in (never a valid database key: it starts with a dot).
+    public static func standInKey(_ offset: Int) -> String { standInPrefix + String(offset) }
+    static let standInPrefix = ".damaged-"
+
+    /// Whether any damaged record was read so far.
+    public var foundDamage: Bool {
+        damageLock.lock()
+        defer { damageLock.unlock() }
+        return !damaged.isEmpty
+    }
+
+    // MARK: Nodes
+
+    private func decodeNode(_ reader: inout Reader, below limit: Int) -> Node? {
+        guard let tag = reader.u8() else { return nil }
+        var priority: LeafValue?
+        if tag & 0x10 != 0 {
+            guard let kind = reader.u8(), let value = decodeLeaf(kind, &reader) else { return nil }
+            switch value {
+            case .number, .string: priority = value
+            default: return nil
+            }
+        }
+        switch tag & 0x0F {
+        case 0: return priority == nil ? .empty : nil
+        case 5:
+            guard let root = reader.subtreeRef(below: limit), root.size > 0, let prioritized = reader.u64Int(), prioritized <= root.size else { return nil }
+            let tree = WeightBalancedTree<ChildEntry>(loader: self, offset: root.offset, size: root.size)
+            return Node(children: ChildMap(tree: tree, prioritizedCount: prioritized), priority: priority)
+        case let kind:
+            guard let leaf = decodeLeaf(kind, &reader) else { return nil }
+            return Node(leaf, priority: priority)
+        }
+    }
+
+    private func decodeLeaf(_ kind: UInt8, _ reader: inout Reader) -> LeafValue? {
+        switch kind {
+        case 1: return .bool(false)
+        case 2: return .bool(true)
+        case 3:
+            guard let bits = reader.u64() else { return nil }
+            let number = Double(bitPattern: bits)
+            return number.isFinite ? .number(number) : nil
+        case 4: return reader.string().map { .string($0) }
+        default: return nil
+        }
+    }
+
+    /// Bounds-checked little-endian reads.
+    struct Reader {
+        let bytes: UnsafeRawBufferPointer
+        var offset: Int
+
+        init(bytes: UnsafeRawBufferPointer, at offset: Int) {
+            self.bytes = bytes
+            self.offset = offset
+        }
+
+        mutating func u8() -> UInt8? {
+            guard offset >= 0, offset < bytes.count else { return nil }
+            defer { offset += 1 }
+            return bytes[offset]
+        }
+
+        mutating func u32() -> UInt32? {
+            guard offset >= 0, bytes.count - offset >= 4 else { return nil }
+            var v: UInt32 = 0
+            for i in 0..<4 { v |= UInt32(bytes[offset + i]) << (8 * i) }
+            offset += 4
+            return v
+        }
+
+        mutating func u64() -> UInt64? {
+            guard offset >= 0, bytes.count - offset >= 8 else { return nil }
+            var v: UInt64 = 0
+            for i in 0..<8 { v |= UInt64(bytes[offset + i]) << (8 * i) }
+            offset += 8
+            return v
+        }
+
+        /// A u64 that fits an Int.
+        mutating func u64Int() -> Int? {
+            guard let v = u64(), v <= UInt64(Int.max) else { return nil }
+            return Int(v)
+        }
+
+        mutating func string() -> String? {
+            guard let n = u32().map(Int.init), n <= bytes.count - offset else { return nil }
+            defer { offset += n }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[offset..<(offset + n)]), as: UTF8.self)
+        }
+
+        /// A link to a stored subtree, which must lie before `limit` (or be none: offset 0,
+        /// size 0) and claim no more branches than fit before its end, so a hostile size can
+        /// neither overflow a sum nor send a walk through billions of missing children.
+        mutating func subtreeRef(below limit: Int) -> (offset: Int, size: Int)? {
+            guard let offset = u64Int(), let size = u64Int() else { return nil }
+            if size == 0 { return offset == 0 ? (0, 0) : nil }
+            guard offset >= NodeFile.headerSize, offset < limit,
+                  size <= (offset - NodeFile.headerSize) / NodeFile.smallestRecord + 1 else { return nil }
+            return (offset, size)
+        }
+    }
+}

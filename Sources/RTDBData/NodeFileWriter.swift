@@ -1,0 +1,184 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Appends nodes to a node file (the format is described at `NodeFile`): what the file already
+/// holds is referred to, never written again, so storing a tree after a few writes costs the
+/// branches those writes copied, whatever the size of the tree.
+///
+/// Children are written before their parents, so every link points backwards. Nothing is
+/// durable until `finish`, and nothing written after the length a folder's head records is
+/// ever read: an interrupted append is harmless.
+public final class NodeFileWriter {
+    public let path: String
+    public let id: Int
+    private let fd: Int32
+    /// Where this append started: subtrees of this file below it are kept as they are.
+    private let start: Int
+    private var flushed: Int
+    private var buffer: [UInt8] = []
+    /// Records written, for progress and tests.
+    public private(set) var records = 0
+    /// Leaves out the stand-ins of damaged records (see `NodeFile.standInKey`), rebuilding
+    /// each list around them: for a salvaging copy.
+    public var dropDamaged = false
+
+    /// Opens `path` (file number `id`) to append after its first `length` bytes, cutting
+    /// anything beyond (an append that never finished); a new file gets its header.
+    public init(path: String, id: Int, appendingAt length: Int) throws {
+        self.path = path
+        self.id = id
+        fd = Glibc.open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0 { throw NodeFile.Failure.io(operation: "open", path: path, errno: errno) }
+        if ftruncate(fd, off_t(length)) != 0 || lseek(fd, off_t(length), SEEK_SET) < 0 {
+            let code = errno
+            Glibc.close(fd)
+            throw NodeFile.Failure.io(operation: "truncate", path: path, errno: code)
+        }
+        start = length
+        flushed = length
+        buffer.reserveCapacity(1 << 20)
+        if length == 0 {
+            buffer += NodeFile.magic
+            put32(NodeFile.version)
+            put32(0)
+        }
+    }
+
+    deinit { Glibc.close(fd) }
+
+    /// The file's length once everything written so far is out.
+    public var length: Int { flushed + buffer.count }
+
+    /// Stores what `node`'s children need and returns the node's own encoding, which refers
+    /// to them (the folder's head keeps the root's).
+    public func store(_ node: Node) throws -> [UInt8] {
+        var out: [UInt8] = []
+        try encode(node, into: &out)
+        return out
+    }
+
+    /// Writes what is buffered and makes the file durable; returns its length.
+    public func finish() throws -> Int {
+        try flush()
+        if fdatasync(fd) != 0 { throw NodeFile.Failure.io(operation: "sync", path: path, errno: errno) }
+        return flushed
+    }
+
+    // MARK: Encoding
+
+    private func encode(_ node: Node, into out: inout [UInt8]) throws {
+        let priorityFlag: UInt8 = node.priority == nil ? 0 : 0x10
+        var priorityBytes: [UInt8] = []
+        if let priority = node.priority { encodeLeaf(priority, tagFlag: 0, into: &priorityBytes) }
+        switch node.content {
+        case .empty:
+            out.append(priorityFlag)
+            out += priorityBytes
+        case .leaf(let leaf):
+            var leafBytes: [UInt8] = []
+            encodeLeaf(leaf, tagFlag: 0, into: &leafBytes)
+            out.append(leafBytes[0] | priorityFlag)
+            out += priorityBytes
+            out += leafBytes.dropFirst()
+        case .children(let map):
+            var root: (offset: Int, size: Int)
+            var prioritized = map.prioritizedCount
+            if dropDamaged {
+                var kept: [ChildEntry] = []
+                map.tree.forEachInOrder { if !$0.key.name.hasPrefix(NodeFile.standInPrefix) { kept.append($0) } }
+                prioritized = kept.reduce(0) { $0 + ($1.value.priority == nil ? 0 : 1) }
+                root = try storeBalanced(kept[...])
+            } else {
+                root = try storeTree(map.tree)
+            }
+            if root.size == 0 {
+                out.append(0)  // every child was damaged: nothing is left
+                return
+            }
+            out.append(5 | priorityFlag)
+            out += priorityBytes
+            append64(UInt64(root.offset), &out)
+            append64(UInt64(root.size), &out)
+            append64(UInt64(prioritized), &out)
+        }
+    }
+
+    /// A leaf's kind byte and value. A server value never reaches a store (the engine resolves
+    /// them first); one that did would be stored as null rather than as something false.
+    private func encodeLeaf(_ leaf: LeafValue, tagFlag: UInt8, into out: inout [UInt8]) {
+        switch leaf {
+        case .bool(let b): out.append(b ? 2 : 1)
+        case .number(let n):
+            out.append(3)
+            append64(n.bitPattern, &out)
+        case .string(let s):
+            out.append(4)
+            let utf8 = s.utf8
+            append32(UInt32(truncatingIfNeeded: utf8.count), &out)
+            out += utf8
+        case .serverValue: out.append(0)
+        }
+    }
+
+    /// Writes the branches of `tree` the file does not hold yet; returns the link to its top.
+    private func storeTree(_ tree: WeightBalancedTree<ChildEntry>) throws -> (offset: Int, size: Int) {
+        if tree.isEmpty { return (0, 0) }
+        if let stored = tree.storedRoot, let file = stored.loader as? NodeFile, file.id == id, stored.offset < start {
+            return (stored.offset, tree.count)
+        }
+        guard let top = tree.top else { return (0, 0) }
+        return try storeBranch(top.element, left: storeTree(top.left), right: storeTree(top.right))
+    }
+
+    /// Writes entries in key order as a balanced tree.
+    private func storeBalanced(_ entries: ArraySlice<ChildEntry>) throws -> (offset: Int, size: Int) {
+        if entries.isEmpty { return (0, 0) }
+        let mid = entries.startIndex + entries.count / 2
+        return try storeBranch(entries[mid], left: storeBalanced(entries[..<mid]), right: storeBalanced(entries[(mid + 1)...]))
+    }
+
+    /// Writes one branch whose subtrees are stored; returns the link to it.
+    private func storeBranch(_ element: ChildEntry, left: (offset: Int, size: Int), right: (offset: Int, size: Int)) throws -> (offset: Int, size: Int) {
+        var payload: [UInt8] = []
+        let key = element.key.name.utf8
+        append32(UInt32(truncatingIfNeeded: key.count), &payload)
+        payload += key
+        try encode(element.value, into: &payload)
+        for link in [left, right] {
+            append64(UInt64(link.offset), &payload)
+            append64(UInt64(link.size), &payload)
+        }
+        let offset = length
+        put32(UInt32(truncatingIfNeeded: payload.count))
+        put32(payload.withUnsafeBytes { CRC32.checksum($0) })
+        buffer += payload
+        records += 1
+        if buffer.count >= 1 << 20 { try flush() }
+        return (offset, left.size + right.size + 1)
+    }
+
+    private func flush() throws {
+        var done = 0
+        while done < buffer.count {
+            let n = buffer.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + done, $0.count - done) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw NodeFile.Failure.io(operation: "write", path: path, errno: errno)
+            }
+            done += n
+        }
+        flushed += buffer.count
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    private func put32(_ v: UInt32) { append32(v, &buffer) }
+
+    private func append32(_ v: UInt32, _ out: inout [UInt8]) {
+        for i in 0..<4 { out.append(UInt8(truncatingIfNeeded: v >> (8 * i))) }
+    }
+
+    private func append64(_ v: UInt64, _ out: inout [UInt8]) {
+        for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: v >> (8 * i))) }
+    }
+}
