@@ -80,7 +80,7 @@ func loadBenchmark(_ n: Int) async throws {
         }
         await repo.close()
         let close = seconds { database.close() }
-        print(String(format: "load: wrote %d leaves in %.2f s (%.0f/s, updates of 10,000); close with snapshot %.2f s",
+        print(String(format: "load: wrote %d leaves in %.2f s (%.0f/s, updates of 10,000); close (a checkpoint) %.2f s",
                      n, build, Double(n) / build, close))
     }
     // Measure opening in a fresh process, so memory left from building does not count.
@@ -91,6 +91,59 @@ func loadBenchmark(_ n: Int) async throws {
     try process.run()
     process.waitUntilExit()
     try? FileManager.default.removeItem(atPath: folder)
+}
+
+/// Builds a large embedded database for `Benchmarks/run --big`: `leaves` leaves under /big,
+/// in lists of 10,000 items of 10 leaves (about 1 KB of JSON each), written through the
+/// engine, plus /sub, 1,000 items that a small database holds too.
+func bigDatabase(_ folder: String, leaves: Int) throws {
+    func item(_ i: Int, _ list: Int) -> Node {
+        let fields: [(String, Node)] = [
+            ("title", Node("item \(i) of list \(list)")), ("text", Node(String(repeating: "lorem ipsum dolor ", count: 42))),
+            ("n", Node(Double(i))), ("list", Node(Double(list))), ("even", Node(i % 2 == 0)),
+            ("created", Node(1_700_000_000_000 + Double(i))), ("author", Node("user\(i % 977)")),
+            ("state", Node(["draft", "open", "closed"][i % 3])), ("score", Node(Double(i % 1000) / 10)),
+            ("tag", Node("tag-\(i % 61)")),
+        ]
+        return Node(children: ChildMap(unsorted: fields.map { (ChildKey($0.0), $0.1) }))
+    }
+    func list(_ n: Int, _ list: Int) -> Node {
+        Node(children: ChildMap(unsorted: (0..<n).map { (ChildKey("i\($0)"), item($0, list)) }))
+    }
+    let database = try Database(folder: folder)
+    let lists = leaves / 100_000
+    let done = DispatchSemaphore(value: 0)
+    let failed = Failure()
+    func put(_ path: String, _ value: Node) {
+        database.submit(.put(path: Path(path), data: value, hash: nil)) { response in
+            if response.status != .ok { failed.set(JSONWriter.string(response.data)) }
+            done.signal()
+        }
+    }
+    let time = seconds {
+        put("sub", list(1000, -1))
+        done.wait()
+        for l in 0..<lists {
+            put("big/list\(l)", list(10_000, l))
+            done.wait()
+            if l % 10 == 9 { FileHandle.standardError.write(Data("big: \((l + 1) * 100_000) leaves\n".utf8)) }
+        }
+        database.close()
+    }
+    if let message = failed.message {
+        FileHandle.standardError.write(Data("big: a write failed: \(message)\n".utf8))
+        exit(1)
+    }
+    let files = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+    let size = files.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: folder + "/" + $1)[.size] as? Int) ?? 0) }
+    print(String(format: "big: %d leaves written in %.1f s (%.0f/s); %.0f MB on disk", lists * 100_000 + 10_000, time,
+                 Double(lists * 100_000 + 10_000) / time, Double(size) / 1_000_000))
+}
+
+final class Failure: @unchecked Sendable {
+    private let lock = NSLock()
+    private(set) var message: String?
+    func set(_ m: String) { lock.lock(); message = message ?? m; lock.unlock() }
 }
 
 func openBenchmark(_ folder: String) throws {
@@ -606,6 +659,7 @@ case "json-writer":
     print(String(format: "json-writer: %.0f MB/s", Double(written) / 1_000_000 / time))
 case "load": try await loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
 case "open": try openBenchmark(arguments[1])
+case "big": try bigDatabase(arguments[1], leaves: Int(arguments.dropFirst(2).first ?? "") ?? 10_000_000)
 case "latency": try await latencyBenchmark(2000)
 case "network": try await networkBenchmark()
 case "network-writes": try await networkBenchmark(writesOnly: true)

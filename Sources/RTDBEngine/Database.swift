@@ -26,10 +26,11 @@ public final class Database: @unchecked Sendable {
         store = try Store(folder: folder)
         root = store.recoveredRoot
         // After a checkpoint the tree is read from the node file again, so memory holds only
-        // what changed since.
+        // what changed since. Synchronously: until it is done no other checkpoint starts,
+        // so none stores again, from a tree still in memory, what this one stored.
         store.onCheckpoint = { [weak self] stored, marker in
             guard let database = self else { return }
-            database.queue.async { database.root = database.store.rebase(stored, marker: marker) }
+            database.queue.sync { database.root = database.store.rebase(stored, marker: marker) }
         }
     }
 

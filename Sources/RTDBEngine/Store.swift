@@ -39,7 +39,8 @@ public final class Store: @unchecked Sendable {
     /// killed process leaves one).
     var checkpointOnClose = true
     /// Told, on a background queue, when a checkpoint stored the tree as of the record
-    /// numbered `marker`; the database calls `rebase` with it on its own queue.
+    /// numbered `marker`; the database calls `rebase` with it on its own queue before it
+    /// returns (no other checkpoint starts until then). Never called from `close`.
     var onCheckpoint: (@Sendable (_ stored: Node, _ marker: Int) -> Void)?
     /// Where damage found in the node file while reading is told.
     public static let reportDamage: @Sendable (String) -> Void = { message in
@@ -207,11 +208,13 @@ public final class Store: @unchecked Sendable {
     /// The tree a checkpoint stored as of record `marker`, with every record appended since
     /// applied again: the same data as the database's tree, read from the node file where
     /// nothing changed. Called on the database's queue, where no record is being appended.
+    /// The result is also what the next checkpoint (or `close`) stores from.
     func rebase(_ stored: Node, marker: Int) -> Node {
         condition.lock()
         defer { condition.unlock() }
         unstored.removeAll { $0.number <= marker }
-        return unstored.reduce(stored) { $1.record.apply(to: $0) }
+        pendingRoot = unstored.reduce(stored) { $1.record.apply(to: $0) }
+        return pendingRoot
     }
 
     /// Makes everything queued durable, stops the committer, checkpoints what the log holds
