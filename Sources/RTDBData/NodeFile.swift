@@ -20,9 +20,11 @@ import Glibc
 ///
 /// Every offset a record holds is smaller than the record's own: a writer stores children
 /// before their parents (`NodeFileWriter`), and a reader refuses anything else, so damaged or
-/// hostile bytes cannot make a walk loop. A record that fails its checksum or its bounds reads
-/// as a stand-in child named after its offset (see `standIn`), reported once through
-/// `onDamage`: a walk never traps on a file.
+/// hostile bytes cannot make a walk loop, and a branch must be balanced, so a list's depth
+/// stays logarithmic. A record that fails its checksum, its bounds or its balance reads as a
+/// stand-in child named after its offset (see `standIn`), reported once through `onDamage`.
+/// Known limit: a hand-made file can still nest values far deeper than a write could, or
+/// share one subtree from many places, making a full walk deep or long (never endless).
 public final class NodeFile: BranchLoader, @unchecked Sendable {
     public static let magic: [UInt8] = Array("RTDBNODE".utf8)
     public static let version: UInt32 = 1
@@ -107,6 +109,12 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
 
     typealias Element = ChildEntry
 
+    /// The same file (a new mapping after each checkpoint is the same storage).
+    func sameStorage(as other: any BranchLoader<ChildEntry>) -> Bool {
+        guard let other = other as? NodeFile else { return false }
+        return other === self || (other.id == id && other.path == path)
+    }
+
     func loadBranch(at offset: Int, size: Int) -> WeightBalancedTree<ChildEntry>.Branch {
         switch readBranch(at: offset, size: size) {
         case .success(let branch): return branch
@@ -135,6 +143,10 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
         guard left.size + right.size + 1 == size else {
             return .failure(Damage(reason: "the branch holds \(left.size + right.size + 1) children where its parent says \(size)"))
         }
+        // Balanced as every writer leaves it, so a walk's depth stays logarithmic.
+        guard left.size + right.size <= 1 || (left.size <= 3 * right.size && right.size <= 3 * left.size) else {
+            return .failure(Damage(reason: "an unbalanced branch (\(left.size) children on one side, \(right.size) on the other)"))
+        }
         let entry = ChildEntry(key: ChildKey(key), value: value)
         return .success(WeightBalancedTree<ChildEntry>.Branch(entry, subtree(left), subtree(right)))
     }
@@ -156,13 +168,6 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
     /// The key of a damaged record's stand-in (never a valid database key: it starts with a dot).
     public static func standInKey(_ offset: Int) -> String { standInPrefix + String(offset) }
     static let standInPrefix = ".damaged-"
-
-    /// Whether any damaged record was read so far.
-    public var foundDamage: Bool {
-        damageLock.lock()
-        defer { damageLock.unlock() }
-        return !damaged.isEmpty
-    }
 
     // MARK: Nodes
 

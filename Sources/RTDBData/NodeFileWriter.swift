@@ -70,14 +70,14 @@ public final class NodeFileWriter {
     private func encode(_ node: Node, into out: inout [UInt8]) throws {
         let priorityFlag: UInt8 = node.priority == nil ? 0 : 0x10
         var priorityBytes: [UInt8] = []
-        if let priority = node.priority { encodeLeaf(priority, tagFlag: 0, into: &priorityBytes) }
+        if let priority = node.priority { encodeLeaf(priority, into: &priorityBytes) }
         switch node.content {
         case .empty:
             out.append(priorityFlag)
             out += priorityBytes
         case .leaf(let leaf):
             var leafBytes: [UInt8] = []
-            encodeLeaf(leaf, tagFlag: 0, into: &leafBytes)
+            encodeLeaf(leaf, into: &leafBytes)
             out.append(leafBytes[0] | priorityFlag)
             out += priorityBytes
             out += leafBytes.dropFirst()
@@ -85,10 +85,18 @@ public final class NodeFileWriter {
             var root: (offset: Int, size: Int)
             var prioritized = map.prioritizedCount
             if dropDamaged {
+                // Each child's value is stored first: one left empty (all of its children
+                // were damaged) is left out too, as no record may hold an empty value.
                 var kept: [ChildEntry] = []
                 map.tree.forEachInOrder { if !$0.key.name.hasPrefix(NodeFile.standInPrefix) { kept.append($0) } }
-                prioritized = kept.reduce(0) { $0 + ($1.value.priority == nil ? 0 : 1) }
-                root = try storeBalanced(kept[...])
+                var encoded: [(key: ChildKey, value: [UInt8], prioritized: Bool)] = []
+                for entry in kept {
+                    var value: [UInt8] = []
+                    try encode(entry.value, into: &value)
+                    if value != [0] { encoded.append((entry.key, value, entry.value.priority != nil)) }
+                }
+                prioritized = encoded.reduce(0) { $0 + ($1.prioritized ? 1 : 0) }
+                root = try storeBalanced(encoded[...])
             } else {
                 root = try storeTree(map.tree)
             }
@@ -106,7 +114,7 @@ public final class NodeFileWriter {
 
     /// A leaf's kind byte and value. A server value never reaches a store (the engine resolves
     /// them first); one that did would be stored as null rather than as something false.
-    private func encodeLeaf(_ leaf: LeafValue, tagFlag: UInt8, into out: inout [UInt8]) {
+    private func encodeLeaf(_ leaf: LeafValue, into out: inout [UInt8]) {
         switch leaf {
         case .bool(let b): out.append(b ? 2 : 1)
         case .number(let n):
@@ -124,27 +132,40 @@ public final class NodeFileWriter {
     /// Writes the branches of `tree` the file does not hold yet; returns the link to its top.
     private func storeTree(_ tree: WeightBalancedTree<ChildEntry>) throws -> (offset: Int, size: Int) {
         if tree.isEmpty { return (0, 0) }
-        if let stored = tree.storedRoot, let file = stored.loader as? NodeFile, file.id == id, stored.offset < start {
+        // Only this very file: a value read from another database's file is copied.
+        if let stored = tree.storedRoot, let file = stored.loader as? NodeFile, file.id == id, file.path == path, stored.offset < start {
             return (stored.offset, tree.count)
         }
         guard let top = tree.top else { return (0, 0) }
-        return try storeBranch(top.element, left: storeTree(top.left), right: storeTree(top.right))
+        if top.element.key.name.hasPrefix(NodeFile.standInPrefix) && !dropDamaged {
+            // Storing a stand-in would make damage look like data, and lose the children its
+            // parent still counts: the file stays as it is for `--recover`.
+            let at = Int(top.element.key.name.dropFirst(NodeFile.standInPrefix.count)) ?? 0
+            throw NodeFile.Failure.damaged(path: path, offset: at, reason: "the tree holds \"\(top.element.key.name)\", a branch that could not be read; run --recover")
+        }
+        let left = try storeTree(top.left)
+        let right = try storeTree(top.right)
+        var value: [UInt8] = []
+        try encode(top.element.value, into: &value)
+        return try storeBranch(top.element.key, value, left: left, right: right)
     }
 
-    /// Writes entries in key order as a balanced tree.
-    private func storeBalanced(_ entries: ArraySlice<ChildEntry>) throws -> (offset: Int, size: Int) {
+    /// Writes entries in key order, their values already encoded, as a balanced tree.
+    private func storeBalanced(_ entries: ArraySlice<(key: ChildKey, value: [UInt8], prioritized: Bool)>) throws -> (offset: Int, size: Int) {
         if entries.isEmpty { return (0, 0) }
         let mid = entries.startIndex + entries.count / 2
-        return try storeBranch(entries[mid], left: storeBalanced(entries[..<mid]), right: storeBalanced(entries[(mid + 1)...]))
+        let left = try storeBalanced(entries[..<mid])
+        let right = try storeBalanced(entries[(mid + 1)...])
+        return try storeBranch(entries[mid].key, entries[mid].value, left: left, right: right)
     }
 
-    /// Writes one branch whose subtrees are stored; returns the link to it.
-    private func storeBranch(_ element: ChildEntry, left: (offset: Int, size: Int), right: (offset: Int, size: Int)) throws -> (offset: Int, size: Int) {
+    /// Writes one branch whose value is encoded and whose subtrees are stored; returns the link to it.
+    private func storeBranch(_ key: ChildKey, _ value: [UInt8], left: (offset: Int, size: Int), right: (offset: Int, size: Int)) throws -> (offset: Int, size: Int) {
         var payload: [UInt8] = []
-        let key = element.key.name.utf8
-        append32(UInt32(truncatingIfNeeded: key.count), &payload)
-        payload += key
-        try encode(element.value, into: &payload)
+        let name = key.name.utf8
+        append32(UInt32(truncatingIfNeeded: name.count), &payload)
+        payload += name
+        payload += value
         for link in [left, right] {
             append64(UInt64(link.offset), &payload)
             append64(UInt64(link.size), &payload)

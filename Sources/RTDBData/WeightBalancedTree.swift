@@ -10,6 +10,8 @@ protocol BranchLoader<Element>: AnyObject, Sendable {
     /// The branch stored at `offset`, whose subtree holds `size` elements: its element and its
     /// two subtrees, themselves stored. Never traps: damage gives a stand-in branch.
     func loadBranch(at offset: Int, size: Int) -> WeightBalancedTree<Element>.Branch
+    /// Whether `other` reads the same stored branches (another mapping of the same file).
+    func sameStorage(as other: any BranchLoader<Element>) -> Bool
 }
 
 /// An immutable, persistent, weight-balanced search tree (delta 3, ratio 2).
@@ -230,7 +232,7 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         if root === other.root { return true }
         guard let a = root, let b = other.root, a.isStored, b.isStored else { return false }
         let x = unsafeDowncast(a, to: StoredSubtree.self), y = unsafeDowncast(b, to: StoredSubtree.self)
-        return x.loader === y.loader && x.offset == y.offset
+        return x.offset == y.offset && x.loader.sameStorage(as: y.loader)
     }
 
     /// The stored subtree at the top, for a writer that keeps what a file already holds.

@@ -25,6 +25,7 @@ public final class Database: @unchecked Sendable {
     public init(folder: String) throws {
         store = try Store(folder: folder)
         root = store.recoveredRoot
+        store.releaseRecoveredRoot()
         // After a checkpoint the tree is read from the node file again, so memory holds only
         // what changed since. Synchronously: until it is done no other checkpoint starts,
         // so none stores again, from a tree still in memory, what this one stored.

@@ -49,6 +49,8 @@ struct FolderHead: Equatable {
                 guard v <= UInt64(Int.max) else { throw damaged("a length out of range", 12 + 8 * i) }
                 fields.append(Int(v))
             }
+            // Far beyond any real folder, and small enough that no sum with them overflows.
+            guard fields.allSatisfy({ $0 < 1 << 56 }) else { throw damaged("a number out of range", 12) }
             let rootLength = Int(read32(raw, 44))
             guard rootLength == bytes.count - 52 else { throw damaged("the root's length does not match the file", 44) }
             return FolderHead(nodesID: fields[0], nodesLength: fields[1], compactedLength: fields[2], covered: fields[3],

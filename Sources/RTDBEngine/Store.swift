@@ -28,7 +28,7 @@ import Glibc
 /// written only on `committer`, and the head only by one checkpoint at a time (`checkpoints`).
 public final class Store: @unchecked Sendable {
     public let folder: String
-    /// The tree as recovered at open.
+    /// The tree as recovered at open (until `releaseRecoveredRoot`).
     public private(set) var recoveredRoot: Node
     /// Checkpoint once the current log passes this many bytes.
     public var checkpointThreshold = 16 << 20
@@ -42,8 +42,8 @@ public final class Store: @unchecked Sendable {
     /// numbered `marker`; the database calls `rebase` with it on its own queue before it
     /// returns (no other checkpoint starts until then). Never called from `close`.
     var onCheckpoint: (@Sendable (_ stored: Node, _ marker: Int) -> Void)?
-    /// Where damage found in the node file while reading is told.
-    public static let reportDamage: @Sendable (String) -> Void = { message in
+    /// Where damage found in the node file while reading, and a failed checkpoint, are told.
+    public static let report: @Sendable (String) -> Void = { message in
         FileHandle.standardError.write(Data("rtdb: \(message)\n".utf8))
     }
 
@@ -59,6 +59,7 @@ public final class Store: @unchecked Sendable {
     private var roundScheduled = false
     private var closing = false
     private var failure: StoreError?
+    /// On the committer queue only.
     private var checkpointRunning = false
     private let checkpoints = DispatchGroup()
     /// Runs commit rounds while there are records to make durable; no thread is held by an
@@ -94,7 +95,7 @@ public final class Store: @unchecked Sendable {
                 let head = try FolderHead.decode(FileIO.readFile(folder + "/HEAD"), path: folder + "/HEAD")
                 let path = folder + "/" + Store.nodesName(head.nodesID)
                 let onDamage: @Sendable (String) -> Void
-                if let salvage { onDamage = { salvage.noteDamage($0) } } else { onDamage = Store.reportDamage }
+                if let salvage { onDamage = { salvage.noteDamage($0) } } else { onDamage = Store.report }
                 let file: NodeFile
                 do { file = try NodeFile(path: path, id: head.nodesID, length: head.nodesLength, onDamage: onDamage) } catch let failure as NodeFile.Failure {
                     throw StoreError(failure)
@@ -183,18 +184,24 @@ public final class Store: @unchecked Sendable {
         }
     }
 
+    /// Lets go of the tree recovered at open, once its owner has it: it would keep the node
+    /// file of that time mapped (and its disk space, after a full copy) for the store's life.
+    public func releaseRecoveredRoot() { recoveredRoot = .empty }
+
     /// Queues a record; `completion` runs on the committer queue once it is durable (nil) or
     /// could not be made durable. `root` is the tree with this record applied.
     func append(_ record: LogRecord, root: Node, completion: @escaping (StoreError?) -> Void) {
         condition.lock()
+        // Kept even when refused below: the database's tree holds it, and `rebase` must
+        // give that same tree back.
         appended += 1
         unstored.append((appended, record))
-        pendingRoot = root
         if let failure = failure ?? (closing ? .failed("the database is closed") : nil) {
             condition.unlock()
             completion(failure)
             return
         }
+        pendingRoot = root
         record.encode(into: &pending)
         pendingCompletions.append(completion)
         if !roundScheduled {
@@ -223,15 +230,18 @@ public final class Store: @unchecked Sendable {
         condition.lock()
         if closing { condition.unlock(); return }
         closing = true
+        // What was accepted before closing: a write refused from now on is not stored.
+        let root = pendingRoot
         condition.unlock()
         committer.sync {}  // the round in progress, and one scheduled, finish first
         checkpoints.wait()
         condition.lock()
-        let root = pendingRoot
         let failed = failure != nil
         condition.unlock()
         if checkpointOnClose && !failed && walBytes > 0, (try? rotateLog()) != nil {
-            _ = try? checkpoint(root, covered: walSeq - 1, wholeCopy: false, dropDamaged: false)
+            do { try checkpoint(root, covered: walSeq - 1, wholeCopy: false, dropDamaged: false) } catch {
+                Store.report("\(folder): the checkpoint at close failed, the logs are kept: \(error)")
+            }
         }
         close(walFD)
         lock.release()
@@ -287,6 +297,7 @@ public final class Store: @unchecked Sendable {
 
     private func rotateLog() throws {
         close(walFD)
+        walFD = -1  // a failed open below must not leave a number another file may reuse
         walSeq += 1
         walFD = try FileIO.open(folder + "/" + Store.walName(walSeq), O_WRONLY | O_CREAT | O_APPEND)
         walBytes = 0
@@ -296,13 +307,23 @@ public final class Store: @unchecked Sendable {
     /// Starts a new log and, in the background, a checkpoint of the tree as of the end of the
     /// old one; the database then reads its tree from the node file again.
     private func startCheckpoint(of root: Node, marker: Int) {
-        do { try rotateLog() } catch { return }
+        do { try rotateLog() } catch let error {
+            // No log to write to: every later write fails rather than going nowhere.
+            condition.lock()
+            failure = (error as? StoreError) ?? .failed("\(error)")
+            condition.unlock()
+            return
+        }
         let covered = walSeq - 1
         checkpointRunning = true
         checkpoints.enter()
         DispatchQueue.global(qos: .utility).async { [self] in
-            if let stored = try? checkpoint(root, covered: covered, wholeCopy: false, dropDamaged: false) {
+            do {
+                let stored = try checkpoint(root, covered: covered, wholeCopy: false, dropDamaged: false)
                 onCheckpoint?(stored.root, marker)
+            } catch {
+                // The logs stay (nothing is lost); the next checkpoint tries again.
+                Store.report("\(folder): a checkpoint failed, the logs are kept: \(error)")
             }
             committer.async {
                 self.checkpointRunning = false
@@ -334,11 +355,13 @@ public final class Store: @unchecked Sendable {
         let next = FolderHead(nodesID: id, nodesLength: written.length, compactedLength: copy ? written.length : old?.compactedLength ?? 0,
                               covered: covered, root: written.bytes)
         try Store.writeFile(folder + "/HEAD", next.encode())
-        try FileIO.syncDirectory(folder)
+        // From the rename on, the head on disk may be this one: the next checkpoint must
+        // append after it (never over it), even if the directory sync below fails.
         head = next
+        try FileIO.syncDirectory(folder)
         if removingObsolete { removeObsolete(covered: covered, nodesID: id) }
         let file: NodeFile
-        do { file = try NodeFile(path: path, id: id, length: written.length, onDamage: Store.reportDamage) } catch let failure as NodeFile.Failure {
+        do { file = try NodeFile(path: path, id: id, length: written.length, onDamage: Store.report) } catch let failure as NodeFile.Failure {
             throw StoreError(failure)
         }
         return (file.node(encoded: written.bytes) ?? root, id)

@@ -136,6 +136,41 @@ final class NodeFileTests: XCTestCase {
         _ = map.removing(ChildKey("a")).inserting(ChildKey("zz"), Node(1)).count
     }
 
+    /// A damaged branch read into a tree is never stored as data by an ordinary append; a
+    /// salvaging copy leaves it out, and a node all of whose children were damaged with it.
+    func testDamageIsNeverStoredAsData() throws {
+        let node = try JSONReader.parse(#"{"a": {"only": 1}, "b": 2, "c": 3}"#)
+        let written = try store(node)
+        var bytes = try readBytes(folder + "/nodes")
+        bytes[NodeFile.headerSize + 12] ^= 0x01  // the first record: /a's only child
+        try Data(bytes).write(to: URL(fileURLWithPath: folder + "/nodes"))
+        let read = try XCTUnwrap(try open(written.length).node(encoded: written.root))
+        XCTAssertEqual(JSONWriter.string(read), #"{"a":{".damaged-16":"unreadable"},"b":2,"c":3}"#)
+        let changed = read.setting(Path("a/x"), to: Node(1))
+        XCTAssertThrowsError(try store(changed, after: written.length)) { XCTAssertTrue("\($0)".contains("run --recover"), "\($0)") }
+        let writer = try NodeFileWriter(path: folder + "/nodes-2", id: 2, appendingAt: 0)
+        writer.dropDamaged = true
+        let root = try writer.store(read)
+        let copy = try NodeFile(path: folder + "/nodes-2", id: 2, length: try writer.finish())
+        XCTAssertEqual(copy.node(encoded: root).map { JSONWriter.string($0) }, #"{"b":2,"c":3}"#)
+    }
+
+    /// A value read from one file and written into another file of the same number (two
+    /// databases in one process) is copied, never linked to offsets of the first.
+    func testAnotherFileIsCopiedNotLinked() throws {
+        let node = try sample()
+        let written = try store(node)
+        let read = try XCTUnwrap(try open(written.length).node(encoded: written.root))
+        try FileManager.default.createDirectory(atPath: folder + "/other", withIntermediateDirectories: true)
+        let writer = try NodeFileWriter(path: folder + "/other/nodes", id: 1, appendingAt: 0)
+        let root = try writer.store(read.setting(Path("k1/n"), to: Node(0)))
+        let length = try writer.finish()
+        XCTAssertGreaterThan(writer.records, 3000 * 5)
+        try FileManager.default.removeItem(atPath: folder + "/nodes")
+        let other = try NodeFile(path: folder + "/other/nodes", id: 1, length: length)
+        XCTAssertEqual(other.node(encoded: root), node.setting(Path("k1/n"), to: Node(0)))
+    }
+
     func testNotANodeFileIsRefused() throws {
         try Data("RTDBNODE\u{2}\0\0\0\0\0\0\0".utf8).write(to: URL(fileURLWithPath: folder + "/nodes"))
         XCTAssertThrowsError(try open(16)) { XCTAssertTrue("\($0)".contains("format version 2"), "\($0)") }
