@@ -56,6 +56,8 @@ public final class Store: @unchecked Sendable {
     /// Records appended so far, and those a checkpoint has not stored yet (with their numbers).
     private var appended = 0
     private var unstored: [(number: Int, record: LogRecord)] = []
+    /// What the last background checkpoint stored, as of which record (for `close`).
+    private var lastStored: (root: Node, marker: Int)?
     private var roundScheduled = false
     private var closing = false
     private var failure: StoreError?
@@ -231,12 +233,18 @@ public final class Store: @unchecked Sendable {
         if closing { condition.unlock(); return }
         closing = true
         // What was accepted before closing: a write refused from now on is not stored.
-        let root = pendingRoot
+        var root = pendingRoot
+        let accepted = appended
         condition.unlock()
         committer.sync {}  // the round in progress, and one scheduled, finish first
         checkpoints.wait()
         condition.lock()
         let failed = failure != nil
+        // A checkpoint that finished meanwhile (a full copy, perhaps) stored most of it: start
+        // from what it stored, or all of that would be written again.
+        if let latest = lastStored {
+            root = unstored.filter { $0.number > latest.marker && $0.number <= accepted }.reduce(latest.root) { $1.record.apply(to: $0) }
+        }
         condition.unlock()
         if checkpointOnClose && !failed && walBytes > 0, (try? rotateLog()) != nil {
             do { try checkpoint(root, covered: walSeq - 1, wholeCopy: false, dropDamaged: false) } catch {
@@ -320,6 +328,9 @@ public final class Store: @unchecked Sendable {
         DispatchQueue.global(qos: .utility).async { [self] in
             do {
                 let stored = try checkpoint(root, covered: covered, wholeCopy: false, dropDamaged: false)
+                condition.lock()
+                lastStored = (stored.root, marker)
+                condition.unlock()
                 onCheckpoint?(stored.root, marker)
             } catch {
                 // The logs stay (nothing is lost); the next checkpoint tries again.
