@@ -222,19 +222,15 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
             return bytes[offset]
         }
 
-        mutating func u32() -> UInt32? {
-            guard offset >= 0, bytes.count - offset >= 4 else { return nil }
-            var v: UInt32 = 0
-            for i in 0..<4 { v |= UInt32(bytes[offset + i]) << (8 * i) }
-            offset += 4
-            return v
-        }
+        mutating func u32() -> UInt32? { integer() }
+        mutating func u64() -> UInt64? { integer() }
 
-        mutating func u64() -> UInt64? {
-            guard offset >= 0, bytes.count - offset >= 8 else { return nil }
-            var v: UInt64 = 0
-            for i in 0..<8 { v |= UInt64(bytes[offset + i]) << (8 * i) }
-            offset += 8
+        private mutating func integer<T: FixedWidthInteger>() -> T? {
+            let size = MemoryLayout<T>.size
+            guard offset >= 0, bytes.count - offset >= size else { return nil }
+            var v: T = 0
+            for i in 0..<size { v |= T(bytes[offset + i]) << (8 * i) }
+            offset += size
             return v
         }
 

@@ -68,64 +68,69 @@ public final class NodeFileWriter {
     // MARK: Encoding
 
     private func encode(_ node: Node, into out: inout [UInt8]) throws {
-        let priorityFlag: UInt8 = node.priority == nil ? 0 : 0x10
-        var priorityBytes: [UInt8] = []
-        if let priority = node.priority { encodeLeaf(priority, into: &priorityBytes) }
+        var kind: UInt8 = 0
+        var children = (link: (offset: 0, size: 0), prioritized: 0)
         switch node.content {
-        case .empty:
-            out.append(priorityFlag)
-            out += priorityBytes
-        case .leaf(let leaf):
-            var leafBytes: [UInt8] = []
-            encodeLeaf(leaf, into: &leafBytes)
-            out.append(leafBytes[0] | priorityFlag)
-            out += priorityBytes
-            out += leafBytes.dropFirst()
+        case .empty: break
+        case .leaf(let leaf): kind = leafKind(leaf)
         case .children(let map):
-            var root: (offset: Int, size: Int)
-            var prioritized = map.prioritizedCount
-            if dropDamaged {
-                // Each child's value is stored first: one left empty (all of its children
-                // were damaged) is left out too, as no record may hold an empty value.
-                var kept: [ChildEntry] = []
-                map.tree.forEachInOrder { if !$0.key.name.hasPrefix(NodeFile.standInPrefix) { kept.append($0) } }
-                var encoded: [(key: ChildKey, value: [UInt8], prioritized: Bool)] = []
-                for entry in kept {
-                    var value: [UInt8] = []
-                    try encode(entry.value, into: &value)
-                    if value != [0] { encoded.append((entry.key, value, entry.value.priority != nil)) }
-                }
-                prioritized = encoded.reduce(0) { $0 + ($1.prioritized ? 1 : 0) }
-                root = try storeBalanced(encoded[...])
-            } else {
-                root = try storeTree(map.tree)
-            }
-            if root.size == 0 {
+            children = try storeChildren(map)
+            if children.link.size == 0 {
                 out.append(0)  // every child was damaged: nothing is left
                 return
             }
-            out.append(5 | priorityFlag)
-            out += priorityBytes
-            append64(UInt64(root.offset), &out)
-            append64(UInt64(root.size), &out)
-            append64(UInt64(prioritized), &out)
+            kind = 5
+        }
+        out.append(kind | (node.priority == nil ? 0 : 0x10))
+        if let priority = node.priority {
+            out.append(leafKind(priority))
+            appendLeafValue(priority, into: &out)
+        }
+        switch node.content {
+        case .empty: break
+        case .leaf(let leaf): appendLeafValue(leaf, into: &out)
+        case .children:
+            appendLittleEndian(UInt64(children.link.offset), &out)
+            appendLittleEndian(UInt64(children.link.size), &out)
+            appendLittleEndian(UInt64(children.prioritized), &out)
         }
     }
 
-    /// A leaf's kind byte and value. A server value never reaches a store (the engine resolves
-    /// them first); one that did would be stored as null rather than as something false.
-    private func encodeLeaf(_ leaf: LeafValue, into out: inout [UInt8]) {
+    /// Stores a node's children; returns the link to their tree and how many have a priority.
+    private func storeChildren(_ map: ChildMap) throws -> (link: (offset: Int, size: Int), prioritized: Int) {
+        guard dropDamaged else { return (try storeTree(map.tree), map.prioritizedCount) }
+        // Each child's value is stored first: one left empty (all of its children were
+        // damaged) is left out too, as no record may hold an empty value.
+        var kept: [ChildEntry] = []
+        map.tree.forEachInOrder { if !$0.key.name.hasPrefix(NodeFile.standInPrefix) { kept.append($0) } }
+        var encoded: [(key: ChildKey, value: [UInt8], prioritized: Bool)] = []
+        for entry in kept {
+            var value: [UInt8] = []
+            try encode(entry.value, into: &value)
+            if value != [0] { encoded.append((entry.key, value, entry.value.priority != nil)) }
+        }
+        return (try storeBalanced(encoded[...]), encoded.reduce(0) { $0 + ($1.prioritized ? 1 : 0) })
+    }
+
+    /// A leaf's kind byte. A server value never reaches a store (the engine resolves them
+    /// first); one that did would be stored as null rather than as something false.
+    private func leafKind(_ leaf: LeafValue) -> UInt8 {
         switch leaf {
-        case .bool(let b): out.append(b ? 2 : 1)
-        case .number(let n):
-            out.append(3)
-            append64(n.bitPattern, &out)
+        case .bool(let b): return b ? 2 : 1
+        case .number: return 3
+        case .string: return 4
+        case .serverValue: return 0
+        }
+    }
+
+    private func appendLeafValue(_ leaf: LeafValue, into out: inout [UInt8]) {
+        switch leaf {
+        case .number(let n): appendLittleEndian(n.bitPattern, &out)
         case .string(let s):
-            out.append(4)
             let utf8 = s.utf8
-            append32(UInt32(truncatingIfNeeded: utf8.count), &out)
+            appendLittleEndian(UInt32(truncatingIfNeeded: utf8.count), &out)
             out += utf8
-        case .serverValue: out.append(0)
+        case .bool, .serverValue: break
         }
     }
 
@@ -163,12 +168,12 @@ public final class NodeFileWriter {
     private func storeBranch(_ key: ChildKey, _ value: [UInt8], left: (offset: Int, size: Int), right: (offset: Int, size: Int)) throws -> (offset: Int, size: Int) {
         var payload: [UInt8] = []
         let name = key.name.utf8
-        append32(UInt32(truncatingIfNeeded: name.count), &payload)
+        appendLittleEndian(UInt32(truncatingIfNeeded: name.count), &payload)
         payload += name
         payload += value
         for link in [left, right] {
-            append64(UInt64(link.offset), &payload)
-            append64(UInt64(link.size), &payload)
+            appendLittleEndian(UInt64(link.offset), &payload)
+            appendLittleEndian(UInt64(link.size), &payload)
         }
         let offset = length
         put32(UInt32(truncatingIfNeeded: payload.count))
@@ -193,13 +198,9 @@ public final class NodeFileWriter {
         buffer.removeAll(keepingCapacity: true)
     }
 
-    private func put32(_ v: UInt32) { append32(v, &buffer) }
+    private func put32(_ v: UInt32) { appendLittleEndian(v, &buffer) }
 
-    private func append32(_ v: UInt32, _ out: inout [UInt8]) {
-        for i in 0..<4 { out.append(UInt8(truncatingIfNeeded: v >> (8 * i))) }
-    }
-
-    private func append64(_ v: UInt64, _ out: inout [UInt8]) {
-        for i in 0..<8 { out.append(UInt8(truncatingIfNeeded: v >> (8 * i))) }
+    private func appendLittleEndian<T: FixedWidthInteger>(_ v: T, _ out: inout [UInt8]) {
+        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
     }
 }

@@ -44,18 +44,12 @@ final class StoreTests: XCTestCase {
     }
 
     func testReopenRecoversWrites() throws {
-        let folder = temporaryFolder()
-        var store = try Store(folder: folder)
-        var root = Node.empty
-        for i in 0..<100 {
-            let record = LogRecord(sets: [(Path("k\(i)"), Node(Double(i)))])
-            root = record.apply(to: root)
-            append(store, record, root: root)
+        for keepingTheLog in [false, true] {
+            let (folder, root) = try makeLog(100, keepingTheLog: keepingTheLog)
+            let store = try Store(folder: folder)
+            XCTAssertEqual(store.recoveredRoot, root)
+            store.close()
         }
-        store.close()
-        store = try Store(folder: folder)
-        XCTAssertEqual(store.recoveredRoot, root)
-        store.close()
     }
 
     func testTornTailIsCutAndLaterWritesAppend() throws {
@@ -124,10 +118,12 @@ final class StoreTests: XCTestCase {
     }
 
     /// Writes `count` one-key records and closes: a log to damage.
-    func makeLog(_ count: Int) throws -> (String, Node) {
+    /// A folder with `count` writes (`k0`: 0, …); with `keepingTheLog` it is closed as a killed
+    /// process leaves it (no checkpoint), otherwise checkpointed into the node file.
+    func makeLog(_ count: Int, keepingTheLog: Bool = true) throws -> (String, Node) {
         let folder = temporaryFolder()
         let store = try Store(folder: folder)
-        store.checkpointOnClose = false  // the log stays, as a killed process leaves it
+        store.checkpointOnClose = !keepingTheLog
         var root = Node.empty
         for i in 0..<count {
             let record = LogRecord(sets: [(Path("k\(i)"), Node(Double(i)))])
@@ -278,20 +274,12 @@ final class StoreTests: XCTestCase {
     /// `--recover` walks the whole tree, leaves the damaged branch out, keeps the rest and
     /// sets the old files aside.
     func testDamagedNodeFileIsSalvaged() throws {
-        let folder = temporaryFolder()
-        var store = try Store(folder: folder)
-        var root = Node.empty
-        for i in 0..<50 {
-            let record = LogRecord(sets: [(Path("k\(i)"), Node(Double(i)))])
-            root = record.apply(to: root)
-            append(store, record, root: root)
-        }
-        store.close()
+        let (folder, root) = try makeLog(50, keepingTheLog: false)
         let path = folder + "/" + Store.nodesName(1)
         var bytes = try FileIO.readFile(path)
         bytes[NodeFile.headerSize + 12] ^= 0x01  // the first record (a leaf's branch)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
-        store = try Store(folder: folder)
+        var store = try Store(folder: folder)
         XCTAssertEqual(store.recoveredRoot.child("k0"), .empty)
         XCTAssertEqual(store.recoveredRoot.child("k1"), Node(1))
         XCTAssertTrue(JSONWriter.string(store.recoveredRoot).contains(#"".damaged-16":"unreadable""#))
