@@ -228,10 +228,8 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
         private mutating func integer<T: FixedWidthInteger>() -> T? {
             let size = MemoryLayout<T>.size
             guard offset >= 0, bytes.count - offset >= size else { return nil }
-            var v: T = 0
-            for i in 0..<size { v |= T(bytes[offset + i]) << (8 * i) }
-            offset += size
-            return v
+            defer { offset += size }
+            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
         }
 
         /// A u64 that fits an Int.
