@@ -76,12 +76,19 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
 
     /// Builds in O(n) from elements already in strictly increasing order.
     public init<C: Collection>(sorted elements: C) where C.Element == Element, C.Index == Int {
+        self.init(count: elements.count) { elements[elements.startIndex + $0] }
+    }
+
+    /// Builds in O(n) from `count` elements given by position, in strictly increasing order
+    /// (with no array of them: an index of a million children built one first).
+    public init(count: Int, sorted element: (Int) -> Element) {
         func build(_ lo: Int, _ hi: Int) -> Branch? {
             if lo >= hi { return nil }
             let mid = (lo + hi) / 2
-            return Branch(elements[mid], build(lo, mid), build(mid + 1, hi))
+            let left = build(lo, mid)
+            return Branch(element(mid), left, build(mid + 1, hi))
         }
-        root = build(elements.startIndex, elements.endIndex)
+        root = build(0, count)
     }
 
     /// Builds in O(n) from unlinked single branches whose elements are in strictly increasing

@@ -56,6 +56,25 @@ final class OrderingTests: XCTestCase {
         XCTAssertEqual(Index.compareValues(try JSONReader.parse(#"{"x": 1}"#), try JSONReader.parse(#"{"y": 2}"#)), 0)
     }
 
+    /// The fast sort (ranks and number bits) agrees with sorting by `compareValues`, ties by
+    /// position, across every kind of value and the numbers whose bits are tricky.
+    func testSortedPositionsAgreesWithValueOrder() throws {
+        let kinds: [Node] = [.empty, Node(.serverValue(.timestamp)), Node(false), Node(true), Node(0.0), Node(-0.0),
+                             Node(-1), Node(1), Node(-2.5), Node(2.5), Node(1e300), Node(-1e300), Node(5e-324),
+                             Node(-5e-324), Node(Double.greatestFiniteMagnitude), Node(-Double.greatestFiniteMagnitude),
+                             Node(""), Node("A"), Node("a"), Node("\u{1F435}"), Node("\u{FFFD}"), Node("ab"),
+                             try JSONReader.parse(#"{"x": 1}"#), try JSONReader.parse(#"{"y": 2}"#)]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<20 {
+            let values = (0..<200).map { _ in kinds.randomElement(using: &generator)! }
+            let expected = values.indices.sorted { a, b in
+                let c = Index.compareValues(values[a], values[b])
+                return c != 0 ? c < 0 : a < b
+            }
+            XCTAssertEqual(Index.sortedPositions(count: values.count) { values[$0] }, expected)
+        }
+    }
+
     func order(_ json: String, _ index: Index) throws -> [String] {
         index.sortedChildren(of: try JSONReader.parse(json)).map(\.key.name)
     }
