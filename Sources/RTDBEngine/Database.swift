@@ -29,9 +29,9 @@ public final class Database: @unchecked Sendable {
         // After a checkpoint the tree is read from the node file again, so memory holds only
         // what changed since. Synchronously: until it is done no other checkpoint starts,
         // so none stores again, from a tree still in memory, what this one stored.
-        store.onCheckpoint = { [weak self] stored, marker in
+        store.onCheckpoint = { [weak self] replayed, through, marker in
             guard let database = self else { return }
-            database.queue.sync { database.root = database.store.rebase(stored, marker: marker) }
+            database.queue.sync { database.root = database.store.rebase(replayed, through: through, marker: marker) }
         }
     }
 

@@ -39,9 +39,10 @@ public final class Store: @unchecked Sendable {
     /// killed process leaves one).
     var checkpointOnClose = true
     /// Told, on a background queue, when a checkpoint stored the tree as of the record
-    /// numbered `marker`; the database calls `rebase` with it on its own queue before it
-    /// returns (no other checkpoint starts until then). Never called from `close`.
-    var onCheckpoint: (@Sendable (_ stored: Node, _ marker: Int) -> Void)?
+    /// numbered `marker`, with the records through `through` applied again; the database
+    /// calls `rebase` with it on its own queue before it returns (no other checkpoint starts
+    /// until then). Never called from `close`.
+    var onCheckpoint: (@Sendable (_ replayed: Node, _ through: Int, _ marker: Int) -> Void)?
     /// Where damage found in the node file while reading, and a failed checkpoint, are told.
     public static let report: @Sendable (String) -> Void = { message in
         FileHandle.standardError.write(Data("rtdb: \(message)\n".utf8))
@@ -216,14 +217,34 @@ public final class Store: @unchecked Sendable {
 
     /// The tree a checkpoint stored as of record `marker`, with every record appended since
     /// applied again: the same data as the database's tree, read from the node file where
-    /// nothing changed. Called on the database's queue, where no record is being appended.
-    /// The result is also what the next checkpoint (or `close`) stores from.
-    func rebase(_ stored: Node, marker: Int) -> Node {
+    /// nothing changed. `replayed` is that tree with the records through `through` already
+    /// applied, off the database's queue (`replay`). Called on the database's queue, where
+    /// no record is being appended. The result is also what the next checkpoint (or `close`)
+    /// stores from.
+    func rebase(_ replayed: Node, through: Int, marker: Int) -> Node {
         condition.lock()
         defer { condition.unlock() }
         unstored.removeAll { $0.number <= marker }
-        pendingRoot = unstored.reduce(stored) { $1.record.apply(to: $0) }
+        pendingRoot = unstored.reduce(replayed) { $1.number > through ? $1.record.apply(to: $0) : $0 }
         return pendingRoot
+    }
+
+    /// Applies to `stored` the records appended after `marker`, in the background: under a
+    /// steady load, applying them on the database's queue held every request for a second
+    /// after each large checkpoint. Records keep arriving meanwhile, so it catches up a few
+    /// times; `rebase` applies what is left.
+    private func replay(onto stored: Node, after marker: Int) -> (root: Node, through: Int) {
+        var root = stored, through = marker
+        for _ in 0..<4 {
+            condition.lock()
+            let records = unstored.filter { $0.number > through }
+            condition.unlock()
+            guard let last = records.last?.number else { break }
+            root = records.reduce(root) { $1.record.apply(to: $0) }
+            through = last
+            if records.count < 16 { break }
+        }
+        return (root, through)
     }
 
     /// Makes everything queued durable, stops the committer, checkpoints what the log holds
@@ -331,7 +352,8 @@ public final class Store: @unchecked Sendable {
                 condition.lock()
                 lastStored = (stored.root, marker)
                 condition.unlock()
-                onCheckpoint?(stored.root, marker)
+                let replayed = replay(onto: stored.root, after: marker)
+                onCheckpoint?(replayed.root, replayed.through, marker)
             } catch {
                 // The logs stay (nothing is lost); the next checkpoint tries again.
                 Store.report("\(folder): a checkpoint failed, the logs are kept: \(error)")

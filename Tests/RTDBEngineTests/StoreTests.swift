@@ -98,6 +98,50 @@ final class StoreTests: XCTestCase {
         store.close()
     }
 
+    /// Writes keep coming while checkpoints run: each checkpoint's tree, with the records
+    /// appended since applied again (in the background, then the rest on the owner's queue as
+    /// the database does), is the owner's tree, and what the next checkpoint stores from.
+    func testRebasedTreeHoldsEveryWriteMadeDuringCheckpoints() throws {
+        let folder = temporaryFolder()
+        var store = try Store(folder: folder)
+        store.checkpointThreshold = 1000
+        let owner = DispatchQueue(label: "owner")  // the database's queue
+        nonisolated(unsafe) var root = Node.empty
+        nonisolated(unsafe) var rebases = 0
+        store.onCheckpoint = { [unowned store] replayed, through, marker in
+            // Records appended between the replay and the owner's turn are `rebase`'s to apply.
+            Thread.sleep(forTimeInterval: 0.01)
+            owner.sync {
+                root = store.rebase(replayed, through: through, marker: marker)
+                rebases += 1
+            }
+        }
+        var expected = Node.empty
+        // One at a time, each durable before the next (a sync per record), so that writes
+        // go on through every checkpoint.
+        for i in 0..<400 {
+            let record = LogRecord(sets: [(Path("list/k\(i % 70)"), Node(String(repeating: "z", count: i % 37 + 1)))])
+            expected = record.apply(to: expected)
+            let durable = DispatchSemaphore(value: 0)
+            owner.sync {
+                root = record.apply(to: root)
+                store.append(record, root: root) { error in
+                    XCTAssertNil(error)
+                    durable.signal()
+                }
+            }
+            XCTAssertEqual(durable.wait(timeout: .now() + 10), .success)
+        }
+        store.close()
+        owner.sync {
+            XCTAssertGreaterThan(rebases, 0)
+            XCTAssertEqual(JSONWriter.string(root), JSONWriter.string(expected))
+        }
+        store = try Store(folder: folder)
+        XCTAssertEqual(JSONWriter.string(store.recoveredRoot), JSONWriter.string(expected))
+        store.close()
+    }
+
     func testSecondOwnerIsRefused() throws {
         let folder = temporaryFolder()
         let store = try Store(folder: folder)
