@@ -115,7 +115,9 @@ public struct JSONWriter {
         guard v.isFinite else { return "null" }
         if v == v.rounded(), abs(v) < 1e21 { return String(format: "%.0f", v) }
         var s = v.description  // shortest round-trip
-        if let e = s.firstIndex(of: "e") {
+        // Bytes, not Characters: most numbers have no exponent, and finding that out was half
+        // the cost of writing one.
+        if let e = s.utf8.firstIndex(of: UInt8(ascii: "e")) {
             let mantissa = s[..<e]
             var exp = s[s.index(after: e)...]
             var sign = "+"
@@ -190,12 +192,12 @@ public struct JSONWriter {
                     leaf(v, &out)
                 }
             case .children(let map):
-                if !options.export, let length = JSONWriter.arrayLength(map) {
+                if !options.export, JSONWriter.isArray(map) {
                     out.append(UInt8(ascii: "["))
                     var next = 0
                     var first = true
-                    for (key, child) in map {
-                        let position = Int(key.intValue!)
+                    map.forEachChild { key, child in
+                        let position = Int(key.intValue ?? 0)  // isArray: every key is one
                         while next <= position {
                             if !first { out.append(UInt8(ascii: ",")) }
                             first = false
@@ -205,7 +207,6 @@ public struct JSONWriter {
                             drain?(&out)
                         }
                     }
-                    _ = length
                     newline(depth, &out)
                     out.append(UInt8(ascii: "]"))
                     return
@@ -232,17 +233,18 @@ public struct JSONWriter {
         }
     }
 
-    /// The array length when children render as an array: every key a canonical non-negative
-    /// integer (`^(0|[1-9]\d*)$`) and the largest below twice the count.
-    static func arrayLength(_ map: ChildMap) -> Int? {
-        guard let last = map.last, let maxKey = last.key.intValue, maxKey >= 0 else { return nil }
-        guard Int(maxKey) < 2 * map.count else { return nil }
-        for (key, _) in map {
-            guard let v = key.intValue, v >= 0 else { return nil }
+    /// Whether children render as an array: every key a canonical non-negative integer
+    /// (`^(0|[1-9]\d*)$`) and the largest below twice the count. Checked with `forEachChild`:
+    /// an iterator allocates its stack, once for every object written.
+    static func isArray(_ map: ChildMap) -> Bool {
+        guard let last = map.last, let maxKey = last.key.intValue, maxKey >= 0, Int(maxKey) < 2 * map.count else { return false }
+        var canonical = true
+        map.forEachChild { key, _ in
+            guard canonical else { return }
             let name = key.name.utf8
-            if name.count > 1 && name.first == UInt8(ascii: "0") { return nil }  // "01"
-            if name.first == UInt8(ascii: "-") { return nil }  // "-0"
+            // "01" and "-0" are integer keys, but not array positions.
+            canonical = (key.intValue ?? -1) >= 0 && name.first != UInt8(ascii: "-") && !(name.count > 1 && name.first == UInt8(ascii: "0"))
         }
-        return Int(maxKey) + 1
+        return canonical
     }
 }
