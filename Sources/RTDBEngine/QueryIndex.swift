@@ -46,8 +46,11 @@ final class QueryIndex {
 
     var count: Int { entries.count }
 
-    /// The children of `node` (the data at `path`) that `params` selects.
-    func evaluate(_ params: QueryParams, on node: Node) -> Node {
+    /// The children of `node` (the data at `path`) that `params` selects. A child that is in
+    /// `previous` (an earlier result) and not `changed` since is taken from it rather than
+    /// looked up again in the list.
+    func evaluate(_ params: QueryParams, on node: Node, reusing previous: Node = .empty,
+                  changed: (ChildKey) -> Bool = { _ in true }) -> Node {
         guard !node.isLeaf, (params.limit ?? 1) > 0 else { return .empty }
         let total = index == .key ? node.childCount : entries.count
         let lo = boundary(params.startPosition, inclusiveBelow: !params.startInclusive, node)
@@ -65,7 +68,11 @@ final class QueryIndex {
         let children = node.children
         for i in range {
             let key = index == .key ? children.element(at: i).key : entries.element(at: i).key
-            result.append((key, node.child(key)))
+            if !changed(key), let child = previous.children[key] {
+                result.append((key, child))
+            } else {
+                result.append((key, node.child(key)))
+            }
         }
         return Node(children: ChildMap(unsorted: result))
     }

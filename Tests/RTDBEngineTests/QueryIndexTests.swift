@@ -58,12 +58,18 @@ final class QueryIndexTests: XCTestCase {
             for i in 0..<30 where Bool.random(using: &rng) { node = node.updatingChild(ChildKey(String(i)), randomChild(&rng)) }
             let params = randomParams(&rng)
             let index = QueryIndex(path: .root, index: params.index, node: node)
+            var previous = index.evaluate(params, on: node)
             for _ in 0..<30 {
                 XCTAssertEqual(index.evaluate(params, on: node), naive(params, node), "\(params)")
                 let key = ChildKey(String(Int.random(in: 0..<30, using: &rng)))
                 let new = Int.random(in: 0..<4, using: &rng) == 0 ? Node.empty : randomChild(&rng)
                 index.update(key, old: node.child(key), new: new)
                 node = node.updatingChild(key, new)
+                // As a watched query is answered after a write: the other children from the
+                // last answer, the written one looked up.
+                let reused = index.evaluate(params, on: node, reusing: previous) { $0 == key }
+                XCTAssertEqual(reused, naive(params, node), "\(params) after writing \(key)")
+                previous = reused
             }
         }
     }
