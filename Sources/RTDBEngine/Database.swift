@@ -449,8 +449,11 @@ public final class Database: @unchecked Sendable {
         for listen in listeners.affected(by: paths) {
             if listen.isFiltered {
                 let result = currentData(for: listen, after: record)
-                if result == listen.lastSent { continue }
+                // Kept even when equal: `==` takes canonically equivalent strings as equal, and
+                // the next answer reuses these children.
+                let unchanged = result == listen.lastSent
                 listen.lastSent = result
+                if unchanged { continue }
                 listen.session.send(.data(path: listen.path, data: result, tag: listen.tag))
                 continue
             }

@@ -101,6 +101,29 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(Array(tail), [.response(id: 2, .ok), .push(.data(path: Path("a/c"), data: try! JSONReader.parse(#"{"d":"x"}"#), tag: nil)), .response(id: 3, .ok)])
     }
 
+    /// After a write, a watched query's answer reuses the children it last sent; one
+    /// rewritten with canonically equivalent text (equal to Swift's `==`, other bytes) must
+    /// not stay as it was.
+    func testQueryAnswerCarriesTheBytesOfAnEquivalentRewrite() throws {
+        let client = Client(database)
+        client.request(1, .put(path: Path("list"), data: try JSONReader.parse(#"{"a": "\u00e9", "b": "x"}"#), hash: nil))
+        _ = client.waitFor(response: 1)
+        client.request(2, .listen(path: Path("list"), query: QueryParams().limitToLast(2), tag: 7, hash: ""))
+        _ = client.waitFor(response: 2)
+        client.request(3, .put(path: Path("list/a"), data: Node("e\u{301}"), hash: nil))
+        _ = client.waitFor(response: 3)
+        client.request(4, .put(path: Path("list/b"), data: Node("y"), hash: nil))
+        _ = client.waitFor(response: 4)
+        client.lock.lock()
+        let answers = client.received.compactMap { message -> Node? in
+            if case .push(.data(_, let data, 7)) = message { return data }
+            return nil
+        }
+        client.lock.unlock()
+        let last = try XCTUnwrap(answers.last)
+        XCTAssertEqual(JSONWriter.bytes(last), Array(#"{"a":"e\#u{301}","b":"y"}"#.utf8))
+    }
+
     func testOnDisconnectWireForms() throws {
         let messages: [Message] = [
             .request(id: 1, .onDisconnectPut(path: Path("p"), data: Node("x"))),
