@@ -50,7 +50,8 @@ public struct ChildKey: Hashable, Comparable, Sendable, CustomStringConvertible 
         case let (x?, y?):
             if x != y { return x < y ? -1 : 1 }
             let la = a.name.utf8.count, lb = b.name.utf8.count
-            return la == lb ? 0 : (la < lb ? -1 : 1)
+            // "-0" and "00" are the same integer and length, but two keys: a map must keep both.
+            return la == lb ? compareUTF16(a.name, b.name) : (la < lb ? -1 : 1)
         case (.some, nil): return -1
         case (nil, .some): return 1
         case (nil, nil): return compareUTF16(a.name, b.name)

@@ -13,6 +13,11 @@ final class OrderingTests: XCTestCase {
     func testEqualIntegersOrderByLength() {
         XCTAssertEqual(sortedKeys(["007", "7", "07"]), ["7", "07", "007"])
         XCTAssertEqual(sortedKeys(["-0", "0"]), ["0", "-0"])
+        // The same integer and length, yet two keys: both stay in a map.
+        XCTAssertEqual(sortedKeys(["00", "-0"]), ["-0", "00"])
+        let map = ChildMap(unsorted: [(ChildKey("00"), Node(1)), (ChildKey("-0"), Node(2))])
+        XCTAssertEqual(map.count, 2)
+        XCTAssertEqual(map["00"], Node(1))
     }
 
     func testThirtyTwoBitBoundary() {
