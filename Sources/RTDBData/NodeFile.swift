@@ -229,7 +229,7 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
             let size = MemoryLayout<T>.size
             guard offset >= 0, bytes.count - offset >= size else { return nil }
             defer { offset += size }
-            return T(littleEndian: bytes.loadUnaligned(fromByteOffset: offset, as: T.self))
+            return LittleEndian.read(T.self, from: bytes, at: offset)
         }
 
         /// A u64 that fits an Int.

@@ -40,8 +40,8 @@ public final class NodeFileWriter {
         buffer.reserveCapacity(1 << 20)
         if length == 0 {
             buffer += NodeFile.magic
-            put32(NodeFile.version)
-            put32(0)
+            LittleEndian.append(NodeFile.version, to: &buffer)
+            LittleEndian.append(UInt32(0), to: &buffer)
         }
     }
 
@@ -90,9 +90,9 @@ public final class NodeFileWriter {
         case .empty: break
         case .leaf(let leaf): appendLeafValue(leaf, into: &out)
         case .children:
-            appendLittleEndian(UInt64(children.link.offset), &out)
-            appendLittleEndian(UInt64(children.link.size), &out)
-            appendLittleEndian(UInt64(children.prioritized), &out)
+            LittleEndian.append(UInt64(children.link.offset), to: &out)
+            LittleEndian.append(UInt64(children.link.size), to: &out)
+            LittleEndian.append(UInt64(children.prioritized), to: &out)
         }
     }
 
@@ -125,10 +125,10 @@ public final class NodeFileWriter {
 
     private func appendLeafValue(_ leaf: LeafValue, into out: inout [UInt8]) {
         switch leaf {
-        case .number(let n): appendLittleEndian(n.bitPattern, &out)
+        case .number(let n): LittleEndian.append(n.bitPattern, to: &out)
         case .string(let s):
             let utf8 = s.utf8
-            appendLittleEndian(UInt32(truncatingIfNeeded: utf8.count), &out)
+            LittleEndian.append(UInt32(truncatingIfNeeded: utf8.count), to: &out)
             out += utf8
         case .bool, .serverValue: break
         }
@@ -168,16 +168,16 @@ public final class NodeFileWriter {
     private func storeBranch(_ key: ChildKey, _ value: [UInt8], left: (offset: Int, size: Int), right: (offset: Int, size: Int)) throws -> (offset: Int, size: Int) {
         var payload: [UInt8] = []
         let name = key.name.utf8
-        appendLittleEndian(UInt32(truncatingIfNeeded: name.count), &payload)
+        LittleEndian.append(UInt32(truncatingIfNeeded: name.count), to: &payload)
         payload += name
         payload += value
         for link in [left, right] {
-            appendLittleEndian(UInt64(link.offset), &payload)
-            appendLittleEndian(UInt64(link.size), &payload)
+            LittleEndian.append(UInt64(link.offset), to: &payload)
+            LittleEndian.append(UInt64(link.size), to: &payload)
         }
         let offset = length
-        put32(UInt32(truncatingIfNeeded: payload.count))
-        put32(payload.withUnsafeBytes { CRC32.checksum($0) })
+        LittleEndian.append(UInt32(truncatingIfNeeded: payload.count), to: &buffer)
+        LittleEndian.append(payload.withUnsafeBytes { CRC32.checksum($0) }, to: &buffer)
         buffer += payload
         records += 1
         if buffer.count >= 1 << 20 { try flush() }
@@ -196,11 +196,5 @@ public final class NodeFileWriter {
         }
         flushed += buffer.count
         buffer.removeAll(keepingCapacity: true)
-    }
-
-    private func put32(_ v: UInt32) { appendLittleEndian(v, &buffer) }
-
-    private func appendLittleEndian<T: FixedWidthInteger>(_ v: T, _ out: inout [UInt8]) {
-        withUnsafeBytes(of: v.littleEndian) { out.append(contentsOf: $0) }
     }
 }

@@ -18,20 +18,20 @@ struct LogRecord: Equatable {
     func encode(into out: inout [UInt8]) {
         let start = out.count
         out.append(contentsOf: [UInt8](repeating: 0, count: LogRecord.headerSize))
-        append32(UInt32(sets.count), &out)
+        LittleEndian.append(UInt32(sets.count), to: &out)
         for (path, value) in sets {
             let p = Array(path.wireString.utf8)
-            append32(UInt32(p.count), &out)
+            LittleEndian.append(UInt32(p.count), to: &out)
             out.append(contentsOf: p)
             let lengthAt = out.count
-            append32(0, &out)
+            LittleEndian.append(UInt32(0), to: &out)
             JSONWriter.write(value, to: &out, options: .init(export: true))
-            put32(UInt32(out.count - lengthAt - 4), at: lengthAt, &out)
+            LittleEndian.write(UInt32(out.count - lengthAt - 4), at: lengthAt, in: &out)
         }
         let payloadLength = out.count - start - LogRecord.headerSize
         let crc = out.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + LogRecord.headerSize)...])) }
-        put32(UInt32(payloadLength), at: start, &out)
-        put32(crc, at: start + 4, &out)
+        LittleEndian.write(UInt32(payloadLength), at: start, in: &out)
+        LittleEndian.write(crc, at: start + 4, in: &out)
     }
 
     enum DecodeResult {
@@ -48,8 +48,8 @@ struct LogRecord: Equatable {
     static func decode(_ bytes: UnsafeRawBufferPointer, at offset: Int) -> DecodeResult {
         if offset == bytes.count { return .end }
         guard offset + headerSize <= bytes.count else { return .torn(reason: "incomplete record header") }
-        let length = Int(read32(bytes, offset))
-        let crc = read32(bytes, offset + 4)
+        let length = Int(LittleEndian.read(UInt32.self, from: bytes, at: offset))
+        let crc = LittleEndian.read(UInt32.self, from: bytes, at: offset + 4)
         let start = offset + headerSize
         guard length <= bytes.count - start else { return .torn(reason: "record runs past the end of the file") }
         // The smallest record holds a count and one set's two lengths; less (zeros written
@@ -61,7 +61,7 @@ struct LogRecord: Equatable {
         func take32() -> Int? {
             guard i + 4 <= payload.count else { return nil }
             defer { i += 4 }
-            return Int(read32(payload, i))
+            return Int(LittleEndian.read(UInt32.self, from: payload, at: i))
         }
         let next = start + length
         guard let count = take32(), count > 0 else { return .unreadable(reason: "a record with no write", next: next) }
@@ -89,7 +89,7 @@ struct LogRecord: Equatable {
     static func nextRecord(_ bytes: UnsafeRawBufferPointer, after offset: Int) -> Int? {
         var candidate = offset + 1
         while candidate + headerSize <= bytes.count {
-            let length = Int(read32(bytes, candidate))
+            let length = Int(LittleEndian.read(UInt32.self, from: bytes, at: candidate))
             // A record holds at least its count and one set (two lengths).
             if length >= minimumPayload && length <= bytes.count - candidate - headerSize {
                 switch decode(bytes, at: candidate) {
@@ -105,27 +105,4 @@ struct LogRecord: Equatable {
     func apply(to root: Node) -> Node {
         sets.reduce(root) { $0.setting($1.path, to: $1.value) }
     }
-}
-
-@inline(__always) func append32(_ v: UInt32, _ out: inout [UInt8]) {
-    out.append(UInt8(v & 0xFF)); out.append(UInt8((v >> 8) & 0xFF))
-    out.append(UInt8((v >> 16) & 0xFF)); out.append(UInt8(v >> 24))
-}
-
-@inline(__always) func put32(_ v: UInt32, at i: Int, _ out: inout [UInt8]) {
-    out[i] = UInt8(v & 0xFF); out[i + 1] = UInt8((v >> 8) & 0xFF)
-    out[i + 2] = UInt8((v >> 16) & 0xFF); out[i + 3] = UInt8(v >> 24)
-}
-
-@inline(__always) func read32(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt32 {
-    UInt32(b[i]) | UInt32(b[i + 1]) << 8 | UInt32(b[i + 2]) << 16 | UInt32(b[i + 3]) << 24
-}
-
-@inline(__always) func append64(_ v: UInt64, _ out: inout [UInt8]) {
-    append32(UInt32(truncatingIfNeeded: v), &out)
-    append32(UInt32(truncatingIfNeeded: v >> 32), &out)
-}
-
-@inline(__always) func read64(_ b: UnsafeRawBufferPointer, _ i: Int) -> UInt64 {
-    UInt64(read32(b, i)) | UInt64(read32(b, i + 4)) << 32
 }

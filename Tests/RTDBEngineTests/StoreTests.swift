@@ -249,14 +249,14 @@ final class StoreTests: XCTestCase {
         let (folder, root) = try makeLog(3)
         let wal = folder + "/" + Store.walName(1)
         var payload: [UInt8] = []
-        append32(1, &payload)
-        append32(1, &payload)
+        LittleEndian.append(UInt32(1), to: &payload)
+        LittleEndian.append(UInt32(1), to: &payload)
         payload.append(UInt8(ascii: "n"))
-        append32(3, &payload)
+        LittleEndian.append(UInt32(3), to: &payload)
         payload.append(contentsOf: Array("inf".utf8))
         var record: [UInt8] = []
-        append32(UInt32(payload.count), &record)
-        payload.withUnsafeBytes { append32(CRC32.checksum($0), &record) }
+        LittleEndian.append(UInt32(payload.count), to: &record)
+        payload.withUnsafeBytes { LittleEndian.append(CRC32.checksum($0), to: &record) }
         let original = try FileIO.readFile(wal)
         try Data(original + record + payload).write(to: URL(fileURLWithPath: wal))
         XCTAssertThrowsError(try Store(folder: folder)) { error in
