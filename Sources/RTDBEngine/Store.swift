@@ -59,6 +59,8 @@ public final class Store: @unchecked Sendable {
     private var unstored: [(number: Int, record: LogRecord)] = []
     /// What the last background checkpoint stored, as of which record (for `close`).
     private var lastStored: (root: Node, marker: Int)?
+    /// The marker of the stored tree `pendingRoot` was last rebased on.
+    private var rebasedOn: Int?
     private var roundScheduled = false
     private var closing = false
     private var failure: StoreError?
@@ -226,6 +228,7 @@ public final class Store: @unchecked Sendable {
         defer { condition.unlock() }
         unstored.removeAll { $0.number <= marker }
         pendingRoot = unstored.reduce(replayed) { $1.number > through ? $1.record.apply(to: $0) : $0 }
+        rebasedOn = marker
         return pendingRoot
     }
 
@@ -262,9 +265,15 @@ public final class Store: @unchecked Sendable {
         condition.lock()
         let failed = failure != nil
         // A checkpoint that finished meanwhile (a full copy, perhaps) stored most of it: start
-        // from what it stored, or all of that would be written again.
+        // from what it stored, or all of that would be written again. When the database has
+        // rebased on it and no write was refused since closing, that tree is `pendingRoot`
+        // (applying the records again took a second after a large import).
         if let latest = lastStored {
-            root = unstored.filter { $0.number > latest.marker && $0.number <= accepted }.reduce(latest.root) { $1.record.apply(to: $0) }
+            if rebasedOn == latest.marker && appended == accepted {
+                root = pendingRoot
+            } else {
+                root = unstored.filter { $0.number > latest.marker && $0.number <= accepted }.reduce(latest.root) { $1.record.apply(to: $0) }
+            }
         }
         condition.unlock()
         if checkpointOnClose && !failed && walBytes > 0, (try? rotateLog()) != nil {
