@@ -415,12 +415,12 @@ public final class Database: @unchecked Sendable {
         guard listen.isFiltered, let params = listen.params,
               let index = indexes[indexKey(listen.path, params.index)] else { return node }
         guard let record, let previous = listen.lastSent else { return index.evaluate(params, on: node) }
-        var changed = Set<String>()
+        var changed = Set<ChildKey>()  // byte-wise, as keys are (a String set is not)
         for (path, _) in record.sets {
             if path.contains(listen.path) { return index.evaluate(params, on: node) }
-            if listen.path.contains(path) { changed.insert(path.keys[listen.path.count]) }
+            if listen.path.contains(path) { changed.insert(ChildKey(path.keys[listen.path.count])) }
         }
-        return index.evaluate(params, on: node, reusing: previous) { changed.contains($0.name) }
+        return index.evaluate(params, on: node, reusing: previous) { changed.contains($0) }
     }
 
     /// Keeps every index current: a write below a child updates that child's entry; a write
