@@ -16,6 +16,16 @@ public enum Index: Hashable, Sendable, CustomStringConvertible {
         }
     }
 
+    /// The ordering `description` names: `.priority`, `.key`, `.value`, or else a child path.
+    public init(name: String) {
+        switch name {
+        case ".key": self = .key
+        case ".value": self = .value
+        case ".priority": self = .priority
+        default: self = .child(Path(name))
+        }
+    }
+
     /// The value a child is ordered by under this index.
     public func orderingValue(of node: Node) -> Node {
         switch self {

@@ -18,6 +18,10 @@ import Glibc
 ///     number   = IEEE double, 8 bytes; string = u32 length, UTF-8
 ///     children = root offset u64, count u64, count of children with a priority u64
 ///
+/// A query index (`NodeFile.storedIndex`, linked from the folder's head) is a tree of the same
+/// records whose node is the child's ordering value: kind 0–4 as above with no priority, or
+/// 6 for an object (objects tie in value order, so which one is not kept).
+///
 /// Every offset a record holds is smaller than the record's own: a writer stores children
 /// before their parents (`NodeFileWriter`), and a reader refuses anything else, so damaged or
 /// hostile bytes cannot make a walk loop, and a branch must be balanced, so a list's depth
@@ -116,15 +120,23 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
     }
 
     func loadBranch(at offset: Int, size: Int) -> WeightBalancedTree<ChildEntry>.Branch {
-        switch readBranch(at: offset, size: size) {
+        let read = readBranch(at: offset, size: size, loader: self) { key, reader in
+            guard let value = decodeNode(&reader, below: offset), !value.isEmpty else { return nil }
+            return ChildEntry(key: key, value: value)
+        }
+        switch read {
         case .success(let branch): return branch
         case .failure(let damage): return standIn(at: offset, reason: damage.reason)
         }
     }
 
-    private struct Damage: Error { let reason: String }
+    struct Damage: Error { let reason: String }
 
-    private func readBranch(at offset: Int, size: Int) -> Result<WeightBalancedTree<ChildEntry>.Branch, Damage> {
+    /// Reads the record at `offset`, the top of a stored subtree of `size` elements: its
+    /// element (the key, then what `element` reads; nil when that cannot be read) and links
+    /// to its two subtrees, which `loader` reads when they are visited.
+    func readBranch<Element>(at offset: Int, size: Int, loader: any BranchLoader<Element>,
+                             element: (ChildKey, inout Reader) -> Element?) -> Result<WeightBalancedTree<Element>.Branch, Damage> {
         let all = bytes
         var header = Reader(bytes: all, at: offset)
         guard offset >= NodeFile.headerSize, let lengthField = header.u32(), let crc = header.u32() else {
@@ -136,7 +148,7 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
         guard CRC32.checksum(payload) == crc else { return .failure(Damage(reason: "checksum mismatch")) }
         var reader = Reader(bytes: payload, at: 0)
         guard let key = reader.string(), !key.isEmpty else { return .failure(Damage(reason: "a child with no key")) }
-        guard let value = decodeNode(&reader, below: offset), !value.isEmpty else { return .failure(Damage(reason: "a child whose value cannot be read")) }
+        guard let value = element(ChildKey(key), &reader) else { return .failure(Damage(reason: "a child whose value cannot be read")) }
         guard let left = reader.subtreeRef(below: offset), let right = reader.subtreeRef(below: offset), reader.offset == payload.count else {
             return .failure(Damage(reason: "bad links to the branches below"))
         }
@@ -147,13 +159,39 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
         guard left.size + right.size <= 1 || (left.size <= 3 * right.size && right.size <= 3 * left.size) else {
             return .failure(Damage(reason: "an unbalanced branch (\(left.size) children on one side, \(right.size) on the other)"))
         }
-        let entry = ChildEntry(key: ChildKey(key), value: value)
-        return .success(WeightBalancedTree<ChildEntry>.Branch(entry, subtree(left), subtree(right)))
+        func subtree(_ ref: (offset: Int, size: Int)) -> WeightBalancedTree<Element>.Subtree? {
+            ref.size == 0 ? nil : WeightBalancedTree<Element>.StoredSubtree(loader: loader, offset: ref.offset, size: ref.size)
+        }
+        return .success(WeightBalancedTree<Element>.Branch(value, subtree(left), subtree(right)))
     }
 
-    private func subtree(_ ref: (offset: Int, size: Int)) -> WeightBalancedTree<ChildEntry>.Subtree? {
-        ref.size == 0 ? nil : WeightBalancedTree<ChildEntry>.StoredSubtree(loader: self, offset: ref.offset, size: ref.size)
+    // MARK: Query indexes
+
+    /// The query index whose top record is at `offset` and which holds `size` entries (a
+    /// link the folder's head keeps), read as it is walked; nil when no such link can point
+    /// into this file. Its entries' values are ordering values: a leaf, null, or an object
+    /// (read as `IndexEntry.anObject`).
+    public func storedIndex(offset: Int, size: Int) -> (entries: WeightBalancedTree<IndexEntry>, branches: StoredIndexBranches)? {
+        guard size > 0, Reader.isLink(offset: offset, size: size, below: length) else { return nil }
+        let branches = StoredIndexBranches(file: self)
+        return (WeightBalancedTree(loader: branches, offset: offset, size: size), branches)
     }
+
+    /// One branch of a stored query index.
+    func readIndexBranch(at offset: Int, size: Int, loader: StoredIndexBranches) -> Result<WeightBalancedTree<IndexEntry>.Branch, Damage> {
+        readBranch(at: offset, size: size, loader: loader) { key, reader in
+            guard let kind = reader.u8() else { return nil }
+            switch kind {
+            case 0: return IndexEntry(value: .empty, key: key)
+            case NodeFile.objectKind: return IndexEntry(value: IndexEntry.anObject, key: key)
+            case 1...4: return decodeLeaf(kind, &reader).map { IndexEntry(value: Node($0), key: key) }
+            default: return nil
+            }
+        }
+    }
+
+    /// The kind byte of an index entry whose value is an object.
+    static let objectKind: UInt8 = 6
 
     /// The child a damaged record reads as: its key says where the damage is, so a user sees it
     /// and `--recover` can leave it out.
@@ -171,7 +209,7 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
 
     // MARK: Nodes
 
-    private func decodeNode(_ reader: inout Reader, below limit: Int) -> Node? {
+    func decodeNode(_ reader: inout Reader, below limit: Int) -> Node? {
         guard let tag = reader.u8() else { return nil }
         var priority: LeafValue?
         if tag & 0x10 != 0 {
@@ -193,7 +231,7 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
         }
     }
 
-    private func decodeLeaf(_ kind: UInt8, _ reader: inout Reader) -> LeafValue? {
+    func decodeLeaf(_ kind: UInt8, _ reader: inout Reader) -> LeafValue? {
         switch kind {
         case 1: return .bool(false)
         case 2: return .bool(true)
@@ -250,9 +288,11 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
         mutating func subtreeRef(below limit: Int) -> (offset: Int, size: Int)? {
             guard let offset = u64Int(), let size = u64Int() else { return nil }
             if size == 0 { return offset == 0 ? (0, 0) : nil }
-            guard offset >= NodeFile.headerSize, offset < limit,
-                  size <= (offset - NodeFile.headerSize) / NodeFile.smallestRecord + 1 else { return nil }
-            return (offset, size)
+            return Reader.isLink(offset: offset, size: size, below: limit) ? (offset, size) : nil
+        }
+
+        static func isLink(offset: Int, size: Int, below limit: Int) -> Bool {
+            offset >= NodeFile.headerSize && offset < limit && size <= (offset - NodeFile.headerSize) / NodeFile.smallestRecord + 1
         }
     }
 }

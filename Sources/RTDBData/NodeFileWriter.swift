@@ -155,6 +155,32 @@ public final class NodeFileWriter {
         return try storeBranch(top.element.key, value, left: left, right: right)
     }
 
+    /// Stores a query index: the branches of `entries` the file does not hold yet; returns
+    /// the link to its top, which the folder's head keeps. An index holding a branch that
+    /// could not be read is refused (`NodeFile.Failure.damaged`): it is built again instead.
+    public func storeIndex(_ entries: WeightBalancedTree<IndexEntry>) throws -> (offset: Int, size: Int) {
+        if entries.isEmpty { return (0, 0) }
+        if let stored = entries.storedRoot, let branches = stored.loader as? StoredIndexBranches,
+           branches.file.id == id, branches.file.path == path, stored.offset < start {
+            return (stored.offset, entries.count)
+        }
+        guard let top = entries.top else { return (0, 0) }
+        if top.element.key.name.hasPrefix(NodeFile.standInPrefix) {
+            throw NodeFile.Failure.damaged(path: path, offset: 0, reason: "a query index holds \"\(top.element.key.name)\", a branch that could not be read")
+        }
+        let left = try storeIndex(top.left)
+        let right = try storeIndex(top.right)
+        var value: [UInt8] = []
+        switch top.element.value.content {
+        case .empty: value.append(0)
+        case .children: value.append(NodeFile.objectKind)  // objects tie: that it is one is enough
+        case .leaf(let leaf):
+            value.append(leafKind(leaf))
+            appendLeafValue(leaf, into: &value)
+        }
+        return try storeBranch(top.element.key, value, left: left, right: right)
+    }
+
     /// Writes entries in key order, their values already encoded, as a balanced tree.
     private func storeBalanced(_ entries: ArraySlice<(key: ChildKey, value: [UInt8], prioritized: Bool)>) throws -> (offset: Int, size: Int) {
         if entries.isEmpty { return (0, 0) }

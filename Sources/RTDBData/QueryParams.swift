@@ -153,14 +153,7 @@ public struct QueryParams: Equatable, Sendable, CustomStringConvertible {
     /// Reads a `q` object from the wire.
     public init(wire: JSONValue) {
         self.init()
-        if let i = wire["i"]?.string {
-            switch i {
-            case ".key": index = .key
-            case ".value": index = .value
-            case ".priority": index = .priority
-            default: index = .child(Path(i))
-            }
-        }
+        if let i = wire["i"]?.string { index = Index(name: i) }
         if let sp = wire["sp"] {
             start = Bound(value: Node(json: sp), key: wire["sn"]?.string, inclusive: wire["sin"]?.bool ?? true)
         }
