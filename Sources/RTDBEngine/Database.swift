@@ -15,8 +15,14 @@ public final class Database: @unchecked Sendable {
     private var root: Node
     private let store: Store
     private let listeners = ListenerRegistry()
-    /// Ordered indexes by location and ordering, shared by the query listens that use them.
-    private var indexes: [String: QueryIndex] = [:]
+    /// Ordered indexes by location and ordering, shared by the queries that use them. One is
+    /// built by the first query that needs it and kept while the database is open; those
+    /// stored at the last checkpoint are read from the node file as they are walked.
+    private var indexes = QueryIndexes()
+    /// The indexes a query used since the database was opened: at close after writes, only
+    /// those and the ones the rules declare (`.indexOn`) are stored for the next open.
+    private var usedIndexes = Set<String>()
+    private var wrote = false
     /// Milliseconds since the epoch; replaceable in tests.
     var clock: () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
     /// Who may read and write what; open unless the server was given rules.
@@ -25,13 +31,17 @@ public final class Database: @unchecked Sendable {
     public init(folder: String) throws {
         store = try Store(folder: folder)
         root = store.recoveredRoot
+        indexes = store.recoveredIndexes
         store.releaseRecoveredRoot()
         // After a checkpoint the tree is read from the node file again, so memory holds only
         // what changed since. Synchronously: until it is done no other checkpoint starts,
         // so none stores again, from a tree still in memory, what this one stored.
-        store.onCheckpoint = { [weak self] replayed, through, marker in
+        store.onCheckpoint = { [weak self] replayed, replayedIndexes, through, marker in
             guard let database = self else { return }
-            database.queue.sync { database.root = database.store.rebase(replayed, through: through, marker: marker) }
+            database.queue.sync {
+                (database.root, database.indexes) = database.store.rebase(replayed, indexes: replayedIndexes, through: through,
+                                                                          marker: marker, live: database.indexes)
+            }
         }
     }
 
@@ -47,9 +57,15 @@ public final class Database: @unchecked Sendable {
         return session
     }
 
-    /// Waits for queued work, makes every write durable and releases the data folder.
+    /// Waits for queued work, makes every write durable and releases the data folder. After
+    /// writes, the indexes no query used since the open, and that the rules do not declare,
+    /// are not stored again: a list queried once is not indexed on every write forever (an
+    /// open that only reads keeps them all, as they cost nothing then).
     public func close() {
-        queue.sync {}
+        queue.sync {
+            guard wrote else { return }
+            store.noteIndexes(indexes.filter { usedIndexes.contains(QueryIndexes.key($0.path, $0.index)) || declared($0) })
+        }
         store.close()
     }
 
@@ -105,11 +121,21 @@ public final class Database: @unchecked Sendable {
     private func unindexed(_ query: QueryParams?, at path: Path) -> Bool {
         guard let query, rules.source != SecurityRules.open.source else { return false }
         switch query.index {
-        case .child(let child): return !rules.indexOn(at: path).contains(child.wireString)
-        case .value: return !rules.indexOn(at: path).contains(".value")
+        case .child, .value: return !declares(query.index, at: path)
         default: return false
         }
     }
+
+    /// Whether the rules' `.indexOn` at `path` names `index`.
+    private func declares(_ index: Index, at path: Path) -> Bool {
+        switch index {
+        case .child(let child): return rules.indexOn(at: path).contains(child.wireString)
+        case .value: return rules.indexOn(at: path).contains(".value")
+        default: return false
+        }
+    }
+
+    private func declared(_ index: QueryIndex) -> Bool { declares(index.index, at: index.path) }
 
     /// Cancels those of `listens` the rules no longer allow (after new rules, a new
     /// credential, or a write the data-dependent ones are checked against); the others note
@@ -175,9 +201,29 @@ public final class Database: @unchecked Sendable {
     private func evaluate(_ path: Path, query: QueryParams?) -> Node {
         let node = root.child(at: path)
         guard let query, !query.loadsAllData else { return node }
-        let key = indexKey(path, query.index)
-        let index = indexes[key] ?? QueryIndex(path: path, index: query.index, node: node)
-        return index.evaluate(query, on: node)
+        return answer(query, at: path, on: node)
+    }
+
+    /// Answers a query from its index, built now when there is none (and then kept).
+    private func answer(_ params: QueryParams, at path: Path, on node: Node, reusing previous: Node = .empty,
+                        changed: (ChildKey) -> Bool = { _ in true }) -> Node {
+        let key = QueryIndexes.key(path, params.index)
+        usedIndexes.insert(key)
+        guard var index = indexes[key] else {
+            var index = QueryIndex(path: path, index: params.index, node: node)
+            let result = index.answer(params, on: node)
+            indexes[key] = index
+            store.noteIndexes(indexes)
+            return result
+        }
+        let wasStored = index.isStored
+        let result = index.answer(params, on: node, reusing: previous, changed: changed)
+        if wasStored && !index.isStored {
+            // Built again: a stored record of it was damaged.
+            indexes[key] = index
+            store.noteIndexes(indexes)
+        }
+        return result
     }
 
     /// What a write stores: server values resolved against the current data. A result that
@@ -310,13 +356,13 @@ public final class Database: @unchecked Sendable {
 
     /// Applies a write whose result (`after`) has been checked.
     private func commit(_ record: LogRecord, after: Node, reply: @escaping (Response) -> Void) {
-        let before = root
+        indexes.apply(record, before: root, after: after)
         root = after
-        updateIndexes(record, before: before)
+        wrote = true
         notifyListeners(record)
         // Listens whose permission the data decides are checked against the new data.
         if dataDependentListens > 0 { revokeDenied(among: listeners.all().filter(\.dependsOnData)) }
-        store.append(record, root: root) { error in
+        store.append(record, root: root, indexes: indexes) { error in
             if let error {
                 reply(.error(.writeFailed, "the write could not be made durable: \(error)"))
             } else {
@@ -332,7 +378,6 @@ public final class Database: @unchecked Sendable {
         if let old = listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier) { release(old) }
         listeners.add(listen)
         noteDataDependence(listen)
-        acquire(listen)
         let data = currentData(for: listen)
         listen.lastSent = data
         if !clientHash.isEmpty && clientHash == data.hashString { return }
@@ -384,26 +429,12 @@ public final class Database: @unchecked Sendable {
 
     // MARK: Listens and indexes (on `queue`)
 
-    private func indexKey(_ path: Path, _ index: Index) -> String { path.description + "|" + index.description }
-
-    private func acquire(_ listen: Listen) {
-        guard listen.isFiltered, let params = listen.params else { return }
-        let key = indexKey(listen.path, params.index)
-        let index = indexes[key] ?? QueryIndex(path: listen.path, index: params.index, node: root.child(at: listen.path))
-        index.users += 1
-        indexes[key] = index
-    }
-
+    /// A listen ended (its index stays: see `indexes`).
     private func release(_ listen: Listen) {
         if listen.dependsOnData {
             listen.dependsOnData = false
             dataDependentListens -= 1
         }
-        guard listen.isFiltered, let params = listen.params else { return }
-        let key = indexKey(listen.path, params.index)
-        guard let index = indexes[key] else { return }
-        index.users -= 1
-        if index.users == 0 { indexes[key] = nil }
     }
 
     /// The data a listen is sent: after `record`, children no set of it touched are taken
@@ -412,33 +443,14 @@ public final class Database: @unchecked Sendable {
     /// every write).
     private func currentData(for listen: Listen, after record: LogRecord? = nil) -> Node {
         let node = root.child(at: listen.path)
-        guard listen.isFiltered, let params = listen.params,
-              let index = indexes[indexKey(listen.path, params.index)] else { return node }
-        guard let record, let previous = listen.lastSent else { return index.evaluate(params, on: node) }
+        guard listen.isFiltered, let params = listen.params else { return node }
+        guard let record, let previous = listen.lastSent else { return answer(params, at: listen.path, on: node) }
         var changed = Set<ChildKey>()  // byte-wise, as keys are (a String set is not)
         for (path, _) in record.sets {
-            if path.contains(listen.path) { return index.evaluate(params, on: node) }
+            if path.contains(listen.path) { return answer(params, at: listen.path, on: node) }
             if listen.path.contains(path) { changed.insert(ChildKey(path.keys[listen.path.count])) }
         }
-        return index.evaluate(params, on: node, reusing: previous) { changed.contains($0) }
-    }
-
-    /// Keeps every index current: a write below a child updates that child's entry; a write
-    /// at or above the indexed location replaces the whole list.
-    private func updateIndexes(_ record: LogRecord, before: Node) {
-        guard !indexes.isEmpty else { return }
-        for index in indexes.values {
-            var rebuilt = false
-            for (path, _) in record.sets {
-                if path.contains(index.path) {
-                    if !rebuilt { index.rebuild(from: root.child(at: index.path)) }
-                    rebuilt = true
-                } else if !rebuilt, index.path.contains(path) {
-                    let childPath = index.path.child(path.keys[index.path.count])
-                    index.update(ChildKey(childPath.last!), old: before.child(at: childPath), new: root.child(at: childPath))
-                }
-            }
-        }
+        return answer(params, at: listen.path, on: node, reusing: previous) { changed.contains($0) }
     }
 
     /// Sends each concerned listen the smallest update that is correct, in one message so a

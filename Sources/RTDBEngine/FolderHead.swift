@@ -1,16 +1,28 @@
 import RTDBData
 
-/// The data folder's `HEAD`: which node file holds the tree, how much of it is whole, and
-/// which logs that tree already contains. It is replaced whole (a temporary file renamed over
-/// it) after the node file is durable, so it always names a complete tree.
+/// The data folder's `HEAD`: which node file holds the tree, how much of it is whole, which
+/// logs that tree already contains, and the query indexes stored with it. It is replaced
+/// whole (a temporary file renamed over it) after the node file is durable, so it always
+/// names a complete tree.
 ///
 /// On disk, little-endian: `RTDBHEAD`, format version u32, node file number u64, its length
 /// u64, its length after its last full copy u64, the last log it covers u64, the root node's
-/// encoding (u32 length, bytes; see `NodeFile`), and a CRC-32 of everything before it.
+/// encoding (u32 length, bytes; see `NodeFile`), the number of indexes u32 and for each its
+/// location and ordering (each u32 length, UTF-8, as `Path.wireString` and `Index.description`
+/// write them) and the link to its top record (offset u64, entries u64), then a CRC-32 of
+/// everything before it. Version 2 had no indexes (the root ran to the checksum); it is read.
 struct FolderHead: Equatable {
     static let magic: [UInt8] = Array("RTDBHEAD".utf8)
     /// Format 1 was a JSON snapshot (`snapshot-N.json`) and no head; an open converts it.
-    static let version: UInt32 = 2
+    static let version: UInt32 = 3
+
+    /// A query index stored in the node file.
+    struct IndexLink: Equatable {
+        var path: Path
+        var index: Index
+        var offset: Int
+        var size: Int
+    }
 
     var nodesID: Int
     var nodesLength: Int
@@ -20,6 +32,7 @@ struct FolderHead: Equatable {
     /// Logs up to this number are in the tree.
     var covered: Int
     var root: [UInt8]
+    var indexes: [IndexLink] = []
 
     func encode() -> [UInt8] {
         var out = FolderHead.magic
@@ -27,6 +40,15 @@ struct FolderHead: Equatable {
         for v in [nodesID, nodesLength, compactedLength, covered] { LittleEndian.append(UInt64(v), to: &out) }
         LittleEndian.append(UInt32(truncatingIfNeeded: root.count), to: &out)
         out += root
+        LittleEndian.append(UInt32(truncatingIfNeeded: indexes.count), to: &out)
+        for link in indexes {
+            for text in [link.path.wireString, link.index.description] {
+                LittleEndian.append(UInt32(truncatingIfNeeded: text.utf8.count), to: &out)
+                out += text.utf8
+            }
+            LittleEndian.append(UInt64(link.offset), to: &out)
+            LittleEndian.append(UInt64(link.size), to: &out)
+        }
         LittleEndian.append(CRC32.checksum(out), to: &out)
         return out
     }
@@ -34,14 +56,15 @@ struct FolderHead: Equatable {
     static func decode(_ bytes: [UInt8], path: String) throws -> FolderHead {
         func damaged(_ reason: String, _ offset: Int) -> StoreError { .corrupt(file: path, offset: offset, reason: reason) }
         guard bytes.count >= 8 + 4 + 32 + 4 + 4, bytes.prefix(8).elementsEqual(magic) else { throw damaged("not an rtdb head file", 0) }
-        let crc = bytes.withUnsafeBytes { LittleEndian.read(UInt32.self, from: $0, at: bytes.count - 4) }
-        guard bytes.withUnsafeBytes({ CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[..<(bytes.count - 4)])) }) == crc else {
-            throw damaged("checksum mismatch", bytes.count - 4)
+        let end = bytes.count - 4  // where the checksum starts
+        let crc = bytes.withUnsafeBytes { LittleEndian.read(UInt32.self, from: $0, at: end) }
+        guard bytes.withUnsafeBytes({ CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[..<end])) }) == crc else {
+            throw damaged("checksum mismatch", end)
         }
         return try bytes.withUnsafeBytes { raw in
             let version = LittleEndian.read(UInt32.self, from: raw, at: 8)
-            guard version == FolderHead.version else {
-                throw damaged("format version \(version), which this rtdb does not know (it reads version \(FolderHead.version)); a newer rtdb wrote it", 8)
+            guard version == 2 || version == FolderHead.version else {
+                throw damaged("format version \(version), which this rtdb does not know (it reads versions 2 and \(FolderHead.version)); a newer rtdb wrote it", 8)
             }
             var fields: [Int] = []
             for i in 0..<4 {
@@ -52,9 +75,40 @@ struct FolderHead: Equatable {
             // Far beyond any real folder, and small enough that no sum with them overflows.
             guard fields.allSatisfy({ $0 < 1 << 56 }) else { throw damaged("a number out of range", 12) }
             let rootLength = Int(LittleEndian.read(UInt32.self, from: raw, at: 44))
-            guard rootLength == bytes.count - 52 else { throw damaged("the root's length does not match the file", 44) }
-            return FolderHead(nodesID: fields[0], nodesLength: fields[1], compactedLength: fields[2], covered: fields[3],
-                              root: Array(bytes[48..<(48 + rootLength)]))
+            let rootEnd = 48 + rootLength
+            guard version == 2 ? rootEnd == end : rootEnd + 4 <= end else { throw damaged("the root's length does not match the file", 44) }
+            var head = FolderHead(nodesID: fields[0], nodesLength: fields[1], compactedLength: fields[2], covered: fields[3],
+                                  root: Array(bytes[48..<rootEnd]))
+            guard version > 2 else { return head }
+            var at = rootEnd
+            func u32() throws -> Int {
+                guard end - at >= 4 else { throw damaged("the list of indexes runs past the end", at) }
+                defer { at += 4 }
+                return Int(LittleEndian.read(UInt32.self, from: raw, at: at))
+            }
+            func u64() throws -> Int {
+                guard end - at >= 8 else { throw damaged("the list of indexes runs past the end", at) }
+                let v = LittleEndian.read(UInt64.self, from: raw, at: at)
+                guard v < 1 << 56 else { throw damaged("a number out of range", at) }
+                at += 8
+                return Int(v)
+            }
+            func text() throws -> String {
+                let n = try u32()
+                guard n <= end - at else { throw damaged("the list of indexes runs past the end", at) }
+                defer { at += n }
+                return String(decoding: raw[at..<(at + n)], as: UTF8.self)
+            }
+            let count = try u32()
+            // Each takes at least 24 bytes: a hostile count cannot make a huge array.
+            guard count <= (end - at) / 24 else { throw damaged("more indexes than the file holds", at - 4) }
+            for _ in 0..<count {
+                let location = try text(), ordering = try text()
+                let offset = try u64(), size = try u64()
+                head.indexes.append(IndexLink(path: Path(location), index: Index(name: ordering), offset: offset, size: size))
+            }
+            guard at == end else { throw damaged("bytes after the list of indexes", at) }
+            return head
         }
     }
 }

@@ -1,23 +1,17 @@
 import RTDBData
 
-/// A child's place in an ordering: its ordering value and its key.
-struct IndexEntry: TreeElement {
-    let value: Node
-    let key: ChildKey
-    static func order(_ a: IndexEntry, _ b: IndexEntry) -> Int {
-        let c = Index.compareValues(a.value, b.value)
-        return c != 0 ? c : ChildKey.compare(a.key, b.key)
-    }
-}
-
 /// The children of one location in one ordering, kept sorted as writes land, so that a
 /// query (bounds and a limit) is answered in O(log n + limit) instead of sorting the list.
-final class QueryIndex {
+///
+/// A value: copies share their tree (a persistent one), so the store keeps the index as of a
+/// record as cheaply as it keeps the data tree, and stores it with the tree at a checkpoint.
+struct QueryIndex {
     let path: Path
     let index: Index
-    private var entries = WeightBalancedTree<IndexEntry>()
-    /// Listens using this index; it is dropped when none is left.
-    var users = 0
+    private(set) var entries = WeightBalancedTree<IndexEntry>()
+    /// Where `entries` is read from, when it was stored: a damaged record found there means
+    /// the index must be built again.
+    private var stored: StoredIndexBranches?
 
     init(path: Path, index: Index, node: Node) {
         self.path = path
@@ -25,7 +19,21 @@ final class QueryIndex {
         rebuild(from: node)
     }
 
-    func rebuild(from node: Node) {
+    /// An index read from a node file (see `NodeFile.storedIndex`).
+    init(path: Path, index: Index, stored: WeightBalancedTree<IndexEntry>, branches: StoredIndexBranches) {
+        self.path = path
+        self.index = index
+        entries = stored
+        self.stored = branches
+    }
+
+    /// Whether a stored record of this index turned out damaged (it cannot be trusted).
+    var isDamaged: Bool { stored?.isDamaged ?? false }
+    /// Whether it was read from a node file and not built again since.
+    var isStored: Bool { stored != nil }
+
+    mutating func rebuild(from node: Node) {
+        stored = nil
         guard index != .key else { return }  // key order is the children's own order
         // The children come in key order, which breaks ties between equal values. The list
         // is sized up front: a million children grown by doubling spent a third of the build
@@ -38,10 +46,21 @@ final class QueryIndex {
     }
 
     /// One child changed from `old` to `new` (either may be empty).
-    func update(_ key: ChildKey, old: Node, new: Node) {
+    mutating func update(_ key: ChildKey, old: Node, new: Node) {
         guard index != .key else { return }
         if !old.isEmpty { entries = entries.removing(IndexEntry(value: index.orderingValue(of: old), key: key)) }
         if !new.isEmpty { entries = entries.inserting(IndexEntry(value: index.orderingValue(of: new), key: key)) }
+    }
+
+    /// `evaluate`, from an index built again from `node` when a stored record of it is damaged
+    /// (found before or while answering).
+    mutating func answer(_ params: QueryParams, on node: Node, reusing previous: Node = .empty,
+                         changed: (ChildKey) -> Bool = { _ in true }) -> Node {
+        if isDamaged { rebuild(from: node) }
+        let result = evaluate(params, on: node, reusing: previous, changed: changed)
+        guard isDamaged else { return result }
+        rebuild(from: node)
+        return evaluate(params, on: node, reusing: previous, changed: changed)
     }
 
     var count: Int { entries.count }

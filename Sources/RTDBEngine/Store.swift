@@ -19,6 +19,10 @@ import Glibc
 /// file has grown to twice its size at its last full copy (replaced branches are never
 /// reused), a checkpoint copies the live tree to a new file instead.
 ///
+/// The query indexes the database keeps are stored with the tree (their links in the head),
+/// and read from the file as they are walked after an open, like the tree; the logs are
+/// applied to them as to the tree.
+///
 /// Recovery reads the head, maps the node file and replays later logs, cutting a torn record
 /// at the end of the last log (a crash mid-write: that record was never acknowledged); damage
 /// anywhere else stops the open (see `replay`). A folder of the first format (a JSON
@@ -30,6 +34,8 @@ public final class Store: @unchecked Sendable {
     public let folder: String
     /// The tree as recovered at open (until `releaseRecoveredRoot`).
     public private(set) var recoveredRoot: Node
+    /// The query indexes stored with it, brought up to date with the logs.
+    private(set) var recoveredIndexes = QueryIndexes()
     /// Checkpoint once the current log passes this many bytes.
     public var checkpointThreshold = 16 << 20
     /// How much the node file may grow past twice its size at its last full copy before
@@ -38,11 +44,11 @@ public final class Store: @unchecked Sendable {
     /// Whether `close` checkpoints what the log holds (tests turn it off to keep a log, as a
     /// killed process leaves one).
     var checkpointOnClose = true
-    /// Told, on a background queue, when a checkpoint stored the tree as of the record
-    /// numbered `marker`, with the records through `through` applied again; the database
-    /// calls `rebase` with it on its own queue before it returns (no other checkpoint starts
-    /// until then). Never called from `close`.
-    var onCheckpoint: (@Sendable (_ replayed: Node, _ through: Int, _ marker: Int) -> Void)?
+    /// Told, on a background queue, when a checkpoint stored the tree and its indexes as of
+    /// the record numbered `marker`, with the records through `through` applied again; the
+    /// database calls `rebase` with them on its own queue before it returns (no other
+    /// checkpoint starts until then). Never called from `close`.
+    var onCheckpoint: (@Sendable (_ replayed: Node, _ indexes: QueryIndexes, _ through: Int, _ marker: Int) -> Void)?
     /// Where damage found in the node file while reading, and a failed checkpoint, are told.
     public static let report: @Sendable (String) -> Void = { message in
         FileHandle.standardError.write(Data("rtdb: \(message)\n".utf8))
@@ -54,11 +60,12 @@ public final class Store: @unchecked Sendable {
     private var pending: [UInt8] = []
     private var pendingCompletions: [(StoreError?) -> Void] = []
     private var pendingRoot: Node
+    private var pendingIndexes = QueryIndexes()
     /// Records appended so far, and those a checkpoint has not stored yet (with their numbers).
     private var appended = 0
     private var unstored: [(number: Int, record: LogRecord)] = []
     /// What the last background checkpoint stored, as of which record (for `close`).
-    private var lastStored: (root: Node, marker: Int)?
+    private var lastStored: (root: Node, indexes: QueryIndexes, marker: Int)?
     /// The marker of the stored tree `pendingRoot` was last rebased on.
     private var rebasedOn: Int?
     private var roundScheduled = false
@@ -95,6 +102,7 @@ public final class Store: @unchecked Sendable {
             let nodeIDs = names.compactMap { Store.sequence($0, prefix: "nodes-", suffix: ".rtdb") }
 
             var root = Node.empty
+            var indexes = QueryIndexes()
             var base = 0
             if names.contains("HEAD") {
                 let head = try FolderHead.decode(FileIO.readFile(folder + "/HEAD"), path: folder + "/HEAD")
@@ -109,6 +117,14 @@ public final class Store: @unchecked Sendable {
                     throw StoreError.corrupt(file: folder + "/HEAD", offset: 48, reason: "its root does not read as a node of \(path)")
                 }
                 root = stored
+                for link in head.indexes {
+                    // An index is derived data: one the head cannot link to is built again when a query needs it.
+                    guard let entries = file.storedIndex(offset: link.offset, size: link.size) else {
+                        Store.report("\(folder)/HEAD links the index of \(link.path) by \(link.index) outside \(path); it is built again when a query needs it")
+                        continue
+                    }
+                    indexes[QueryIndexes.key(link.path, link.index)] = QueryIndex(path: link.path, index: link.index, stored: entries.entries, branches: entries.branches)
+                }
                 base = head.covered
                 self.head = head
             } else if let n = snapshotSeqs.last {
@@ -121,19 +137,24 @@ public final class Store: @unchecked Sendable {
             let replay = walSeqs.filter { $0 > base }
             for (i, seq) in replay.enumerated() {
                 let path = folder + "/" + Store.walName(seq)
-                root = try Store.replay(path, into: root, isLast: i == replay.count - 1, salvage: salvage)
+                root = try Store.replay(path, into: root, indexes: &indexes, isLast: i == replay.count - 1, salvage: salvage)
             }
             walSeq = max(replay.last ?? (base + 1), base + 1)
             walBytes = 0
             pendingRoot = root
             recoveredRoot = root
+            pendingIndexes = indexes
+            recoveredIndexes = indexes
 
             if let salvage {
+                // Indexes are left behind: queries build them again from what was saved.
+                pendingIndexes = QueryIndexes()
+                recoveredIndexes = QueryIndexes()
                 // Every branch is read once: a full copy leaves out what cannot be read, and
                 // says so; damaged files are kept for inspection.
                 let covered = walSeq
                 walSeq += 1
-                let copy = try checkpoint(root, covered: covered, wholeCopy: true, dropDamaged: true, removingObsolete: false)
+                let copy = try checkpoint(root, indexes: QueryIndexes(), covered: covered, wholeCopy: true, dropDamaged: true, removingObsolete: false)
                 if salvage.skipped.isEmpty {
                     removeObsolete(covered: covered, nodesID: copy.id)
                 } else {
@@ -154,7 +175,7 @@ public final class Store: @unchecked Sendable {
                 // A folder of the first format: its JSON snapshot and logs become the node file.
                 let covered = walSeq
                 walSeq += 1
-                let converted = try checkpoint(root, covered: covered, wholeCopy: true, dropDamaged: false)
+                let converted = try checkpoint(root, indexes: QueryIndexes(), covered: covered, wholeCopy: true, dropDamaged: false)
                 pendingRoot = converted.root
                 recoveredRoot = converted.root
             }
@@ -191,11 +212,15 @@ public final class Store: @unchecked Sendable {
 
     /// Lets go of the tree recovered at open, once its owner has it: it would keep the node
     /// file of that time mapped (and its disk space, after a full copy) for the store's life.
-    public func releaseRecoveredRoot() { recoveredRoot = .empty }
+    public func releaseRecoveredRoot() {
+        recoveredRoot = .empty
+        recoveredIndexes = QueryIndexes()
+    }
 
     /// Queues a record; `completion` runs on the committer queue once it is durable (nil) or
-    /// could not be made durable. `root` is the tree with this record applied.
-    func append(_ record: LogRecord, root: Node, completion: @escaping (StoreError?) -> Void) {
+    /// could not be made durable. `root` and `indexes` are the tree and the query indexes
+    /// with this record applied.
+    func append(_ record: LogRecord, root: Node, indexes: QueryIndexes, completion: @escaping (StoreError?) -> Void) {
         condition.lock()
         // Kept even when refused below: the database's tree holds it, and `rebase` must
         // give that same tree back.
@@ -207,6 +232,7 @@ public final class Store: @unchecked Sendable {
             return
         }
         pendingRoot = root
+        pendingIndexes = indexes
         record.encode(into: &pending)
         pendingCompletions.append(completion)
         if !roundScheduled {
@@ -217,37 +243,58 @@ public final class Store: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The tree a checkpoint stored as of record `marker`, with every record appended since
-    /// applied again: the same data as the database's tree, read from the node file where
-    /// nothing changed. `replayed` is that tree with the records through `through` already
-    /// applied, off the database's queue (`replay`). Called on the database's queue, where
-    /// no record is being appended. The result is also what the next checkpoint (or `close`)
-    /// stores from.
-    func rebase(_ replayed: Node, through: Int, marker: Int) -> Node {
+    /// Records the database's indexes after a change no record made (an index built for a
+    /// query, or one left out at close), so the next checkpoint stores those.
+    func noteIndexes(_ indexes: QueryIndexes) {
+        condition.lock()
+        pendingIndexes = indexes
+        condition.unlock()
+    }
+
+    /// The tree and indexes a checkpoint stored as of record `marker`, with every record
+    /// appended since applied again: the same data as the database's tree, read from the
+    /// node file where nothing changed. `replayed` is that tree (and `indexes` those indexes)
+    /// with the records through `through` already applied, off the database's queue
+    /// (`replay`). `live` is the database's table: each index in it is taken from the
+    /// checkpoint where it was stored. Called on the database's queue, where no record is
+    /// being appended. The result is also what the next checkpoint (or `close`) stores from.
+    func rebase(_ replayed: Node, indexes: QueryIndexes, through: Int, marker: Int, live: QueryIndexes) -> (root: Node, indexes: QueryIndexes) {
         condition.lock()
         defer { condition.unlock() }
         unstored.removeAll { $0.number <= marker }
-        pendingRoot = unstored.reduce(replayed) { $1.number > through ? $1.record.apply(to: $0) : $0 }
+        var root = replayed, rebased = indexes
+        for (number, record) in unstored where number > through { Store.apply(record, to: &root, &rebased) }
+        var merged = live
+        merged.adopt(rebased)
+        pendingRoot = root
+        pendingIndexes = merged
         rebasedOn = marker
-        return pendingRoot
+        return (root, merged)
     }
 
-    /// Applies to `stored` the records appended after `marker`, in the background: under a
-    /// steady load, applying them on the database's queue held every request for a second
-    /// after each large checkpoint. Records keep arriving meanwhile, so it catches up a few
-    /// times; `rebase` applies what is left.
-    private func replay(onto stored: Node, after marker: Int) -> (root: Node, through: Int) {
-        var root = stored, through = marker
+    /// Applies `record` to a tree and its indexes.
+    static func apply(_ record: LogRecord, to root: inout Node, _ indexes: inout QueryIndexes) {
+        let after = record.apply(to: root)
+        indexes.apply(record, before: root, after: after)
+        root = after
+    }
+
+    /// Applies to `stored` (and its indexes) the records appended after `marker`, in the
+    /// background: under a steady load, applying them on the database's queue held every
+    /// request for a second after each large checkpoint. Records keep arriving meanwhile, so
+    /// it catches up a few times; `rebase` applies what is left.
+    private func replay(onto stored: Node, indexes storedIndexes: QueryIndexes, after marker: Int) -> (root: Node, indexes: QueryIndexes, through: Int) {
+        var root = stored, indexes = storedIndexes, through = marker
         for _ in 0..<4 {
             condition.lock()
             let records = unstored.filter { $0.number > through }
             condition.unlock()
             guard let last = records.last?.number else { break }
-            root = records.reduce(root) { $1.record.apply(to: $0) }
+            for (_, record) in records { Store.apply(record, to: &root, &indexes) }
             through = last
             if records.count < 16 { break }
         }
-        return (root, through)
+        return (root, indexes, through)
     }
 
     /// Makes everything queued durable, stops the committer, checkpoints what the log holds
@@ -258,6 +305,7 @@ public final class Store: @unchecked Sendable {
         closing = true
         // What was accepted before closing: a write refused from now on is not stored.
         var root = pendingRoot
+        var indexes = pendingIndexes
         let accepted = appended
         condition.unlock()
         committer.sync {}  // the round in progress, and one scheduled, finish first
@@ -271,13 +319,21 @@ public final class Store: @unchecked Sendable {
         if let latest = lastStored {
             if rebasedOn == latest.marker && appended == accepted {
                 root = pendingRoot
+                indexes = pendingIndexes
             } else {
-                root = unstored.filter { $0.number > latest.marker && $0.number <= accepted }.reduce(latest.root) { $1.record.apply(to: $0) }
+                var rebased = latest.indexes
+                root = latest.root
+                for (number, record) in unstored where number > latest.marker && number <= accepted { Store.apply(record, to: &root, &rebased) }
+                indexes.adopt(rebased)
             }
         }
         condition.unlock()
-        if checkpointOnClose && !failed && walBytes > 0, (try? rotateLog()) != nil {
-            do { try checkpoint(root, covered: walSeq - 1, wholeCopy: false, dropDamaged: false) } catch {
+        // Indexes built or left out since the head was written are stored too, though no
+        // record was: a list queried once opens with its index next time.
+        let storable = indexes.storable
+        let indexesChanged = storable.contains { !$0.isStored } || storable.count != head?.indexes.count ?? 0
+        if checkpointOnClose && !failed && (walBytes > 0 || indexesChanged), (try? rotateLog()) != nil {
+            do { try checkpoint(root, indexes: indexes, covered: walSeq - 1, wholeCopy: false, dropDamaged: false) } catch {
                 Store.report("\(folder): the checkpoint at close failed, the logs are kept: \(error)")
             }
         }
@@ -304,6 +360,7 @@ public final class Store: @unchecked Sendable {
             swap(&buffer, &pending)
             swap(&completions, &pendingCompletions)
             let root = pendingRoot
+            let indexes = pendingIndexes
             let marker = appended
             condition.unlock()
 
@@ -328,7 +385,7 @@ public final class Store: @unchecked Sendable {
             completions.removeAll(keepingCapacity: true)
 
             if error == nil && walBytes > checkpointThreshold && !checkpointRunning {
-                startCheckpoint(of: root, marker: marker)
+                startCheckpoint(of: root, indexes: indexes, marker: marker)
             }
         }
     }
@@ -344,7 +401,7 @@ public final class Store: @unchecked Sendable {
 
     /// Starts a new log and, in the background, a checkpoint of the tree as of the end of the
     /// old one; the database then reads its tree from the node file again.
-    private func startCheckpoint(of root: Node, marker: Int) {
+    private func startCheckpoint(of root: Node, indexes: QueryIndexes, marker: Int) {
         do { try rotateLog() } catch let error {
             // No log to write to: every later write fails rather than going nowhere.
             condition.lock()
@@ -357,12 +414,12 @@ public final class Store: @unchecked Sendable {
         checkpoints.enter()
         DispatchQueue.global(qos: .utility).async { [self] in
             do {
-                let stored = try checkpoint(root, covered: covered, wholeCopy: false, dropDamaged: false)
+                let stored = try checkpoint(root, indexes: indexes, covered: covered, wholeCopy: false, dropDamaged: false)
                 condition.lock()
-                lastStored = (stored.root, marker)
+                lastStored = (stored.root, stored.indexes, marker)
                 condition.unlock()
-                let replayed = replay(onto: stored.root, after: marker)
-                onCheckpoint?(replayed.root, replayed.through, marker)
+                let replayed = replay(onto: stored.root, indexes: stored.indexes, after: marker)
+                onCheckpoint?(replayed.root, replayed.indexes, replayed.through, marker)
             } catch {
                 // The logs stay (nothing is lost); the next checkpoint tries again.
                 Store.report("\(folder): a checkpoint failed, the logs are kept: \(error)")
@@ -374,28 +431,38 @@ public final class Store: @unchecked Sendable {
         }
     }
 
-    /// Stores `root` (appending what the node file lacks, or copying it whole to a new file),
-    /// makes it durable, replaces the head, then (unless salvage sets them aside) removes what
-    /// the new head made obsolete. Returns the tree as read back from the file.
+    /// Stores `root` and its `indexes` (appending what the node file lacks, or copying it
+    /// whole to a new file), makes it durable, replaces the head, then (unless salvage sets
+    /// them aside) removes what the new head made obsolete. Returns the tree and the indexes
+    /// as read back from the file.
     @discardableResult
-    private func checkpoint(_ root: Node, covered: Int, wholeCopy: Bool, dropDamaged: Bool,
-                            removingObsolete: Bool = true) throws -> (root: Node, id: Int) {
+    private func checkpoint(_ root: Node, indexes: QueryIndexes, covered: Int, wholeCopy: Bool, dropDamaged: Bool,
+                            removingObsolete: Bool = true) throws -> (root: Node, indexes: QueryIndexes, id: Int) {
         let old = head
         let copy = wholeCopy || old.map { $0.nodesLength > 2 * $0.compactedLength + compactionSlack } ?? true
         let id = copy ? (old?.nodesID ?? 0) + 1 : old?.nodesID ?? 1
         let path = folder + "/" + Store.nodesName(id)
         let written: (bytes: [UInt8], length: Int)
+        var links: [FolderHead.IndexLink] = []
         do {
             let writer = try NodeFileWriter(path: path, id: id, appendingAt: copy ? 0 : old?.nodesLength ?? 0)
             writer.dropDamaged = dropDamaged
             let bytes = try writer.store(root)
+            for index in indexes.storable {
+                do {
+                    let link = try writer.storeIndex(index.entries)
+                    links.append(.init(path: index.path, index: index.index, offset: link.offset, size: link.size))
+                } catch NodeFile.Failure.damaged {
+                    continue  // found damaged while storing: the next open builds it again
+                }
+            }
             written = (bytes, try writer.finish())
         } catch let failure as NodeFile.Failure {
             throw StoreError(failure)
         }
         if copy { try FileIO.syncDirectory(folder) }
         let next = FolderHead(nodesID: id, nodesLength: written.length, compactedLength: copy ? written.length : old?.compactedLength ?? 0,
-                              covered: covered, root: written.bytes)
+                              covered: covered, root: written.bytes, indexes: links)
         try Store.writeFile(folder + "/HEAD", next.encode())
         // From the rename on, the head on disk may be this one: the next checkpoint must
         // append after it (never over it), even if the directory sync below fails.
@@ -406,7 +473,12 @@ public final class Store: @unchecked Sendable {
         do { file = try NodeFile(path: path, id: id, length: written.length, onDamage: Store.report) } catch let failure as NodeFile.Failure {
             throw StoreError(failure)
         }
-        return (file.node(encoded: written.bytes) ?? root, id)
+        var stored = indexes
+        for link in links {
+            guard let read = file.storedIndex(offset: link.offset, size: link.size) else { continue }
+            stored[QueryIndexes.key(link.path, link.index)] = QueryIndex(path: link.path, index: link.index, stored: read.entries, branches: read.branches)
+        }
+        return (file.node(encoded: written.bytes) ?? root, stored, id)
     }
 
     /// Removes the logs up to `covered`, the first format's snapshots and other node files:
@@ -442,7 +514,7 @@ public final class Store: @unchecked Sendable {
     /// cut. A bad record followed by good ones is damage: the open stops with the file and the
     /// offset and touches nothing, unless `salvage` is set, which skips each damaged stretch
     /// and keeps every record that can still be read.
-    static func replay(_ path: String, into root: Node, isLast: Bool, salvage: RecoveryReport? = nil) throws -> Node {
+    static func replay(_ path: String, into root: Node, indexes: inout QueryIndexes, isLast: Bool, salvage: RecoveryReport? = nil) throws -> Node {
         let bytes = try FileIO.readFile(path)
         var root = root
         var offset = 0
@@ -459,7 +531,7 @@ public final class Store: @unchecked Sendable {
                 switch LogRecord.decode(raw, at: offset) {
                 case .end: return
                 case .record(let record, let next):
-                    root = record.apply(to: root)
+                    Store.apply(record, to: &root, &indexes)
                     salvage?.records += 1
                     offset = next
                 case .unreadable(let reason, let next):

@@ -57,7 +57,7 @@ final class QueryIndexTests: XCTestCase {
             var node = Node.empty
             for i in 0..<30 where Bool.random(using: &rng) { node = node.updatingChild(ChildKey(String(i)), randomChild(&rng)) }
             let params = randomParams(&rng)
-            let index = QueryIndex(path: .root, index: params.index, node: node)
+            var index = QueryIndex(path: .root, index: params.index, node: node)
             var previous = index.evaluate(params, on: node)
             for _ in 0..<30 {
                 XCTAssertEqual(index.evaluate(params, on: node), naive(params, node), "\(params)")

@@ -11,7 +11,7 @@ func temporaryFolder() -> String {
 final class StoreTests: XCTestCase {
     func append(_ store: Store, _ record: LogRecord, root: Node) {
         let done = expectation(description: "durable")
-        store.append(record, root: root) { error in
+        store.append(record, root: root, indexes: QueryIndexes()) { error in
             XCTAssertNil(error)
             done.fulfill()
         }
@@ -98,21 +98,32 @@ final class StoreTests: XCTestCase {
         store.close()
     }
 
-    /// Writes keep coming while checkpoints run: each checkpoint's tree, with the records
-    /// appended since applied again (in the background, then the rest on the owner's queue as
-    /// the database does), is the owner's tree, and what the next checkpoint stores from.
+    /// The entries of an index, as (key, ordering value) text.
+    func entries(_ index: QueryIndex?) -> [String] {
+        index.map { $0.entries.map { "\($0.key.name)=\(JSONWriter.string($0.value))" } } ?? []
+    }
+
+    /// Writes keep coming while checkpoints run: each checkpoint's tree and query index, with
+    /// the records appended since applied again (in the background, then the rest on the
+    /// owner's queue as the database does), are the owner's, and what the next checkpoint
+    /// stores from; the index the last one stored opens with the folder.
     func testRebasedTreeHoldsEveryWriteMadeDuringCheckpoints() throws {
         let folder = temporaryFolder()
         var store = try Store(folder: folder)
         store.checkpointThreshold = 1000
         let owner = DispatchQueue(label: "owner")  // the database's queue
         nonisolated(unsafe) var root = Node.empty
+        let key = QueryIndexes.key(Path("list"), .value)
+        nonisolated(unsafe) var indexes = QueryIndexes()
+        indexes[key] = QueryIndex(path: Path("list"), index: .value, node: .empty)
         nonisolated(unsafe) var rebases = 0
-        store.onCheckpoint = { [unowned store] replayed, through, marker in
+        nonisolated(unsafe) var storedIndexes = 0
+        store.onCheckpoint = { [unowned store] replayed, replayedIndexes, through, marker in
             // Records appended between the replay and the owner's turn are `rebase`'s to apply.
             Thread.sleep(forTimeInterval: 0.01)
             owner.sync {
-                root = store.rebase(replayed, through: through, marker: marker)
+                if replayedIndexes[key]?.isStored == true { storedIndexes += 1 }
+                (root, indexes) = store.rebase(replayed, indexes: replayedIndexes, through: through, marker: marker, live: indexes)
                 rebases += 1
             }
         }
@@ -124,8 +135,8 @@ final class StoreTests: XCTestCase {
             expected = record.apply(to: expected)
             let durable = DispatchSemaphore(value: 0)
             owner.sync {
-                root = record.apply(to: root)
-                store.append(record, root: root) { error in
+                Store.apply(record, to: &root, &indexes)
+                store.append(record, root: root, indexes: indexes) { error in
                     XCTAssertNil(error)
                     durable.signal()
                 }
@@ -133,12 +144,18 @@ final class StoreTests: XCTestCase {
             XCTAssertEqual(durable.wait(timeout: .now() + 10), .success)
         }
         store.close()
+        let built = QueryIndex(path: Path("list"), index: .value, node: expected.child("list"))
+        XCTAssertEqual(built.count, 70)
         owner.sync {
             XCTAssertGreaterThan(rebases, 0)
+            XCTAssertGreaterThan(storedIndexes, 0)
             XCTAssertEqual(JSONWriter.string(root), JSONWriter.string(expected))
+            XCTAssertEqual(entries(indexes[key]), entries(built))
         }
         store = try Store(folder: folder)
         XCTAssertEqual(JSONWriter.string(store.recoveredRoot), JSONWriter.string(expected))
+        XCTAssertEqual(store.recoveredIndexes[key]?.isStored, true)
+        XCTAssertEqual(entries(store.recoveredIndexes[key]), entries(built))
         store.close()
     }
 

@@ -1,0 +1,55 @@
+import RTDBData
+
+/// A database's query indexes, by location and ordering, as of one state of its tree: the
+/// database keeps the current ones, and the store those of each record it has not yet
+/// stored, so a checkpoint stores the indexes of the tree it stores.
+struct QueryIndexes {
+    private var byKey: [String: QueryIndex] = [:]
+
+    static func key(_ path: Path, _ index: Index) -> String { path.description + "|" + index.description }
+
+    var isEmpty: Bool { byKey.isEmpty }
+    var values: Dictionary<String, QueryIndex>.Values { byKey.values }
+
+    subscript(key: String) -> QueryIndex? {
+        get { byKey[key] }
+        set { byKey[key] = newValue }
+    }
+
+    /// Keeps every index current after `record` took the tree from `before` to `after`: a
+    /// write below a child updates that child's entry; a write at or above the indexed
+    /// location replaces the whole list.
+    mutating func apply(_ record: LogRecord, before: Node, after: Node) {
+        guard !byKey.isEmpty else { return }
+        for i in byKey.values.indices {
+            let path = byKey.values[i].path
+            for (written, _) in record.sets {
+                if written.contains(path) {
+                    byKey.values[i].rebuild(from: after.child(at: path))
+                    break
+                }
+                if path.contains(written) {
+                    let child = path.child(written.keys[path.count])
+                    byKey.values[i].update(ChildKey(written.keys[path.count]), old: before.child(at: child), new: after.child(at: child))
+                }
+            }
+        }
+    }
+
+    /// The indexes a checkpoint stores: not a key index (key order is the children's own),
+    /// not an empty one (nothing to read back), not one found damaged.
+    var storable: [QueryIndex] { byKey.values.filter { $0.index != .key && !$0.entries.isEmpty && !$0.isDamaged } }
+
+    /// Takes from `rebased` each index this table also holds: the same entries, read from a
+    /// checkpoint where they did not change since. Indexes made after that checkpoint stay.
+    mutating func adopt(_ rebased: QueryIndexes) {
+        for (key, index) in rebased.byKey where byKey[key] != nil { byKey[key] = index }
+    }
+
+    /// The indexes `keep` accepts.
+    func filter(_ keep: (QueryIndex) -> Bool) -> QueryIndexes {
+        var kept = QueryIndexes()
+        kept.byKey = byKey.filter { keep($0.value) }
+        return kept
+    }
+}
