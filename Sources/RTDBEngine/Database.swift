@@ -16,13 +16,24 @@ public final class Database: @unchecked Sendable {
     private let store: Store
     private let listeners = ListenerRegistry()
     /// Ordered indexes by location and ordering, shared by the queries that use them. One is
-    /// built by the first query that needs it and kept while the database is open; those
-    /// stored at the last checkpoint are read from the node file as they are walked.
-    private var indexes = QueryIndexes()
-    /// The indexes a query used since the database was opened: at close after writes, only
-    /// those and the ones the rules declare (`.indexOn`) are stored for the next open.
-    private var usedIndexes = Set<String>()
+    /// built by the first query that needs it and kept while a listen uses it, and after
+    /// that among the `idleIndexLimit` most recently used; those stored at the last
+    /// checkpoint are read from the node file as they are walked.
+    private(set) var indexes = QueryIndexes()
+    /// How many listens use each index.
+    private var indexListens: [QueryIndexes.Key: Int] = [:]
+    /// When a query last used each index (a count of uses), since the database was opened:
+    /// at close after writes, only these and the ones the rules declare (`.indexOn`) are
+    /// stored for the next open.
+    private var indexLastUsed: [QueryIndexes.Key: Int] = [:]
+    private var indexUses = 0
+    /// Indexes kept with no listen: each costs an update per write below its location, so
+    /// queries on ever new lists or orderings cannot make every write slower for good.
+    static let idleIndexLimit = 16
     private var wrote = false
+    /// Set while a write is applied and its listeners told: the store learns of an index
+    /// built then with the write's record (`store.append`), not before it.
+    private var committing = false
     /// Milliseconds since the epoch; replaceable in tests.
     var clock: () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
     /// Who may read and write what; open unless the server was given rules.
@@ -64,7 +75,9 @@ public final class Database: @unchecked Sendable {
     public func close() {
         queue.sync {
             guard wrote else { return }
-            store.noteIndexes(indexes.filter { usedIndexes.contains(QueryIndexes.key($0.path, $0.index)) || declared($0) })
+            // In the table too: a checkpoint finishing meanwhile takes the table as it is.
+            indexes = indexes.filter { indexLastUsed[QueryIndexes.key($0.path, $0.index)] != nil || declared($0) }
+            store.noteIndexes(indexes)
         }
         store.close()
     }
@@ -208,22 +221,32 @@ public final class Database: @unchecked Sendable {
     private func answer(_ params: QueryParams, at path: Path, on node: Node, reusing previous: Node = .empty,
                         changed: (ChildKey) -> Bool = { _ in true }) -> Node {
         let key = QueryIndexes.key(path, params.index)
-        usedIndexes.insert(key)
+        indexUses += 1
+        indexLastUsed[key] = indexUses
         guard var index = indexes[key] else {
             var index = QueryIndex(path: path, index: params.index, node: node)
             let result = index.answer(params, on: node)
             indexes[key] = index
-            store.noteIndexes(indexes)
+            dropIdleIndexes()
+            if !committing { store.noteIndexes(indexes) }
             return result
         }
-        let wasStored = index.isStored
+        let built = index.isStale || index.isStored
         let result = index.answer(params, on: node, reusing: previous, changed: changed)
-        if wasStored && !index.isStored {
-            // Built again: a stored record of it was damaged.
+        if built && !index.isStale && !index.isStored {
+            // Built again: the list was replaced, or a stored record of it was damaged.
             indexes[key] = index
-            store.noteIndexes(indexes)
+            if !committing { store.noteIndexes(indexes) }
         }
         return result
+    }
+
+    /// Drops the least recently used indexes no listen uses, past `idleIndexLimit`.
+    private func dropIdleIndexes() {
+        let idle = indexes.keys.filter { indexListens[$0] == nil }
+        guard idle.count > Database.idleIndexLimit else { return }
+        let byAge = idle.sorted { indexLastUsed[$0] ?? 0 < indexLastUsed[$1] ?? 0 }
+        for key in byAge.prefix(idle.count - Database.idleIndexLimit) { indexes[key] = nil }
     }
 
     /// What a write stores: server values resolved against the current data. A result that
@@ -359,7 +382,9 @@ public final class Database: @unchecked Sendable {
         indexes.apply(record, before: root, after: after)
         root = after
         wrote = true
+        committing = true
         notifyListeners(record)
+        committing = false
         // Listens whose permission the data decides are checked against the new data.
         if dataDependentListens > 0 { revokeDenied(among: listeners.all().filter(\.dependsOnData)) }
         store.append(record, root: root, indexes: indexes) { error in
@@ -378,6 +403,7 @@ public final class Database: @unchecked Sendable {
         if let old = listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier) { release(old) }
         listeners.add(listen)
         noteDataDependence(listen)
+        if listen.isFiltered, let params = listen.params { indexListens[QueryIndexes.key(listen.path, params.index), default: 0] += 1 }
         let data = currentData(for: listen)
         listen.lastSent = data
         if !clientHash.isEmpty && clientHash == data.hashString { return }
@@ -429,12 +455,17 @@ public final class Database: @unchecked Sendable {
 
     // MARK: Listens and indexes (on `queue`)
 
-    /// A listen ended (its index stays: see `indexes`).
+    /// A listen ended (its index stays a while: see `indexes`).
     private func release(_ listen: Listen) {
         if listen.dependsOnData {
             listen.dependsOnData = false
             dataDependentListens -= 1
         }
+        guard listen.isFiltered, let params = listen.params else { return }
+        let key = QueryIndexes.key(listen.path, params.index)
+        let remaining = (indexListens[key] ?? 1) - 1
+        indexListens[key] = remaining > 0 ? remaining : nil
+        if remaining <= 0 { dropIdleIndexes() }
     }
 
     /// The data a listen is sent: after `record`, children no set of it touched are taken

@@ -34,13 +34,15 @@ struct FolderHead: Equatable {
     var root: [UInt8]
     var indexes: [IndexLink] = []
 
+    /// Version 2 when there is no index, so an rtdb from before indexes were stored still
+    /// opens the folder.
     func encode() -> [UInt8] {
         var out = FolderHead.magic
-        LittleEndian.append(FolderHead.version, to: &out)
+        LittleEndian.append(indexes.isEmpty ? 2 : FolderHead.version, to: &out)
         for v in [nodesID, nodesLength, compactedLength, covered] { LittleEndian.append(UInt64(v), to: &out) }
         LittleEndian.append(UInt32(truncatingIfNeeded: root.count), to: &out)
         out += root
-        LittleEndian.append(UInt32(truncatingIfNeeded: indexes.count), to: &out)
+        if !indexes.isEmpty { LittleEndian.append(UInt32(truncatingIfNeeded: indexes.count), to: &out) }
         for link in indexes {
             for text in [link.path.wireString, link.index.description] {
                 LittleEndian.append(UInt32(truncatingIfNeeded: text.utf8.count), to: &out)

@@ -31,9 +31,19 @@ struct QueryIndex {
     var isDamaged: Bool { stored?.isDamaged ?? false }
     /// Whether it was read from a node file and not built again since.
     var isStored: Bool { stored != nil }
+    /// Whether the list was replaced since it was built: `answer` builds it again.
+    private(set) var isStale = false
+
+    /// Drops the entries: the list was replaced (`answer` builds them again).
+    mutating func invalidate() {
+        entries = WeightBalancedTree()
+        stored = nil
+        isStale = true
+    }
 
     mutating func rebuild(from node: Node) {
         stored = nil
+        isStale = false
         guard index != .key else { return }  // key order is the children's own order
         // The children come in key order, which breaks ties between equal values. The list
         // is sized up front: a million children grown by doubling spent a third of the build
@@ -47,16 +57,16 @@ struct QueryIndex {
 
     /// One child changed from `old` to `new` (either may be empty).
     mutating func update(_ key: ChildKey, old: Node, new: Node) {
-        guard index != .key else { return }
+        guard index != .key, !isStale else { return }
         if !old.isEmpty { entries = entries.removing(IndexEntry(value: index.orderingValue(of: old), key: key)) }
         if !new.isEmpty { entries = entries.inserting(IndexEntry(value: index.orderingValue(of: new), key: key)) }
     }
 
-    /// `evaluate`, from an index built again from `node` when a stored record of it is damaged
-    /// (found before or while answering).
+    /// `evaluate`, from an index built again from `node` when the list was replaced or a
+    /// stored record of it is damaged (found before or while answering).
     mutating func answer(_ params: QueryParams, on node: Node, reusing previous: Node = .empty,
                          changed: (ChildKey) -> Bool = { _ in true }) -> Node {
-        if isDamaged { rebuild(from: node) }
+        if isStale || isDamaged { rebuild(from: node) }
         let result = evaluate(params, on: node, reusing: previous, changed: changed)
         guard isDamaged else { return result }
         rebuild(from: node)
@@ -67,7 +77,7 @@ struct QueryIndex {
 
     /// The children of `node` (the data at `path`) that `params` selects. A child that is in
     /// `previous` (an earlier result) and not `changed` since is taken from it rather than
-    /// looked up again in the list.
+    /// looked up again in the list. Only on an index neither stale nor damaged (`answer`).
     func evaluate(_ params: QueryParams, on node: Node, reusing previous: Node = .empty,
                   changed: (ChildKey) -> Bool = { _ in true }) -> Node {
         guard !node.isLeaf, (params.limit ?? 1) > 0 else { return .empty }

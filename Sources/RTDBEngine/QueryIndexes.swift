@@ -4,31 +4,40 @@ import RTDBData
 /// database keeps the current ones, and the store those of each record it has not yet
 /// stored, so a checkpoint stores the indexes of the tree it stores.
 struct QueryIndexes {
-    private var byKey: [String: QueryIndex] = [:]
+    /// An index's location and ordering.
+    struct Key: Hashable, Sendable {
+        let path: Path
+        let index: Index
+    }
 
-    static func key(_ path: Path, _ index: Index) -> String { path.description + "|" + index.description }
+    private var byKey: [Key: QueryIndex] = [:]
+
+    static func key(_ path: Path, _ index: Index) -> Key { Key(path: path, index: index) }
 
     var isEmpty: Bool { byKey.isEmpty }
-    var values: Dictionary<String, QueryIndex>.Values { byKey.values }
+    var keys: Dictionary<Key, QueryIndex>.Keys { byKey.keys }
+    var values: Dictionary<Key, QueryIndex>.Values { byKey.values }
 
-    subscript(key: String) -> QueryIndex? {
+    subscript(key: Key) -> QueryIndex? {
         get { byKey[key] }
         set { byKey[key] = newValue }
     }
 
     /// Keeps every index current after `record` took the tree from `before` to `after`: a
     /// write below a child updates that child's entry; a write at or above the indexed
-    /// location replaces the whole list.
+    /// location replaces the whole list, so the index is built again when a query next uses
+    /// it (not here, where the store's replays would build it again each time).
     mutating func apply(_ record: LogRecord, before: Node, after: Node) {
         guard !byKey.isEmpty else { return }
         for i in byKey.values.indices {
             let path = byKey.values[i].path
             for (written, _) in record.sets {
                 if written.contains(path) {
-                    byKey.values[i].rebuild(from: after.child(at: path))
+                    byKey.values[i].invalidate()
                     break
                 }
-                if path.contains(written) {
+                // The list's own priority is not one of its children.
+                if path.contains(written) && written.keys[path.count] != ".priority" {
                     let child = path.child(written.keys[path.count])
                     byKey.values[i].update(ChildKey(written.keys[path.count]), old: before.child(at: child), new: after.child(at: child))
                 }

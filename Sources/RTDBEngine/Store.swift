@@ -117,7 +117,8 @@ public final class Store: @unchecked Sendable {
                     throw StoreError.corrupt(file: folder + "/HEAD", offset: 48, reason: "its root does not read as a node of \(path)")
                 }
                 root = stored
-                for link in head.indexes {
+                // Salvage stores none: queries build them again from what was saved.
+                for link in head.indexes where salvage == nil {
                     // An index is derived data: one the head cannot link to is built again when a query needs it.
                     guard let entries = file.storedIndex(offset: link.offset, size: link.size) else {
                         Store.report("\(folder)/HEAD links the index of \(link.path) by \(link.index) outside \(path); it is built again when a query needs it")

@@ -154,20 +154,43 @@ final class StoredIndexTests: XCTestCase {
         store.close()
     }
 
+    /// A write to the list's own priority is not a child of it; replacing the list makes the
+    /// index be built again; indexes no listen uses are bounded.
+    func testPriorityOfTheListReplacedListsAndIdleIndexes() throws {
+        let folder = temporaryFolder()
+        let database = try Database(folder: folder)
+        defer { database.close() }
+        try fill(database)
+        XCTAssertEqual(read(database, byScore), expected(database.value(at: Path("list"))))
+        try put(database, "list/.priority", "5")
+        XCTAssertEqual(database.indexes[key]?.count, 300)
+        XCTAssertEqual(read(database, byScore), expected(database.value(at: Path("list"))))
+        try put(database, "list", #"{"a":{"score":2},"b":{"score":1},"c":{"score":3}}"#)
+        XCTAssertEqual(database.indexes[key]?.isStale, true)
+        XCTAssertEqual(read(database, byScore), #"{"a":{"score":2},"b":{"score":1},"c":{"score":3}}"#)
+        XCTAssertEqual(read(database, byScore.limitToFirst(1)), #"{"b":{"score":1}}"#)
+
+        for i in 0..<(Database.idleIndexLimit + 5) { _ = read(database, QueryParams().ordered(by: .child(Path("f\(i)"))).limitToFirst(1)) }
+        XCTAssertEqual(database.indexes.values.count, Database.idleIndexLimit)
+        // The oldest went first.
+        XCTAssertNil(database.indexes[key])
+        XCTAssertNotNil(database.indexes[QueryIndexes.key(Path("list"), .child(Path("f\(Database.idleIndexLimit + 4)")))])
+    }
+
     func testTheHeadKeepsItsIndexesAndReadsTheFormatBefore() throws {
         let head = FolderHead(nodesID: 3, nodesLength: 4096, compactedLength: 2048, covered: 9, root: [5, 1, 2],
                               indexes: [.init(path: Path("users/list"), index: .child(Path("a/b")), offset: 100, size: 7),
                                         .init(path: .root, index: .value, offset: 200, size: 1)])
         XCTAssertEqual(try FolderHead.decode(head.encode(), path: "HEAD"), head)
 
-        // Version 2: the root runs to the checksum, no indexes.
-        var old = Array(head.encode()[..<51])
-        old[8] = 2
-        old[44] = 3
-        old += CRC32.checksum(old).littleEndianBytes
-        let decoded = try FolderHead.decode(old, path: "HEAD")
-        XCTAssertEqual(decoded.root, [5, 1, 2])
-        XCTAssertEqual(decoded.indexes, [])
+        // Without indexes it is written as version 2 (the root runs to the checksum), which
+        // an rtdb from before stored indexes opens.
+        var bare = head
+        bare.indexes = []
+        let old = bare.encode()
+        XCTAssertEqual(old[8], 2)
+        XCTAssertEqual(old.count, 8 + 4 + 32 + 4 + 3 + 4)
+        XCTAssertEqual(try FolderHead.decode(old, path: "HEAD"), bare)
 
         // A count of indexes the file cannot hold is refused, not allocated.
         var hostile = Array(head.encode()[..<51])
