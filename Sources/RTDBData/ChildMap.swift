@@ -74,6 +74,19 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         return ChildMap(tree: tree.inserting(ChildEntry(key: key, value: value)), prioritizedCount: prioritized)
     }
 
+    /// This map with the child at each of `keys` (strictly increasing) replaced by
+    /// `change(i, old)` (`old` empty when there is none; an empty result removes it).
+    public func updating(sorted keys: [ChildKey], _ change: (Int, Node) -> Node) -> ChildMap {
+        var prioritized = prioritizedCount
+        let tree = tree.updating(sorted: keys.map { ChildEntry(key: $0, value: .empty) }) { i, old in
+            let new = change(i, old?.value ?? .empty)
+            if old?.value.priority != nil { prioritized -= 1 }
+            if new.priority != nil { prioritized += 1 }
+            return new.isEmpty ? nil : ChildEntry(key: keys[i], value: new)
+        }
+        return ChildMap(tree: tree, prioritizedCount: prioritized)
+    }
+
     public func removing(_ key: ChildKey) -> ChildMap {
         let prioritized = prioritizedCount > 0 && self[key]?.priority != nil ? prioritizedCount - 1 : prioritizedCount
         return ChildMap(tree: tree.removing(ChildEntry(key: key, value: .empty)), prioritizedCount: prioritized)

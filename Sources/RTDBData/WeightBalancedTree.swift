@@ -135,6 +135,61 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         WeightBalancedTree(root: Self.remove(root, probe))
     }
 
+    /// This tree with an element changed for each of `probes` (in strictly increasing
+    /// order): `change(i, old)` gets the position of the probe and the element equal to it
+    /// (nil when there is none) and returns what replaces it (nil: nothing, it is removed).
+    ///
+    /// Split around the tree's own branches and linked back, so k changes to n elements
+    /// visit and copy O(k log(n/k + 1)) branches, where one lookup and one insertion after
+    /// another visited 2k log n (each read from the file when stored) and copied k log n,
+    /// most of them freed again at once.
+    public func updating(sorted probes: [Element], _ change: (Int, Element?) -> Element?) -> WeightBalancedTree {
+        WeightBalancedTree(root: Self.update(root, probes, probes.indices, change))
+    }
+
+    private static func update(_ t: Subtree?, _ probes: [Element], _ range: Range<Int>, _ change: (Int, Element?) -> Element?) -> Subtree? {
+        if range.isEmpty { return t }
+        guard let t, case let b = t.branch else {
+            let added = range.compactMap { change($0, nil) }
+            return WeightBalancedTree(count: added.count) { added[$0] }.root
+        }
+        // The first probe not below this branch's element.
+        var lo = range.lowerBound, hi = range.upperBound
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if Element.order(probes[mid], b.element) < 0 { lo = mid + 1 } else { hi = mid }
+        }
+        var middle: Element? = b.element
+        var rest = lo
+        if lo < range.upperBound, Element.order(probes[lo], b.element) == 0 {
+            middle = change(lo, b.element)
+            rest = lo + 1
+        }
+        let left = update(b.left, probes, range.lowerBound..<lo, change)
+        let right = update(b.right, probes, rest..<range.upperBound, change)
+        guard let middle else { return merge(left, right) }
+        if rest == lo && left === b.left && right === b.right { return t }
+        return link(left, middle, right)
+    }
+
+    /// `l`, `e` and `r` as one balanced tree, everything in `l` below `e` and in `r` above.
+    private static func link(_ l: Subtree?, _ e: Element, _ r: Subtree?) -> Branch {
+        guard let l else { return insert(r, e) }
+        guard let r else { return insert(l, e) }
+        if delta * l.size < r.size, case let rb = r.branch { return balance(rb.element, link(l, e, rb.left), rb.right) }
+        if delta * r.size < l.size, case let lb = l.branch { return balance(lb.element, lb.left, link(lb.right, e, r)) }
+        return Branch(e, l, r)
+    }
+
+    /// `l` and `r` as one balanced tree, everything in `l` below everything in `r`.
+    private static func merge(_ l: Subtree?, _ r: Subtree?) -> Subtree? {
+        guard let l else { return r }
+        guard let r else { return l }
+        if delta * l.size < r.size, case let rb = r.branch { return balance(rb.element, merge(l, rb.left), rb.right) }
+        if delta * r.size < l.size, case let lb = l.branch { return balance(lb.element, lb.left, merge(lb.right, r)) }
+        return glue(l, r)
+    }
+
     public var first: Element? {
         guard var t = root?.branch else { return nil }
         while let n = t.left?.branch { t = n }

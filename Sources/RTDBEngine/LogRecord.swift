@@ -103,6 +103,6 @@ struct LogRecord: Equatable {
     }
 
     func apply(to root: Node) -> Node {
-        sets.reduce(root) { $0.setting($1.path, to: $1.value) }
+        root.merging(sets)
     }
 }

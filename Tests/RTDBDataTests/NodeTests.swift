@@ -125,3 +125,44 @@ final class PushIDTests: XCTestCase {
         XCTAssertEqual(parsed.children.prioritizedCount, 1)
     }
 }
+
+/// Many writes applied at once (`Node.merging`, `WeightBalancedTree.updating`) give the tree
+/// that writing them one at a time gives, balanced.
+final class BatchWriteTests: XCTestCase {
+    func testTreeUpdatingMatchesOneAtATime() {
+        var rng = SystemRandomNumberGenerator()
+        for round in 0..<300 {
+            let size = [0, 1, 5, 40, 300][round % 5]
+            var tree = WeightBalancedTree(sorted: (0..<size).map { ChildEntry(key: ChildKey(String($0 * 2)), value: Node(Double($0))) })
+            var changes: [Int: Bool] = [:]
+            for _ in 0..<Int.random(in: 1..<200, using: &rng) { changes[Int.random(in: 0..<(size * 2 + 20), using: &rng)] = Bool.random(using: &rng) }
+            let sorted = changes.map { (element: ChildEntry(key: ChildKey(String($0.key)), value: Node("v\($0.key)")), keep: $0.value) }
+                .sorted { ChildKey.compare($0.element.key, $1.element.key) < 0 }
+            let batch = tree.updating(sorted: sorted.map(\.element)) { i, _ in sorted[i].keep ? sorted[i].element : nil }
+            for change in sorted { tree = change.keep ? tree.inserting(change.element) : tree.removing(change.element) }
+            XCTAssertTrue(batch.checkInvariants(), "round \(round)")
+            XCTAssertEqual(batch.map { "\($0.key)=\(JSONWriter.string($0.value))" }, tree.map { "\($0.key)=\(JSONWriter.string($0.value))" })
+        }
+    }
+
+    func testMergingMatchesOneAtATime() throws {
+        var rng = SystemRandomNumberGenerator()
+        let start = try JSONReader.parse(#"{"a":{"x":1,"y":{"z":2}},"b":"leaf","c":{".priority":3,"k":true},"list":{"1":1,"2":2,"3":3}}"#)
+        let paths = ["a", "a/x", "a/y/z", "a/w", "b", "b/q", "c/.priority", "c/k", "c/m", "list/1", "list/2", "list/9", "list/10/deep", "new/n", "new", ".priority"]
+        let values = [Node.empty, Node(1), Node("s"), try JSONReader.parse(#"{"p":{"q":1}}"#), Node(.string("x"), priority: .number(1))]
+        for _ in 0..<500 {
+            let entries = (0..<Int.random(in: 1..<30, using: &rng)).map { _ in
+                (Path(paths.randomElement(using: &rng)!), values.randomElement(using: &rng)!)
+            }
+            let expected = entries.reduce(start) { $0.setting($1.0, to: $1.1) }
+            XCTAssertEqual(JSONWriter.string(start.merging(entries)), JSONWriter.string(expected), "\(entries.map { "\($0.0)=\(JSONWriter.string($0.1))" })")
+        }
+        // A list's many children at once, as an import writes them.
+        var list = Node.empty
+        for i in 0..<2000 { list = list.setting(Path("k\(i)/v"), to: Node(Double(i))) }
+        let update = (0..<3000).map { (Path("k\($0 * 3 % 4000)/v"), $0 % 7 == 0 ? Node.empty : Node(Double(-$0))) }
+        let merged = list.merging(update)
+        XCTAssertEqual(JSONWriter.string(merged), JSONWriter.string(update.reduce(list) { $0.setting($1.0, to: $1.1) }))
+        XCTAssertTrue(merged.children.tree.checkInvariants())
+    }
+}
