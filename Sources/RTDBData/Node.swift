@@ -135,9 +135,12 @@ public struct Node: Sendable, Equatable {
         if batch.count < 8 || isLeaf || batch.contains(where: { $0.keys.first.map { $0 == ".priority" } ?? true }) {
             return batch.reduce(self) { $0.setting($1.keys, to: $1.value) }
         }
-        // By child, in key order; entries for one child keep their order (the sort is stable).
+        // By child, in key order; entries for one child keep their order.
         let byChild = batch.indices.map { (key: ChildKey(batch[$0].keys[batch[$0].keys.startIndex]), at: $0) }
-            .sorted { ChildKey.compare($0.key, $1.key) < 0 }
+            .sorted { a, b in
+                let c = ChildKey.compare(a.key, b.key)
+                return c != 0 ? c < 0 : a.at < b.at
+            }
         // Runs of entries for the same child: their keys, and where each run starts.
         var keys: [ChildKey] = [], starts: [Int] = []
         for (i, entry) in byChild.enumerated() where keys.last != entry.key {
