@@ -32,4 +32,83 @@ final class WriteTreeTests: XCTestCase {
         XCTAssertEqual(visible(tree, "list/k1"), "-")
         XCTAssertEqual(visible(tree, "list/k2/deep"), "5")
     }
+
+    /// Random writes, acknowledged oldest first as the server answers: the visible layer
+    /// kept in place always shows what layering the remaining writes anew shows.
+    func testTheVisibleLayerAlwaysEqualsTheWritesLayeredAnew() {
+        var rng = SeededGenerator(seed: 12)
+        let keys = ["a", "b", "c"]
+        func randomPath(_ depth: Int) -> Path { Path(keys: (0..<depth).map { _ in keys.randomElement(using: &rng)! }) }
+        let base = Node(json: .object(keys.map { k in (k, .object(keys.map { ($0, .object([("x", .number(1))])) })) }))
+        for round in 0..<300 {
+            let tree = WriteTree()
+            var log: [String] = []
+            var live: [Int] = []
+            for id in 1...12 {
+                if !live.isEmpty && Int.random(in: 0..<3, using: &rng) == 0 {
+                    // The server answers in order; a transaction's write may go at any time.
+                    let gone = live.remove(at: Bool.random(using: &rng) ? 0 : Int.random(in: 0..<live.count, using: &rng))
+                    log.append("remove \(gone)")
+                    _ = tree.remove(id: gone)
+                } else {
+                    let path = randomPath(Int.random(in: 0...2, using: &rng))
+                    let value = Node(Double(id))
+                    if Bool.random(using: &rng) {
+                        let entries = (0..<Int.random(in: 1...4, using: &rng)).map { _ in (randomPath(Int.random(in: 1...2, using: &rng)), value) }
+                        log.append("merge \(id) at /\(path.keys.joined(separator: "/")): \(entries.map { $0.0.keys.joined(separator: "/") })")
+                        tree.addMerge(path, entries, id: id)
+                    } else {
+                        let shown = Int.random(in: 0..<4, using: &rng) != 0  // a running transaction's is not
+                        log.append("overwrite \(id) at /\(path.keys.joined(separator: "/"))\(shown ? "" : " (hidden)")")
+                        tree.addOverwrite(path, value, id: id, visible: shown)
+                    }
+                    live.append(id)
+                }
+                let expected = tree.layer(tree.writes, at: .root) { $0.visible }
+                XCTAssertEqual(JSONWriter.string(tree.visible.apply(to: base)), JSONWriter.string(expected.apply(to: base)),
+                               "round \(round): \(log.joined(separator: "; "))")
+                if tree.writes.isEmpty { XCTAssertTrue(tree.visible.isEmpty, "round \(round): \(log.joined(separator: "; "))") }
+            }
+        }
+    }
+
+    func testPathCounterAnswersAsAListOfPathsDoes() {
+        var rng = SeededGenerator(seed: 7)
+        let keys = ["a", "b"]
+        func randomPath(_ depth: Int) -> Path { Path(keys: (0..<depth).map { _ in keys.randomElement(using: &rng)! }) }
+        let counter = PathCounter()
+        var batches: [(base: Path, relatives: [Path])] = []
+        for _ in 0..<2000 {
+            if Bool.random(using: &rng), !batches.isEmpty {
+                let gone = batches.remove(at: Int.random(in: 0..<batches.count, using: &rng))
+                counter.remove(gone.relatives, under: gone.base)
+            } else {
+                let base = randomPath(Int.random(in: 0...2, using: &rng))
+                let relatives = (0..<Int.random(in: 1...3, using: &rng)).map { _ in randomPath(Int.random(in: 0...2, using: &rng)) }
+                counter.add(relatives, under: base)
+                batches.append((base, relatives))
+            }
+            let paths = batches.flatMap { batch in batch.relatives.map { batch.base.appending($0) } }
+            let base = randomPath(Int.random(in: 0...2, using: &rng))
+            let probe = randomPath(Int.random(in: 0...3, using: &rng))
+            XCTAssertEqual(counter.anyAtOrAbove(probe), paths.contains { $0.contains(probe) })
+            XCTAssertEqual(counter.anyAtOrBelow(probe), paths.contains { probe.contains($0) })
+            let probes = (0..<2).map { _ in randomPath(Int.random(in: 0...2, using: &rng)) }
+            XCTAssertEqual(counter.anyAtOrAboveOrBelow(probes, under: base),
+                           paths.contains { p in probes.contains { p.contains(base.appending($0)) || base.appending($0).contains(p) } })
+        }
+    }
+}
+
+/// A small reproducible generator (SplitMix64), so a failing random case fails again.
+struct SeededGenerator: RandomNumberGenerator {
+    private var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
 }

@@ -13,20 +13,52 @@ struct CompoundWrite: Sendable {
 
     /// Adds a write in place (the pending writes' hot path).
     mutating func add(_ node: Node, at path: Path) {
-        if path.isRoot { tree = ImmutableTree(node); return }
+        CompoundWrite.add(node, at: path.keys[...], to: &tree)
+    }
+
+    /// Adds a merge's entries below `path`: the way to `path` is walked once, not once an
+    /// entry (an import's updates have 10,000 of them).
+    mutating func add(_ updates: [(Path, Node)], at path: Path) {
         if let (rootPath, value) = tree.rootmost(on: path) {
-            tree.set(rootPath, value.setting(path.relative(to: rootPath)!, to: node))
-        } else {
-            tree.setTree(path, ImmutableTree(node))
+            let base = path.relative(to: rootPath)!
+            tree.set(rootPath, value.merging(updates.map { (base.appending($0.0), $0.1) }))
+            return
+        }
+        tree.modify(path.keys[...]) { below in
+            below.children.reserveCapacity(below.children.count + updates.count)
+            for (relative, node) in updates { CompoundWrite.add(node, at: relative.keys[...], to: &below) }
         }
     }
 
-    mutating func add(_ updates: [(Path, Node)], at path: Path) {
-        for (relative, node) in updates { add(node, at: path.appending(relative)) }
+    private static func add(_ node: Node, at keys: ArraySlice<String>, to tree: inout ImmutableTree<Node>) {
+        // A write already covering the place takes the new one into its value.
+        if let value = tree.value {
+            tree.value = value.setting(Path(keys: Array(keys)), to: node)
+            return
+        }
+        guard let front = keys.first else {
+            tree = ImmutableTree(node)
+            return
+        }
+        add(node, at: keys.dropFirst(), into: &tree.children[front])
+    }
+
+    private static func add(_ node: Node, at keys: ArraySlice<String>, into slot: inout ImmutableTree<Node>?) {
+        if slot == nil { slot = ImmutableTree() }
+        add(node, at: keys, to: &slot!)
     }
 
     mutating func remove(_ path: Path) {
         if path.isRoot { self = .empty } else { tree.setTree(path, ImmutableTree()) }
+    }
+
+    /// Removes the places `relatives` below `path`, walking to `path` once.
+    mutating func remove(_ relatives: some Sequence<Path>, at path: Path) {
+        tree.modify(path.keys[...]) { below in
+            for relative in relatives {
+                if relative.isRoot { below = ImmutableTree() } else { below.setTree(relative, ImmutableTree()) }
+            }
+        }
     }
 
     /// The complete value at `path` when a write covers it.

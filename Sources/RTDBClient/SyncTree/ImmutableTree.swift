@@ -24,11 +24,15 @@ struct ImmutableTree<T> {
     }
 
     /// The value nearest the root on the way to `path`, and where it is.
-    func rootmost(on path: Path, where predicate: (T) -> Bool = { _ in true }) -> (path: Path, value: T)? {
-        if let value, predicate(value) { return (.root, value) }
-        guard let front = path.first, let child = children[front] else { return nil }
-        guard let found = child.rootmost(on: path.dropFirst(), where: predicate) else { return nil }
-        return (Path(keys: [front] + found.path.keys), found.value)
+    func rootmost(on path: Path) -> (path: Path, value: T)? {
+        var tree = self
+        var depth = 0
+        while true {
+            if let value = tree.value { return (Path(keys: Array(path.keys.prefix(depth))), value) }
+            guard depth < path.keys.count, let child = tree.children[path.keys[depth]] else { return nil }
+            tree = child
+            depth += 1
+        }
     }
 
     func subtree(_ path: Path) -> ImmutableTree<T> {
@@ -61,24 +65,27 @@ struct ImmutableTree<T> {
     }
 
     mutating func set(_ path: Path, _ value: T?) {
-        set(path.keys[...], value)
-    }
-
-    private mutating func set(_ keys: ArraySlice<String>, _ value: T?) {
-        guard let front = keys.first else { self.value = value; return }
-        if children[front] == nil { children[front] = ImmutableTree() }
-        children[front]!.set(keys.dropFirst(), value)
+        modify(path.keys[...]) { $0.value = value }
     }
 
     mutating func setTree(_ path: Path, _ tree: ImmutableTree<T>) {
-        setTree(path.keys[...], tree)
+        modify(path.keys[...]) { $0 = tree }
     }
 
-    private mutating func setTree(_ keys: ArraySlice<String>, _ tree: ImmutableTree<T>) {
-        guard let front = keys.first else { self = tree; return }
-        if children[front] == nil { children[front] = ImmutableTree() }
-        children[front]!.setTree(keys.dropFirst(), tree)
-        if children[front]!.isEmpty { children[front] = nil }
+    /// Runs `body` on the subtree at `keys` in place, making it if missing and dropping it
+    /// if left empty: one dictionary access a level, and no copy of an unshared level.
+    @discardableResult
+    mutating func modify<R>(_ keys: ArraySlice<String>, _ body: (inout ImmutableTree<T>) -> R) -> R {
+        guard let front = keys.first else { return body(&self) }
+        return Self.modify(&children[front], keys.dropFirst(), body)
+    }
+
+    private static func modify<R>(_ slot: inout ImmutableTree<T>?, _ keys: ArraySlice<String>,
+                                  _ body: (inout ImmutableTree<T>) -> R) -> R {
+        if slot == nil { slot = ImmutableTree() }
+        let result = slot!.modify(keys, body)
+        if slot!.isEmpty { slot = nil }
+        return result
     }
 
     func settingTree(_ path: Path, _ tree: ImmutableTree<T>) -> ImmutableTree<T> {

@@ -38,19 +38,26 @@ final class SyncTree {
 
     func applyUserMerge(_ path: Path, _ entries: [(Path, Node)], writeID: Int) -> [Event] {
         pendingWrites.addMerge(path, entries, id: writeID)
+        guard anySyncPoint(touching: path) else { return [] }
         return applyToSyncPoints(.merge(.user, path, SyncTree.tree(entries)))
     }
 
     /// The server accepted (`revert: false`) or rejected the write.
     func ackUserWrite(_ writeID: Int, revert: Bool = false) -> [Event] {
         guard let write = pendingWrites.write(id: writeID) else { return [] }
-        guard pendingWrites.remove(id: writeID) else { return [] }
+        guard pendingWrites.remove(id: writeID), anySyncPoint(touching: write.path) else { return [] }
         var affected = ImmutableTree<Bool>()
         switch write.change {
         case .overwrite: affected.set(.root, true)
         case .merge(let entries): for (path, _) in entries { affected.set(path, true) }
         }
         return applyToSyncPoints(.ackUserWrite(write.path, affected: affected, revert: revert))
+    }
+
+    /// Whether a sync point lies at, above or below `path`: if none does, no view sees a
+    /// change there, and a big merge need not be made into an operation at all.
+    private func anySyncPoint(touching path: Path) -> Bool {
+        syncPoints.rootmost(on: path) != nil || !syncPoints.subtree(path).isEmpty
     }
 
     // MARK: Server data

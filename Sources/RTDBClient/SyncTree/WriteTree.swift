@@ -14,11 +14,11 @@ struct UserWrite {
     /// False for a transaction still running: it raises no events yet.
     var visible: Bool
 
-    /// The paths this write replaces entirely.
-    var coveredPaths: [Path] {
+    /// The places this write replaces entirely, relative to `path`.
+    var coveredRelatives: [Path] {
         switch change {
-        case .overwrite: return [path]
-        case .merge(let entries): return entries.map { path.appending($0.0) }
+        case .overwrite: return [.root]
+        case .merge(let entries): return entries.map { $0.0 }
         }
     }
 
@@ -39,9 +39,8 @@ final class WriteTree {
     /// lazily, so acknowledging the oldest write is O(1) even with many in flight).
     private var storage: [UserWrite] = []
     private var head = 0
-    /// Where pending writes sit, so that acknowledging one that touches no other write
-    /// skips the scan over all of them.
-    private let basePaths = PathCounter()
+    /// The places pending writes replace, so that acknowledging one that touches no other
+    /// write skips layering all of them anew.
     private let coveredPaths = PathCounter()
 
     var writes: ArraySlice<UserWrite> { storage[head...] }
@@ -58,8 +57,7 @@ final class WriteTree {
 
     private func append(_ write: UserWrite) {
         storage.append(write)
-        basePaths.add(write.path)
-        for path in write.coveredPaths { coveredPaths.add(path) }
+        coveredPaths.add(write.coveredRelatives, under: write.path)
     }
 
     func write(id: Int) -> UserWrite? { writes.first { $0.id == id } }
@@ -79,53 +77,25 @@ final class WriteTree {
         } else {
             storage.remove(at: position)
         }
-        basePaths.remove(removed.path)
-        for path in removed.coveredPaths { coveredPaths.remove(path) }
-        // No other write at, above or below it: nothing shadows it and it shadows nothing.
-        if !basePaths.anyAtOrBelow(removed.path) && !coveredPaths.anyAtOrAbove(removed.path) {
-            guard removed.visible else { return false }
+        coveredPaths.remove(removed.coveredRelatives, under: removed.path)
+        guard removed.visible else { return false }
+        // No other write at, above or below what it wrote (an import's many updates of one
+        // list): it just leaves the visible layer.
+        if !coveredPaths.anyAtOrAboveOrBelow(removed.coveredRelatives, under: removed.path) {
             removeVisible(removed)
             return true
         }
-        // A merge beside others at its path (an import's many updates of one list): entry by
-        // entry, one that no other write touches just leaves the visible layer, instead of
-        // layering every pending write again for each acknowledgement.
-        if removed.visible, case .merge(let entries) = removed.change {
-            let paths = entries.map { removed.path.appending($0.0) }
-            if paths.allSatisfy({ !coveredPaths.anyAtOrAbove($0) && !coveredPaths.anyAtOrBelow($0) }) {
-                for path in paths { visible.remove(path) }
-                return true
-            }
-        }
-        let writes = Array(self.writes)
-        var stillVisible = removed.visible
-        var overlaps = false
-        var i = writes.count - 1
-        while stillVisible && i >= 0 {
-            let other = writes[i]
-            if other.visible {
-                if i >= index && other.covers(removed.path) {
-                    stillVisible = false  // entirely shadowed by a later write
-                } else if removed.path.contains(other.path) {
-                    overlaps = true
-                }
-            }
-            i -= 1
-        }
-        if !stillVisible { return false }
-        if overlaps {
-            visible = layer(writes[...], at: .root) { $0.visible }
-        } else {
-            removeVisible(removed)
-        }
+        // Entirely shadowed by a later write: what shows does not change.
+        if writes.dropFirst(index).contains(where: { $0.visible && $0.covers(removed.path) }) { return false }
+        // Folded into or beside others' values: layer the rest anew.
+        visible = layer(writes, at: .root) { $0.visible }
         return true
     }
 
     private func removeVisible(_ removed: UserWrite) {
         switch removed.change {
         case .overwrite: visible.remove(removed.path)
-        case .merge(let entries):
-            for (relative, _) in entries { visible.remove(removed.path.appending(relative)) }
+        case .merge: visible.remove(removed.coveredRelatives, at: removed.path)
         }
     }
 
@@ -254,15 +224,37 @@ final class PathCounter {
     private var here = 0
     private var total = 0  // here plus everything below
 
-    func add(_ path: Path) { update(path.keys[...], by: 1) }
-    func remove(_ path: Path) { update(path.keys[...], by: -1) }
+    func add(_ path: Path) { update([.root], under: path, by: 1) }
+    func remove(_ path: Path) { update([.root], under: path, by: -1) }
+    /// Counts each of `relatives` below `base`, walking to `base` once.
+    func add(_ relatives: [Path], under base: Path) { update(relatives, under: base, by: 1) }
+    func remove(_ relatives: [Path], under base: Path) { update(relatives, under: base, by: -1) }
+
+    private func update(_ relatives: [Path], under base: Path, by delta: Int) {
+        var chain = [self]
+        for key in base.keys { chain.append(chain[chain.count - 1].child(key)) }
+        let node = chain[chain.count - 1]
+        for relative in relatives { node.update(relative.keys[...], by: delta) }
+        for level in chain.dropLast() { level.total += delta * relatives.count }
+        // Emptied levels go, deepest first.
+        for depth in stride(from: base.keys.count, to: 0, by: -1) where chain[depth].total == 0 {
+            chain[depth - 1].children[base.keys[depth - 1]] = nil
+        }
+    }
 
     private func update(_ keys: ArraySlice<String>, by delta: Int) {
         total += delta
         guard let first = keys.first else { here += delta; return }
-        let child = children[first] ?? PathCounter()
-        child.update(keys.dropFirst(), by: delta)
-        children[first] = child.total == 0 ? nil : child
+        let next = child(first)
+        next.update(keys.dropFirst(), by: delta)
+        if next.total == 0 { children[first] = nil }
+    }
+
+    private func child(_ key: String) -> PathCounter {
+        if let existing = children[key] { return existing }
+        let made = PathCounter()
+        children[key] = made
+        return made
     }
 
     func anyAtOrBelow(_ path: Path) -> Bool {
@@ -281,6 +273,27 @@ final class PathCounter {
             guard let next = node.children[key] else { return false }
             node = next
             if node.here > 0 { return true }
+        }
+        return false
+    }
+
+    /// Whether any path lies at, above or below one of `relatives` below `base`.
+    func anyAtOrAboveOrBelow(_ relatives: [Path], under base: Path) -> Bool {
+        var node = self
+        if node.here > 0 { return true }
+        for key in base.keys {
+            guard let next = node.children[key] else { return false }
+            node = next
+            if node.here > 0 { return true }
+        }
+        search: for relative in relatives {
+            var below = node
+            for key in relative.keys {
+                guard let next = below.children[key] else { continue search }
+                below = next
+                if below.here > 0 { return true }
+            }
+            if below.total > 0 { return true }
         }
         return false
     }
