@@ -76,7 +76,7 @@ final class WriteTreeTests: XCTestCase {
         var rng = SeededGenerator(seed: 7)
         let keys = ["a", "b"]
         func randomPath(_ depth: Int) -> Path { Path(keys: (0..<depth).map { _ in keys.randomElement(using: &rng)! }) }
-        let counter = PathCounter()
+        var counter = PathCounter()
         var batches: [(base: Path, relatives: [Path])] = []
         for _ in 0..<2000 {
             if Bool.random(using: &rng), !batches.isEmpty {

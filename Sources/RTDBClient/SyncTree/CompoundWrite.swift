@@ -25,7 +25,6 @@ struct CompoundWrite: Sendable {
             return
         }
         tree.modify(path.keys[...]) { below in
-            below.children.reserveCapacity(below.children.count + updates.count)
             for (relative, node) in updates { CompoundWrite.add(node, at: relative.keys[...], to: &below) }
         }
     }

@@ -41,7 +41,7 @@ final class WriteTree {
     private var head = 0
     /// The places pending writes replace, so that acknowledging one that touches no other
     /// write skips layering all of them anew.
-    private let coveredPaths = PathCounter()
+    private var coveredPaths = PathCounter()
 
     var writes: ArraySlice<UserWrite> { storage[head...] }
 
@@ -219,42 +219,39 @@ struct WriteTreeRef {
 }
 
 /// Counts paths in a trie, to ask quickly whether any lies at, above or below a path.
-final class PathCounter {
+/// A value type: a level without children holds no allocation of its own, and changes are
+/// made in place, one dictionary access a level.
+struct PathCounter {
     private var children: [String: PathCounter] = [:]
     private var here = 0
     private var total = 0  // here plus everything below
 
-    func add(_ path: Path) { update([.root], under: path, by: 1) }
-    func remove(_ path: Path) { update([.root], under: path, by: -1) }
+    mutating func add(_ path: Path) { update([.root], under: path.keys[...], by: 1) }
+    mutating func remove(_ path: Path) { update([.root], under: path.keys[...], by: -1) }
     /// Counts each of `relatives` below `base`, walking to `base` once.
-    func add(_ relatives: [Path], under base: Path) { update(relatives, under: base, by: 1) }
-    func remove(_ relatives: [Path], under base: Path) { update(relatives, under: base, by: -1) }
+    mutating func add(_ relatives: [Path], under base: Path) { update(relatives, under: base.keys[...], by: 1) }
+    mutating func remove(_ relatives: [Path], under base: Path) { update(relatives, under: base.keys[...], by: -1) }
 
-    private func update(_ relatives: [Path], under base: Path, by delta: Int) {
-        var chain = [self]
-        for key in base.keys { chain.append(chain[chain.count - 1].child(key)) }
-        let node = chain[chain.count - 1]
-        for relative in relatives { node.update(relative.keys[...], by: delta) }
-        for level in chain.dropLast() { level.total += delta * relatives.count }
-        // Emptied levels go, deepest first.
-        for depth in stride(from: base.keys.count, to: 0, by: -1) where chain[depth].total == 0 {
-            chain[depth - 1].children[base.keys[depth - 1]] = nil
+    private mutating func update(_ relatives: [Path], under base: ArraySlice<String>, by delta: Int) {
+        guard let front = base.first else {
+            for relative in relatives { update(relative.keys[...], by: delta) }
+            return
         }
+        total += delta * relatives.count
+        Self.change(&children[front]) { $0.update(relatives, under: base.dropFirst(), by: delta) }
     }
 
-    private func update(_ keys: ArraySlice<String>, by delta: Int) {
+    private mutating func update(_ keys: ArraySlice<String>, by delta: Int) {
         total += delta
-        guard let first = keys.first else { here += delta; return }
-        let next = child(first)
-        next.update(keys.dropFirst(), by: delta)
-        if next.total == 0 { children[first] = nil }
+        guard let front = keys.first else { here += delta; return }
+        Self.change(&children[front]) { $0.update(keys.dropFirst(), by: delta) }
     }
 
-    private func child(_ key: String) -> PathCounter {
-        if let existing = children[key] { return existing }
-        let made = PathCounter()
-        children[key] = made
-        return made
+    /// Changes a child in place, making it if missing and dropping it once it counts nothing.
+    private static func change(_ slot: inout PathCounter?, _ body: (inout PathCounter) -> Void) {
+        if slot == nil { slot = PathCounter() }
+        body(&slot!)
+        if slot!.total == 0 { slot = nil }
     }
 
     func anyAtOrBelow(_ path: Path) -> Bool {
