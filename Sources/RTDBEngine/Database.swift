@@ -31,9 +31,19 @@ public final class Database: @unchecked Sendable {
     /// queries on ever new lists or orderings cannot make every write slower for good.
     static let idleIndexLimit = 16
     private var wrote = false
-    /// Set while a write is applied and its listeners told: the store learns of an index
-    /// built then with the write's record (`store.append`), not before it.
+    /// Set while queries are answered after writes: the store learns of an index built then
+    /// with the last of those writes' records (`store.append`), not before it.
     private var committing = false
+    /// Filtered listens that writes changed since their data was last sent, in the order
+    /// first changed, with the children changed (nil: all of them). They are answered once
+    /// the requests queued with those writes are applied: pipelined writes move a watched
+    /// window once, not once each.
+    private var touchedQueries: [(listen: Listen, changed: Set<ChildKey>?)] = []
+    private var touchedAt: [ObjectIdentifier: Int] = [:]
+    /// Writes applied but not yet handed to the store, held while queries are to be answered
+    /// so that no acknowledgement overtakes the data of its write (a client would show its
+    /// write undone, then done again).
+    private var heldWrites: [(record: LogRecord, completion: (StoreError?) -> Void)] = []
     /// Milliseconds since the epoch; replaceable in tests.
     var clock: () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
     /// Who may read and write what; open unless the server was given rules.
@@ -50,6 +60,7 @@ public final class Database: @unchecked Sendable {
         store.onCheckpoint = { [weak self] replayed, replayedIndexes, through, marker in
             guard let database = self else { return }
             database.queue.sync {
+                database.answerTouchedQueries()  // the held writes belong to the replayed tree
                 (database.root, database.indexes) = database.store.rebase(replayed, indexes: replayedIndexes, through: through,
                                                                           marker: marker, live: database.indexes)
             }
@@ -74,6 +85,7 @@ public final class Database: @unchecked Sendable {
     /// open that only reads keeps them all, as they cost nothing then).
     public func close() {
         queue.sync {
+            answerTouchedQueries()
             guard wrote else { return }
             // In the table too: a checkpoint finishing meanwhile takes the table as it is.
             indexes = indexes.filter { indexLastUsed[QueryIndexes.key($0.path, $0.index)] != nil || declared($0) }
@@ -382,18 +394,48 @@ public final class Database: @unchecked Sendable {
         indexes.apply(record, before: root, after: after)
         root = after
         wrote = true
-        committing = true
         notifyListeners(record)
-        committing = false
         // Listens whose permission the data decides are checked against the new data.
         if dataDependentListens > 0 { revokeDenied(among: listeners.all().filter(\.dependsOnData)) }
-        store.append(record, root: root, indexes: indexes) { error in
+        let completion = Database.completion(reply)
+        if touchedQueries.isEmpty && heldWrites.isEmpty {
+            store.append(record, root: root, indexes: indexes, completion: completion)
+            return
+        }
+        if heldWrites.isEmpty { queue.async { self.answerTouchedQueries() } }
+        heldWrites.append((record, completion))
+    }
+
+    /// What the store calls once a write is durable, or could not be made so.
+    private static func completion(_ reply: @escaping (Response) -> Void) -> (StoreError?) -> Void {
+        { error in
             if let error {
                 reply(.error(.writeFailed, "the write could not be made durable: \(error)"))
             } else {
                 reply(.ok)
             }
         }
+    }
+
+    /// Sends the filtered listens that writes changed their new data, then hands the held
+    /// writes to the store (whose acknowledgements thus follow that data).
+    private func answerTouchedQueries() {
+        guard !heldWrites.isEmpty else { return }
+        committing = true
+        for (listen, changed) in touchedQueries where touchedAt[ObjectIdentifier(listen)] != nil {
+            let result = currentData(for: listen, changed: changed)
+            // Kept even when equal: `==` takes canonically equivalent strings as equal, and
+            // the next answer reuses these children.
+            let unchanged = result == listen.lastSent
+            listen.lastSent = result
+            if !unchanged { listen.session.send(.data(path: listen.path, data: result, tag: listen.tag)) }
+        }
+        committing = false
+        touchedQueries = []
+        touchedAt = [:]
+        // With the tree and indexes as they are now, any index built above included.
+        store.append(heldWrites, root: root, indexes: indexes)
+        heldWrites = []
     }
 
     /// Starts a listen; its current data goes out first (before a session's ok: the client
@@ -457,6 +499,7 @@ public final class Database: @unchecked Sendable {
 
     /// A listen ended (its index stays a while: see `indexes`).
     private func release(_ listen: Listen) {
+        touchedAt[ObjectIdentifier(listen)] = nil
         if listen.dependsOnData {
             listen.dependsOnData = false
             dataDependentListens -= 1
@@ -468,36 +511,47 @@ public final class Database: @unchecked Sendable {
         if remaining <= 0 { dropIdleIndexes() }
     }
 
-    /// The data a listen is sent: after `record`, children no set of it touched are taken
-    /// from what the listen was last sent (a lookup in a stored list of a million children
-    /// reads about twenty records, and a watched query looked up each child it selects after
-    /// every write).
-    private func currentData(for listen: Listen, after record: LogRecord? = nil) -> Node {
+    /// The data a listen is sent: when only the children `changed` names were written,
+    /// the others are taken from what the listen was last sent (a lookup in a stored list
+    /// of a million children reads about twenty records, and a watched query looked up each
+    /// child it selects after every write).
+    private func currentData(for listen: Listen, changed: Set<ChildKey>? = nil) -> Node {
         let node = root.child(at: listen.path)
         guard listen.isFiltered, let params = listen.params else { return node }
-        guard let record, let previous = listen.lastSent else { return answer(params, at: listen.path, on: node) }
-        var changed = Set<ChildKey>()  // byte-wise, as keys are (a String set is not)
-        for (path, _) in record.sets {
-            if path.contains(listen.path) { return answer(params, at: listen.path, on: node) }
-            if listen.path.contains(path) { changed.insert(ChildKey(path.keys[listen.path.count])) }
-        }
+        guard let changed, let previous = listen.lastSent else { return answer(params, at: listen.path, on: node) }
         return answer(params, at: listen.path, on: node, reusing: previous) { changed.contains($0) }
     }
 
+    /// Notes that `record` changed a filtered listen's data: which children (byte-wise, as
+    /// keys are; a String set is not), or all of them when it wrote at or above the listen.
+    private func touch(_ listen: Listen, by record: LogRecord) {
+        var changed: Set<ChildKey>? = []
+        for (path, _) in record.sets {
+            if path.contains(listen.path) { changed = nil; break }
+            if listen.path.contains(path) { changed?.insert(ChildKey(path.keys[listen.path.count])) }
+        }
+        let id = ObjectIdentifier(listen)
+        guard let at = touchedAt[id] else {
+            touchedAt[id] = touchedQueries.count
+            touchedQueries.append((listen, changed))
+            return
+        }
+        if let more = changed {
+            touchedQueries[at].changed?.formUnion(more)  // in place: one set for a whole burst
+        } else {
+            touchedQueries[at].changed = nil
+        }
+    }
+
     /// Sends each concerned listen the smallest update that is correct, in one message so a
-    /// multi-path update arrives whole.
+    /// multi-path update arrives whole; filtered listens are answered after the writes
+    /// queued with this one (`answerTouchedQueries`).
     private func notifyListeners(_ record: LogRecord) {
         guard listeners.count > 0 else { return }
         let paths = record.sets.map(\.path)
         for listen in listeners.affected(by: paths) {
             if listen.isFiltered {
-                let result = currentData(for: listen, after: record)
-                // Kept even when equal: `==` takes canonically equivalent strings as equal, and
-                // the next answer reuses these children.
-                let unchanged = result == listen.lastSent
-                listen.lastSent = result
-                if unchanged { continue }
-                listen.session.send(.data(path: listen.path, data: result, tag: listen.tag))
+                touch(listen, by: record)
                 continue
             }
             let relevant = record.sets.filter { listen.path.contains($0.path) || $0.path.contains(listen.path) }

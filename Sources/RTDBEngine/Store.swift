@@ -222,20 +222,30 @@ public final class Store: @unchecked Sendable {
     /// could not be made durable. `root` and `indexes` are the tree and the query indexes
     /// with this record applied.
     func append(_ record: LogRecord, root: Node, indexes: QueryIndexes, completion: @escaping (StoreError?) -> Void) {
+        append([(record, completion)], root: root, indexes: indexes)
+    }
+
+    /// Queues records in order, under one lock; `root` and `indexes` are the tree and the
+    /// query indexes with all of them applied.
+    func append(_ records: [(record: LogRecord, completion: (StoreError?) -> Void)], root: Node, indexes: QueryIndexes) {
         condition.lock()
-        // Kept even when refused below: the database's tree holds it, and `rebase` must
+        // Kept even when refused below: the database's tree holds them, and `rebase` must
         // give that same tree back.
-        appended += 1
-        unstored.append((appended, record))
+        for (record, _) in records {
+            appended += 1
+            unstored.append((appended, record))
+        }
         if let failure = failure ?? (closing ? .failed("the database is closed") : nil) {
             condition.unlock()
-            completion(failure)
+            for (_, completion) in records { completion(failure) }
             return
         }
         pendingRoot = root
         pendingIndexes = indexes
-        record.encode(into: &pending)
-        pendingCompletions.append(completion)
+        for (record, completion) in records {
+            record.encode(into: &pending)
+            pendingCompletions.append(completion)
+        }
         if !roundScheduled {
             roundScheduled = true
             // Enqueued under the lock, so a `close` that follows finds the round queued.

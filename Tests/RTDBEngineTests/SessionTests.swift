@@ -124,6 +124,49 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(JSONWriter.bytes(last), Array(#"{"a":"e\#u{301}","b":"y"}"#.utf8))
     }
 
+    /// Pipelined writes under a watched query: the window goes out once for the writes
+    /// queued together, and before any of their acknowledgements (a client shown an ack
+    /// first would take its write back, then show it again).
+    func testQueuedWritesMoveAWatchedWindowOnceBeforeTheirAcks() throws {
+        let client = Client(database)
+        client.request(1, .put(path: Path("list"), data: try JSONReader.parse(#"{"a":1,"b":2}"#), hash: nil))
+        _ = client.waitFor(response: 1)
+        client.request(2, .listen(path: Path("list"), query: QueryParams().limitToLast(2), tag: 5, hash: ""))
+        _ = client.waitFor(response: 2)
+        client.lock.lock()
+        let before = client.received.count
+        client.lock.unlock()
+        database.queue.suspend()  // the writes arrive together
+        for i in 0..<5 { client.request(10 + i, .put(path: Path("list/n\(i)"), data: Node(Double(i)), hash: nil)) }
+        client.request(20, .put(path: Path("other"), data: Node(1), hash: nil))
+        database.queue.resume()
+        _ = client.waitFor(response: 20)
+        for id in 10..<15 { _ = client.waitFor(response: id) }
+        client.lock.lock()
+        let after = Array(client.received[before...])
+        client.lock.unlock()
+        XCTAssertEqual(after, [.push(.data(path: Path("list"), data: try JSONReader.parse(#"{"n3":3,"n4":4}"#), tag: 5))]
+                       + (10..<15).map { .response(id: $0, .ok) } + [.response(id: 20, .ok)])
+    }
+
+    /// A query unlistened after a write touched it, before its answer went out, is not sent it.
+    func testAQueryGoneBeforeItsAnswerIsNotSentIt() throws {
+        let client = Client(database)
+        client.request(1, .listen(path: Path("list"), query: QueryParams().limitToLast(1), tag: 3, hash: ""))
+        _ = client.waitFor(response: 1)
+        database.queue.suspend()
+        client.request(2, .put(path: Path("list/a"), data: Node(1), hash: nil))
+        client.request(3, .unlisten(path: Path("list"), query: QueryParams().limitToLast(1), tag: 3))
+        database.queue.resume()
+        _ = client.waitFor(response: 2)
+        client.lock.lock()
+        let received = client.received
+        client.lock.unlock()
+        XCTAssertEqual(received.suffix(2), [.response(id: 3, .ok), .response(id: 2, .ok)])
+        XCTAssertFalse(received.contains { if case .push(.data(_, _, 3)) = $0 { return $0 != .push(.data(path: Path("list"), data: .empty, tag: 3)) }; return false })
+        XCTAssertEqual(database.value(at: Path("list/a")), Node(1))
+    }
+
     func testOnDisconnectWireForms() throws {
         let messages: [Message] = [
             .request(id: 1, .onDisconnectPut(path: Path("p"), data: Node("x"))),
