@@ -39,8 +39,8 @@ final class WriteTree {
     /// lazily, so acknowledging the oldest write is O(1) even with many in flight).
     private var storage: [UserWrite] = []
     private var head = 0
-    /// The places pending writes replace, so that acknowledging one that touches no other
-    /// write skips layering all of them anew.
+    /// The places visible pending writes replace (the others are not in the layer), so that
+    /// acknowledging one that touches no other skips layering all of them anew.
     private var coveredPaths = PathCounter()
 
     var writes: ArraySlice<UserWrite> { storage[head...] }
@@ -57,7 +57,7 @@ final class WriteTree {
 
     private func append(_ write: UserWrite) {
         storage.append(write)
-        coveredPaths.add(write.coveredRelatives, under: write.path)
+        if write.visible { coveredPaths.add(write.coveredRelatives, under: write.path) }
     }
 
     func write(id: Int) -> UserWrite? { writes.first { $0.id == id } }
@@ -68,7 +68,8 @@ final class WriteTree {
         guard let position = writes.firstIndex(where: { $0.id == id }) else { return false }
         let removed = storage[position]
         let index = position - head  // where the writes after it now start
-        if position == head {
+        let wasOldest = position == head
+        if wasOldest {
             head += 1
             if head > 1024 && head * 2 > storage.count {
                 storage.removeFirst(head)
@@ -77,16 +78,19 @@ final class WriteTree {
         } else {
             storage.remove(at: position)
         }
-        coveredPaths.remove(removed.coveredRelatives, under: removed.path)
         guard removed.visible else { return false }
+        coveredPaths.remove(removed.coveredRelatives, under: removed.path)
         // No other write at, above or below what it wrote (an import's many updates of one
         // list): it just leaves the visible layer.
         if !coveredPaths.anyAtOrAboveOrBelow(removed.coveredRelatives, under: removed.path) {
             removeVisible(removed)
             return true
         }
-        // Entirely shadowed by a later write: what shows does not change.
-        if writes.dropFirst(index).contains(where: { $0.visible && $0.covers(removed.path) }) { return false }
+        // Entirely shadowed by a later write: what shows does not change. The oldest (as the
+        // server answers) has only later ones, so the counter tells without a scan.
+        let shadowed = wasOldest ? coveredPaths.anyAtOrAbove(removed.path)
+            : writes.dropFirst(index).contains { $0.visible && $0.covers(removed.path) }
+        if shadowed { return false }
         // Folded into or beside others' values: layer the rest anew.
         visible = layer(writes, at: .root) { $0.visible }
         return true
