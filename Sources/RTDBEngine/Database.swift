@@ -31,13 +31,16 @@ public final class Database: @unchecked Sendable {
     /// queries on ever new lists or orderings cannot make every write slower for good.
     static let idleIndexLimit = 16
     private var wrote = false
-    /// Set while queries are answered after writes: the store learns of an index built then
-    /// with the last of those writes' records (`store.append`), not before it.
+    /// Set while queries are answered after writes. The store learns of an index built then,
+    /// or while writes are held, with the last held record (`store.append`), not before it:
+    /// its tree would lack those writes, and a checkpoint would store an index ahead of it.
     private var committing = false
     /// Filtered listens that writes changed since their data was last sent, in the order
     /// first changed, with the children changed (nil: all of them). They are answered once
     /// the requests queued with those writes are applied: pipelined writes move a watched
     /// window once, not once each.
+    /// An ended listen stays in the list (its session may be gone: `Listen.session` is
+    /// unowned) but leaves `touchedAt`, which is checked before anything is sent.
     private var touchedQueries: [(listen: Listen, changed: Set<ChildKey>?)] = []
     private var touchedAt: [ObjectIdentifier: Int] = [:]
     /// Writes applied but not yet handed to the store, held while queries are to be answered
@@ -240,7 +243,7 @@ public final class Database: @unchecked Sendable {
             let result = index.answer(params, on: node)
             indexes[key] = index
             dropIdleIndexes()
-            if !committing { store.noteIndexes(indexes) }
+            if !committing && heldWrites.isEmpty { store.noteIndexes(indexes) }
             return result
         }
         let built = index.isStale || index.isStored
@@ -248,7 +251,7 @@ public final class Database: @unchecked Sendable {
         if built && !index.isStale && !index.isStored {
             // Built again: the list was replaced, or a stored record of it was damaged.
             indexes[key] = index
-            if !committing { store.noteIndexes(indexes) }
+            if !committing && heldWrites.isEmpty { store.noteIndexes(indexes) }
         }
         return result
     }

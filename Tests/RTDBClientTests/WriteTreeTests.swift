@@ -40,7 +40,7 @@ final class WriteTreeTests: XCTestCase {
         let keys = ["a", "b", "c"]
         func randomPath(_ depth: Int) -> Path { Path(keys: (0..<depth).map { _ in keys.randomElement(using: &rng)! }) }
         let base = Node(json: .object(keys.map { k in (k, .object(keys.map { ($0, .object([("x", .number(1))])) })) }))
-        for round in 0..<300 {
+        for round in 0..<600 {
             let tree = WriteTree()
             var log: [String] = []
             var live: [Int] = []
@@ -52,7 +52,8 @@ final class WriteTreeTests: XCTestCase {
                     _ = tree.remove(id: gone)
                 } else {
                     let path = randomPath(Int.random(in: 0...2, using: &rng))
-                    let value = Node(Double(id))
+                    // Some deletions: one of a leaf's child leaves the leaf as it is.
+                    let value = Int.random(in: 0..<5, using: &rng) == 0 ? Node.empty : Node(Double(id))
                     if Bool.random(using: &rng) {
                         let entries = (0..<Int.random(in: 1...4, using: &rng)).map { _ in (randomPath(Int.random(in: 1...2, using: &rng)), value) }
                         log.append("merge \(id) at /\(path.keys.joined(separator: "/")): \(entries.map { $0.0.keys.joined(separator: "/") })")
@@ -92,7 +93,6 @@ final class WriteTreeTests: XCTestCase {
             let base = randomPath(Int.random(in: 0...2, using: &rng))
             let probe = randomPath(Int.random(in: 0...3, using: &rng))
             XCTAssertEqual(counter.anyAtOrAbove(probe), paths.contains { $0.contains(probe) })
-            XCTAssertEqual(counter.anyAtOrBelow(probe), paths.contains { probe.contains($0) })
             let probes = (0..<2).map { _ in randomPath(Int.random(in: 0...2, using: &rng)) }
             XCTAssertEqual(counter.anyAtOrAboveOrBelow(probes, under: base),
                            paths.contains { p in probes.contains { p.contains(base.appending($0)) || base.appending($0).contains(p) } })

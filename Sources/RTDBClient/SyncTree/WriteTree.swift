@@ -87,9 +87,12 @@ final class WriteTree {
             return true
         }
         // Entirely shadowed by a later write: what shows does not change. The oldest (as the
-        // server answers) has only later ones, so the counter tells without a scan.
+        // server answers) has only later ones, so the counter tells without a scan. Not so
+        // over an earlier write's leaf: it made the leaf an object that a later deletion
+        // of its child emptied, and without it the leaf shows again.
         let shadowed = wasOldest ? coveredPaths.anyAtOrAbove(removed.path)
             : writes.dropFirst(index).contains { $0.visible && $0.covers(removed.path) }
+                && !writes.prefix(index).contains { $0.visible && $0.covers(removed.path) }
         if shadowed { return false }
         // Folded into or beside others' values: layer the rest anew.
         visible = layer(writes, at: .root) { $0.visible }
@@ -256,15 +259,6 @@ struct PathCounter {
         if slot == nil { slot = PathCounter() }
         body(&slot!)
         if slot!.total == 0 { slot = nil }
-    }
-
-    func anyAtOrBelow(_ path: Path) -> Bool {
-        var node = self
-        for key in path.keys {
-            guard let next = node.children[key] else { return false }
-            node = next
-        }
-        return node.total > 0
     }
 
     func anyAtOrAbove(_ path: Path) -> Bool {
