@@ -379,7 +379,7 @@ public actor Repo {
     /// Takes a place (flow control), then queues the write onto the core's queue, where it is
     /// applied in the order submitted.
     private nonisolated(nonsending) func submit(_ write: Write) async throws -> PendingWrite {
-        try await gate.enter()
+        try await gate.enter(entries: write.entryCount)
         let outcome = OneShot<Void>()
         executor.queue.async { self.assumeIsolated { $0.apply(write, outcome: outcome) } }
         return PendingWrite(outcome: outcome)
@@ -427,6 +427,7 @@ public actor Repo {
         }
         raise(events)
         let acknowledged = acknowledgedData
+        let entryCount = write.entryCount
         connection.send(request) { [self] response in
             raise(syncTree.ackUserWrite(id, revert: !response.isOK))
             queuedWrites[id] = nil
@@ -446,7 +447,7 @@ public actor Repo {
                     }
                 }
             }
-            gate.leave()
+            gate.leave(entries: entryCount)
             outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
         }
         // As the official clients do: a write overrides the transactions it overlaps.
@@ -486,7 +487,7 @@ public actor Repo {
     public func takeRestoredWrites() -> [PendingWrite] {
         defer { restoredWrites = [] }
         return restoredWrites.map { write, row, outcome in
-            gate.admit()
+            gate.admit(entries: write.entryCount)
             apply(write, outcome: outcome, row: row)
             return PendingWrite(outcome: outcome)
         }

@@ -12,4 +12,12 @@ public enum Write: Sendable, Equatable {
         case .set(let path, _), .update(let path, _): return path
         }
     }
+
+    /// The places it writes, as flow control counts them (`WriteGate`).
+    var entryCount: Int {
+        switch self {
+        case .set: return 1
+        case .update(_, let updates): return max(1, updates.count)
+        }
+    }
 }

@@ -1,16 +1,21 @@
 import Foundation
 
-/// Flow control for writes: at most `limit` unanswered, later writers wait for a place in the
-/// order they came. Entering is a plain lock when there is room, so a pipelined script does
-/// not pay a hop onto the core's queue for every write.
+/// Flow control for writes: at most `limit` unanswered, and at most `entryLimit` places
+/// written by them (an import's updates of 10,000 children each: a hundred in flight held a
+/// million entries in the pending layer at once); later writers wait for a place in the order
+/// they came. A write alone always goes, however large. Entering is a plain lock when there is
+/// room, so a pipelined script does not pay a hop onto the core's queue for every write.
 ///
 /// `@unchecked Sendable`: its state is guarded by `lock`, which the compiler cannot see.
 final class WriteGate: @unchecked Sendable {
     private let lock = NSLock()
     private var pending = 0
     private var limit: Int
+    /// The places the pending writes write (`Write.entryCount`).
+    private var entries = 0
+    let entryLimit: Int
     /// Writers waiting for a place, first come first served.
-    private var waiting: [OneShot<Void>] = []
+    private var waiting: [(place: OneShot<Void>, entries: Int)] = []
     /// Waiting for every write to be answered.
     private var drained: [OneShot<Void>] = []
     /// Writes answered so far: whether the server is making progress.
@@ -20,24 +25,33 @@ final class WriteGate: @unchecked Sendable {
     /// queue without a bound until one is (a script run offline).
     private var bounded = false
 
-    init(limit: Int) {
+    init(limit: Int, entryLimit: Int = 100_000) {
         self.limit = limit
+        self.entryLimit = entryLimit
     }
 
     var count: Int { lock.withLock { pending } }
     var answered: Int { lock.withLock { answeredCount } }
     var capacity: Int { lock.withLock { limit } }
+    /// Writers waiting for a place.
+    var waiters: Int { lock.withLock { waiting.count } }
 
-    /// Takes a place, waiting while there is none; throws `CancellationError` when the
-    /// waiting task is cancelled first (then it holds no place).
-    nonisolated(nonsending) func enter() async throws {
+    /// Under the lock: whether a write of `size` entries may go now.
+    private func fits(_ size: Int) -> Bool {
+        !bounded || (pending < limit && (pending == 0 || entries + size <= entryLimit))
+    }
+
+    /// Takes a place for a write of `size` entries, waiting while there is none; throws
+    /// `CancellationError` when the waiting task is cancelled first (then it holds no place).
+    nonisolated(nonsending) func enter(entries size: Int = 1) async throws {
         let place: OneShot<Void>? = lock.withLock {
-            if (pending < limit || !bounded) && waiting.isEmpty {
+            if waiting.isEmpty && fits(size) {
                 pending += 1
+                entries += size
                 return nil
             }
             let place = OneShot<Void>()
-            waiting.append(place)
+            waiting.append((place, size))
             return place
         }
         guard let place else { return }
@@ -45,44 +59,55 @@ final class WriteGate: @unchecked Sendable {
             try await place.value()
         } catch {
             let granted = lock.withLock { () -> Bool in
-                guard let index = waiting.firstIndex(where: { $0 === place }) else { return true }
+                guard let index = waiting.firstIndex(where: { $0.place === place }) else { return true }
                 waiting.remove(at: index)
                 return false
             }
-            if granted { leave() }  // the place came with the cancellation: give it on
+            if granted { leave(entries: size) }  // the place came with the cancellation: give it on
             throw error
         }
     }
 
     /// Takes a place without waiting, whatever the limit: for work that must not wait
     /// (a transaction), counted so that `allAnswered` waits for it too.
-    func admit() {
-        lock.withLock { pending += 1 }
+    func admit(entries size: Int = 1) {
+        lock.withLock {
+            pending += 1
+            entries += size
+        }
     }
 
-    /// Gives a place back (a write was answered): to the first waiter, or free.
-    func leave() {
-        let (next, done): (OneShot<Void>?, [OneShot<Void>]) = lock.withLock {
+    /// Gives a place back (a write was answered): to the waiters that now fit, or free.
+    func leave(entries size: Int = 1) {
+        let (admitted, done): ([OneShot<Void>], [OneShot<Void>]) = lock.withLock {
             answeredCount += 1
-            if !waiting.isEmpty && pending <= limit { return (waiting.removeFirst(), []) }
             pending -= 1
-            guard pending == 0 else { return (nil, []) }
+            entries -= size
+            let admitted = admitWaiting()
+            guard pending == 0 else { return (admitted, []) }
             defer { drained = [] }
-            return (nil, drained)
+            return (admitted, drained)
         }
-        next?.succeed()
+        for place in admitted { place.succeed() }
         for waiter in done { waiter.succeed() }
+    }
+
+    /// Under the lock: places for the waiters, in order, while the first fits.
+    private func admitWaiting() -> [OneShot<Void>] {
+        var admitted: [OneShot<Void>] = []
+        while let first = waiting.first, fits(first.entries) {
+            waiting.removeFirst()
+            pending += 1
+            entries += first.entries
+            admitted.append(first.place)
+        }
+        return admitted
     }
 
     func setLimit(_ newLimit: Int) {
         let admitted: [OneShot<Void>] = lock.withLock {
             limit = max(1, newLimit)
-            var admitted: [OneShot<Void>] = []
-            while pending < limit && !waiting.isEmpty {
-                pending += 1
-                admitted.append(waiting.removeFirst())
-            }
-            return admitted
+            return admitWaiting()
         }
         for place in admitted { place.succeed() }
     }
@@ -92,10 +117,7 @@ final class WriteGate: @unchecked Sendable {
     func setBounded(_ isBounded: Bool) {
         let admitted: [OneShot<Void>] = lock.withLock {
             bounded = isBounded
-            guard !isBounded else { return [] }
-            defer { waiting = [] }
-            pending += waiting.count
-            return waiting
+            return admitWaiting()
         }
         for place in admitted { place.succeed() }
     }

@@ -1,0 +1,47 @@
+import XCTest
+@testable import RTDBClient
+
+/// Flow control: writes wait, in order, while too many writes or too many entries are unanswered.
+final class WriteGateTests: XCTestCase {
+    /// Enters in a task of its own; `admitted` fulfils once it holds a place.
+    private func enter(_ gate: WriteGate, _ entries: Int, _ admitted: XCTestExpectation) {
+        Task {
+            try await gate.enter(entries: entries)
+            admitted.fulfill()
+        }
+    }
+
+    private func waitForWaiters(_ gate: WriteGate, _ count: Int) async throws {
+        for _ in 0..<500 where gate.waiters < count { try await Task.sleep(nanoseconds: 2_000_000) }
+        XCTAssertEqual(gate.waiters, count)
+    }
+
+    func testEntriesBoundWritesInFlightAndWaitersKeepTheirOrder() async throws {
+        let gate = WriteGate(limit: 10, entryLimit: 100)
+        gate.setBounded(true)
+        try await gate.enter(entries: 60)
+        let second = expectation(description: "second"), third = expectation(description: "third")
+        enter(gate, 60, second)  // 120 entries would be too many
+        try await waitForWaiters(gate, 1)
+        enter(gate, 1, third)  // would fit, but comes after one that waits
+        try await waitForWaiters(gate, 2)
+        XCTAssertEqual(gate.count, 1, "only the first holds a place")
+        gate.leave(entries: 60)
+        XCTAssertEqual(gate.count, 2, "the answer lets both in, in their order")
+        XCTAssertEqual(gate.waiters, 0)
+        await fulfillment(of: [second, third], timeout: 5)
+    }
+
+    func testAWriteAloneGoesHoweverLarge() async throws {
+        let gate = WriteGate(limit: 10, entryLimit: 100)
+        gate.setBounded(true)
+        try await gate.enter(entries: 10_000)
+        XCTAssertEqual(gate.count, 1)
+        let next = expectation(description: "next")
+        enter(gate, 1, next)
+        try await waitForWaiters(gate, 1)
+        gate.leave(entries: 10_000)
+        await fulfillment(of: [next], timeout: 5)
+        XCTAssertEqual(gate.count, 1)
+    }
+}
