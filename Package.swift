@@ -73,11 +73,13 @@ let package = Package(
                                                          .product(name: "NIOEmbedded", package: "swift-nio"),
                                                          .product(name: "NIOHTTP1", package: "swift-nio")]),
         .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBEngine", "RTDBClient"], path: "Tests/CrashWriter"),
+        // What the fuzzer and tests share (a seeded random source).
+        .target(name: "RTDBTestSupport", path: "Tests/Support"),
         // Seeded mutation fuzzing of everything that reads untrusted bytes (scripts/fuzz).
-        .executableTarget(name: "rtdb-fuzz", dependencies: ["RTDBData", "RTDBProtocol", "RTDBRules", "RTDBServer", "RTDBShell"],
+        .executableTarget(name: "rtdb-fuzz", dependencies: ["RTDBData", "RTDBProtocol", "RTDBRules", "RTDBServer", "RTDBShell", "RTDBTestSupport"],
                           path: "Tests/Fuzz", exclude: ["corpus"]),
-        .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBEngine", "RTDBRules"]),
-        .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBEngine"]),
+        .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBEngine", "RTDBRules", "RTDBTestSupport"]),
+        .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBEngine", "RTDBTestSupport"]),
         .testTarget(name: "EndToEndTests", dependencies: ["RTDBData", "RTDBShell", "rtdb"]),
     ],
     swiftLanguageModes: [.v6]

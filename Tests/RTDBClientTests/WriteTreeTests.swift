@@ -1,6 +1,7 @@
 import XCTest
 import RTDBData
 @testable import RTDBClient
+import RTDBTestSupport
 
 /// What the visible layer shows after a pending write leaves it, on the shortcut an
 /// acknowledged merge beside other merges takes and on the full re-layering it falls back to.
@@ -36,7 +37,7 @@ final class WriteTreeTests: XCTestCase {
     /// Random writes, acknowledged oldest first as the server answers: the visible layer
     /// kept in place always shows what layering the remaining writes anew shows.
     func testTheVisibleLayerAlwaysEqualsTheWritesLayeredAnew() {
-        var rng = SeededGenerator(seed: 12)
+        var rng = SeededRandom(seed: 12)
         let keys = ["a", "b", "c"]
         func randomPath(_ depth: Int) -> Path { Path(keys: (0..<depth).map { _ in keys.randomElement(using: &rng)! }) }
         let base = Node(json: .object(keys.map { k in (k, .object(keys.map { ($0, .object([("x", .number(1))])) })) }))
@@ -74,7 +75,7 @@ final class WriteTreeTests: XCTestCase {
     }
 
     func testPathCounterAnswersAsAListOfPathsDoes() {
-        var rng = SeededGenerator(seed: 7)
+        var rng = SeededRandom(seed: 7)
         let keys = ["a", "b"]
         func randomPath(_ depth: Int) -> Path { Path(keys: (0..<depth).map { _ in keys.randomElement(using: &rng)! }) }
         var counter = PathCounter()
@@ -97,18 +98,5 @@ final class WriteTreeTests: XCTestCase {
             XCTAssertEqual(counter.anyAtOrAboveOrBelow(probes, under: base),
                            paths.contains { p in probes.contains { p.contains(base.appending($0)) || base.appending($0).contains(p) } })
         }
-    }
-}
-
-/// A small reproducible generator (SplitMix64), so a failing random case fails again.
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -3,6 +3,7 @@ import XCTest
 import RTDBData
 import RTDBProtocol
 @testable import RTDBShell
+import RTDBTestSupport
 
 /// How `import` cuts a file into writes: the exact writes, that applying them gives the file
 /// (replacing or merging), that running them again converges, and errors by line and column.
@@ -148,7 +149,7 @@ final class ImportSplitterTests: XCTestCase {
     /// Random documents (seeded): whatever the write size, the writes rebuild exactly what
     /// JSONReader reads from the whole file, replacing or merging.
     func testRandomDocumentsCutAnywhereRebuildTheSameValue() async throws {
-        var rng = SeededGenerator(seed: 20261123)
+        var rng = SeededRandom(seed: 20261123)
         var cut = 0
         for round in 0..<150 {
             let text = randomJSON(&rng, depth: 0, top: true)
@@ -170,8 +171,8 @@ final class ImportSplitterTests: XCTestCase {
 
     /// An object at the top (so that both ways apply), values of every kind inside, spaces
     /// and escapes here and there.
-    func randomJSON(_ rng: inout SeededGenerator, depth: Int, top: Bool = false) -> String {
-        let space = { (rng: inout SeededGenerator) -> String in ["", " ", "\n  ", "\t"][Int.random(in: 0..<4, using: &rng)] }
+    func randomJSON(_ rng: inout SeededRandom, depth: Int, top: Bool = false) -> String {
+        let space = { (rng: inout SeededRandom) -> String in ["", " ", "\n  ", "\t"][Int.random(in: 0..<4, using: &rng)] }
         let kind = top ? 0 : Int.random(in: 0..<(depth > 3 ? 3 : 5), using: &rng)
         switch kind {
         case 0, 3:
@@ -194,18 +195,5 @@ final class ImportSplitterTests: XCTestCase {
         default:
             return ["\"s\"", "\"long string of some length, to cut writes\"", "\"tab\\there\"", "\"\\u00e9\\ud83d\\ude00\"", "\"\""][Int.random(in: 0..<5, using: &rng)]
         }
-    }
-}
-
-/// A small deterministic generator (SplitMix64), so that a failing round can be replayed.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E3779B97F4A7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-        return z ^ (z >> 31)
     }
 }
