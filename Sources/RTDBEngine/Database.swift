@@ -31,10 +31,6 @@ public final class Database: @unchecked Sendable {
     /// queries on ever new lists or orderings cannot make every write slower for good.
     static let idleIndexLimit = 16
     private var wrote = false
-    /// Set while queries are answered after writes. The store learns of an index built then,
-    /// or while writes are held, with the last held record (`store.append`), not before it:
-    /// its tree would lack those writes, and a checkpoint would store an index ahead of it.
-    private var committing = false
     /// Filtered listens that writes changed since their data was last sent, in the order
     /// first changed, with the children changed (nil: all of them). They are answered once
     /// the requests queued with those writes are applied: pipelined writes move a watched
@@ -45,7 +41,9 @@ public final class Database: @unchecked Sendable {
     private var touchedAt: [ObjectIdentifier: Int] = [:]
     /// Writes applied but not yet handed to the store, held while queries are to be answered
     /// so that no acknowledgement overtakes the data of its write (a client would show its
-    /// write undone, then done again).
+    /// write undone, then done again). An index built while some are held (answering those
+    /// queries, or another request) reaches the store with them, not before: the store's tree
+    /// lacks them, and a checkpoint would store an index ahead of it.
     private var heldWrites: [(record: LogRecord, completion: (StoreError?) -> Void)] = []
     /// Milliseconds since the epoch; replaceable in tests.
     var clock: () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
@@ -243,7 +241,7 @@ public final class Database: @unchecked Sendable {
             let result = index.answer(params, on: node)
             indexes[key] = index
             dropIdleIndexes()
-            if !committing && heldWrites.isEmpty { store.noteIndexes(indexes) }
+            if heldWrites.isEmpty { store.noteIndexes(indexes) }
             return result
         }
         let built = index.isStale || index.isStored
@@ -251,7 +249,7 @@ public final class Database: @unchecked Sendable {
         if built && !index.isStale && !index.isStored {
             // Built again: the list was replaced, or a stored record of it was damaged.
             indexes[key] = index
-            if !committing && heldWrites.isEmpty { store.noteIndexes(indexes) }
+            if heldWrites.isEmpty { store.noteIndexes(indexes) }
         }
         return result
     }
@@ -424,7 +422,6 @@ public final class Database: @unchecked Sendable {
     /// writes to the store (whose acknowledgements thus follow that data).
     private func answerTouchedQueries() {
         guard !heldWrites.isEmpty else { return }
-        committing = true
         for (listen, changed) in touchedQueries where touchedAt[ObjectIdentifier(listen)] != nil {
             let result = currentData(for: listen, changed: changed)
             // Kept even when equal: `==` takes canonically equivalent strings as equal, and
@@ -433,7 +430,6 @@ public final class Database: @unchecked Sendable {
             listen.lastSent = result
             if !unchanged { listen.session.send(.data(path: listen.path, data: result, tag: listen.tag)) }
         }
-        committing = false
         touchedQueries = []
         touchedAt = [:]
         // With the tree and indexes as they are now, any index built above included.
