@@ -196,7 +196,7 @@ public struct CommandSpec: Sendable {
                     details: "Lists the background watches with their ids, paths, queries and event counts.",
                     build: CommandParser.watches),
         CommandSpec(name: "unwatch", usage: "unwatch ID|all", summary: "stop background watches",
-                    details: "Stops the background watch with this id, or all of them.",
+                    details: "Stops the background watch with this id, or all of them. In a script it first waits for the writes before it to be acknowledged, so that the events they raise are printed.",
                     examples: ["unwatch 1", "unwatch all"],
                     build: CommandParser.unwatch),
         CommandSpec(name: "tx", argument: .path, usage: "tx PATH EXPR | tx PATH --increment N | --append VALUE | --set-if-absent VALUE [--verbose]",

@@ -245,6 +245,11 @@ public final class Shell {
         case .unwatch(let id):
             let stopping = backgroundWatches.filter { id == nil || $0.id == id }
             if let id, stopping.isEmpty { throw ShellError("no background watch \(id): see 'watches'") }
+            // A script's writes before it are not awaited one by one: their events may still
+            // be on the way (a query's window moves when the server answers, before its ack).
+            if !options.waitForWrites, repo.pendingWriteCount > 0, await repo.isConnected {
+                _ = await repo.waitForPendingWrites(idle: options.scriptWriteWait)
+            }
             for watch in stopping { await repo.unlisten(watch.query, watch.registration) }
             backgroundWatches.removeAll { w in stopping.contains { $0 === w } }
         case let .tx(path, change, verbose):

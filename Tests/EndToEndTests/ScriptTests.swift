@@ -160,6 +160,25 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(lines.last?.count, 20)
     }
 
+    /// A write just before unwatch that moves a child into a watched window: the client
+    /// learns the child's whole value only from the server's answer, and unwatch waits for it.
+    func testUnwatchInAScriptComesAfterThePrecedingWritesEvents() throws {
+        for _ in 0..<5 {
+            let result = try rtdb([], input: """
+            set /scores {"a": {"s": 5}, "b": {"s": 7}, "c": {"s": 9}}
+            watch /scores --orderByChild s --limitToLast 2 --events child_added --bg
+            set /scores/a/s 12
+            unwatch 1
+
+            """)
+            XCTAssertEqual(result.status, 0, result.stderr)
+            let keys = result.stdout.split(separator: "\n").compactMap { line in
+                (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any])?["key"] as? String
+            }
+            XCTAssertEqual(keys, ["b", "c", "a"])
+        }
+    }
+
     /// get with query flags: one object, its keys in query order (here not key order).
     func testGetWithQueryFlagsKeepsTheQueryOrder() throws {
         let result = try rtdb([], input: """
