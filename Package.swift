@@ -64,7 +64,7 @@ let package = Package(
                                                                  .product(name: "NIOPosix", package: "swift-nio")],
                           path: "Benchmarks/RTDBBenchmarks"),
 
-        .testTarget(name: "RTDBDataTests", dependencies: ["RTDBData"]),
+        .testTarget(name: "RTDBDataTests", dependencies: ["RTDBData", "RTDBTestSupport"]),
         .testTarget(name: "RTDBProtocolTests", dependencies: ["RTDBProtocol"]),
         // RuleCases.json is also read by Tests/Python/test_rules.py, against rtdb serve.
         .testTarget(name: "RTDBRulesTests", dependencies: ["RTDBRules", "RTDBData"], exclude: ["RuleCases.json"]),

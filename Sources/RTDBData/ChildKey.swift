@@ -13,7 +13,21 @@ public struct ChildKey: Hashable, Comparable, Sendable, CustomStringConvertible 
 
     public init(_ name: String) {
         self.name = name
-        self.intValue = ChildKey.parseInt32(name)
+        self.intValue = ChildKey.parseInt32(name.utf8)
+        self.sentinel = 0
+    }
+
+    /// A key whose UTF-8 bytes are at hand (a reader's input): read as an integer from them.
+    init(_ name: String, utf8: UnsafeBufferPointer<UInt8>) {
+        self.name = name
+        self.intValue = ChildKey.parseInt32(utf8)
+        self.sentinel = 0
+    }
+
+    /// The key of an array's element at `position`.
+    init(position: Int) {
+        self.name = String(position)
+        self.intValue = Int32(exactly: position)
         self.sentinel = 0
     }
 
@@ -83,12 +97,12 @@ public struct ChildKey: Hashable, Comparable, Sendable, CustomStringConvertible 
         }
     }
 
-    static func parseInt32(_ s: String) -> Int32? {
+    static func parseInt32<Bytes: Collection<UInt8>>(_ s: Bytes) -> Int32? {
         var value: Int64 = 0
         var digits = 0
         var negative = false
         var first = true
-        for byte in s.utf8 {
+        for byte in s {
             if first && byte == UInt8(ascii: "-") {
                 negative = true
                 first = false
@@ -105,7 +119,7 @@ public struct ChildKey: Hashable, Comparable, Sendable, CustomStringConvertible 
             value = value * 10 + Int64(byte - 0x30)
         }
         if first { return nil }  // empty
-        if negative && s.utf8.count == 1 { return nil }  // "-"
+        if negative && s.count == 1 { return nil }  // "-"
         if negative { value = -value }
         guard value >= Int64(Int32.min) && value <= Int64(Int32.max) else { return nil }
         return Int32(value)

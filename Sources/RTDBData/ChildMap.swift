@@ -5,127 +5,313 @@ public struct ChildEntry: TreeElement {
     public static func order(_ a: ChildEntry, _ b: ChildEntry) -> Int { ChildKey.compare(a.key, b.key) }
 }
 
-/// The children of a node, in key order: a persistent weight-balanced tree, so a write to a
-/// list of a million children copies O(log n) tree nodes and old versions stay valid.
+/// The children of a node, in key order.
+///
+/// A few children (at most `packedLimit`, most objects in real data) are one sorted array:
+/// one allocation for all of them, where a tree takes one per child, and a walk is a loop.
+/// More are a persistent weight-balanced tree, so a write to a list of a million children
+/// copies O(log n) tree nodes and old versions stay valid. A tree read from a file stays a
+/// tree (only the branches a change passes through are copied), whatever its size.
 public struct ChildMap: Sendable, Sequence, Equatable {
-    var tree: WeightBalancedTree<ChildEntry>
+    /// Above this many children, an array's copy on each change costs more than a tree's path.
+    static let packedLimit = 16
+
+    enum Storage: Sendable {
+        /// Strictly increasing keys, no empty values, at most `packedLimit` of them.
+        case packed(ContiguousArray<ChildEntry>)
+        case tree(WeightBalancedTree<ChildEntry>)
+    }
+
+    var storage: Storage
     /// How many children have a priority. With none, priority order is key order, which
     /// views then answer in O(log n) instead of scanning the children.
     public private(set) var prioritizedCount: Int
 
     public init() {
-        tree = WeightBalancedTree()
+        storage = .packed([])
         prioritizedCount = 0
     }
 
     init(tree: WeightBalancedTree<ChildEntry>, prioritizedCount: Int) {
-        self.tree = tree
+        storage = .tree(tree)
+        self.prioritizedCount = prioritizedCount
+    }
+
+    /// Entries in strictly increasing key order, packed or as a tree by their number.
+    init(sortedEntries entries: ContiguousArray<ChildEntry>, prioritizedCount: Int) {
+        storage = entries.count <= ChildMap.packedLimit ? .packed(entries) : .tree(WeightBalancedTree(sorted: entries))
         self.prioritizedCount = prioritizedCount
     }
 
     /// Builds in O(n) from entries already in strictly increasing key order.
     public init<C: Collection>(sorted entries: C) where C.Element == (ChildKey, Node), C.Index == Int {
-        tree = WeightBalancedTree(sorted: entries.map { ChildEntry(key: $0.0, value: $0.1) })
-        prioritizedCount = entries.reduce(0) { $0 + ($1.1.priority == nil ? 0 : 1) }
-    }
-
-    /// A child not yet in a map, for `init(linking:)`.
-    typealias Leaf = WeightBalancedTree<ChildEntry>.Branch
-
-    static func leaf(_ key: ChildKey, _ value: Node) -> Leaf { Leaf(ChildEntry(key: key, value: value), nil, nil) }
-
-    /// Builds from children read in any order (later duplicates win), linking them into the
-    /// tree in place (see `WeightBalancedTree.init(linking:)`).
-    init(linking leaves: [Leaf]) {
-        var leaves = leaves
-        // Data this project wrote (snapshots, logs, the wire) is already in key order.
-        if !zip(leaves, leaves.dropFirst()).allSatisfy({ ChildKey.compare($0.element.key, $1.element.key) < 0 }) {
-            // Swift's sort is stable: duplicates stay in document order, so the last one is kept.
-            leaves.sort { ChildKey.compare($0.element.key, $1.element.key) < 0 }
-            var unique: [Leaf] = []
-            unique.reserveCapacity(leaves.count)
-            for leaf in leaves {
-                if let last = unique.last, last.element.key == leaf.element.key { unique[unique.count - 1] = leaf } else { unique.append(leaf) }
-            }
-            leaves = unique
-        }
-        tree = WeightBalancedTree(linking: leaves)
-        prioritizedCount = leaves.reduce(0) { $0 + ($1.element.value.priority == nil ? 0 : 1) }
+        let entries = ContiguousArray(entries.lazy.map { ChildEntry(key: $0.0, value: $0.1) })
+        self.init(sortedEntries: entries, prioritizedCount: ChildMap.countPrioritized(entries))
     }
 
     /// Builds from entries in any order; later duplicates win.
     public init(unsorted entries: [(ChildKey, Node)]) {
-        self.init(linking: entries.map { ChildMap.leaf($0.0, $0.1) })
+        self.init(reading: ContiguousArray(entries.lazy.map { ChildEntry(key: $0.0, value: $0.1) }))
     }
 
-    public var count: Int { tree.count }
-    public var isEmpty: Bool { tree.isEmpty }
+    /// Builds from children read in any order (later duplicates win): a document's object.
+    init(reading entries: ContiguousArray<ChildEntry>) {
+        var entries = entries
+        if ChildMap.sortFindingDuplicates(&entries) {
+            // The sort is stable: of equal keys, the one read last is last, and is kept.
+            var kept = 0
+            for i in entries.indices {
+                if kept > 0 && ChildKey.compare(entries[kept - 1].key, entries[i].key) == 0 {
+                    entries.swapAt(kept - 1, i)
+                } else {
+                    entries.swapAt(kept, i)
+                    kept += 1
+                }
+            }
+            entries.removeLast(entries.count - kept)
+        }
+        self.init(sortedEntries: entries, prioritizedCount: ChildMap.countPrioritized(entries))
+    }
 
-    public subscript(key: ChildKey) -> Node? { tree.find(ChildEntry(key: key, value: .empty))?.value }
+    /// Sorts by key, stably; true when two keys are equal.
+    private static func sortFindingDuplicates(_ entries: inout ContiguousArray<ChildEntry>) -> Bool {
+        if entries.count > packedLimit {
+            // Data this project wrote (snapshots, logs, the wire) is already in key order.
+            if zip(entries.indices, entries.indices.dropFirst()).allSatisfy({ ChildKey.compare(entries[$0].key, entries[$1].key) < 0 }) {
+                return false
+            }
+            entries.sort { ChildKey.compare($0.key, $1.key) < 0 }
+            return zip(entries.indices, entries.indices.dropFirst()).contains { ChildKey.compare(entries[$0].key, entries[$1].key) == 0 }
+        }
+        // An object's few keys: an insertion sort that moves entries rather than copying
+        // them (a copy retains, and a sorted input costs only its n - 1 comparisons).
+        var duplicates = false
+        entries.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            for i in buffer.indices.dropFirst() {
+                var j = i
+                while j > 0 {
+                    let c = ChildKey.compare(base[j - 1].key, base[i].key)
+                    if c == 0 { duplicates = true }
+                    if c <= 0 { break }
+                    j -= 1
+                }
+                if j < i {
+                    let moving = (base + i).move()
+                    (base + j + 1).moveInitialize(from: base + j, count: i - j)
+                    (base + j).initialize(to: moving)
+                }
+            }
+        }
+        return duplicates
+    }
+
+    private static func countPrioritized(_ entries: ContiguousArray<ChildEntry>) -> Int {
+        var n = 0
+        for entry in entries where entry.value.priority != nil { n += 1 }
+        return n
+    }
+
+    public var count: Int {
+        switch storage {
+        case .packed(let entries): return entries.count
+        case .tree(let tree): return tree.count
+        }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    /// Where `key` is in a packed array, or where it would go.
+    private static func search(_ entries: ContiguousArray<ChildEntry>, _ key: ChildKey) -> (index: Int, found: Bool) {
+        var lo = 0, hi = entries.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            let c = ChildKey.compare(entries[mid].key, key)
+            if c == 0 { return (mid, true) }
+            if c < 0 { lo = mid + 1 } else { hi = mid }
+        }
+        return (lo, false)
+    }
+
+    public subscript(key: ChildKey) -> Node? {
+        switch storage {
+        case .packed(let entries):
+            let at = ChildMap.search(entries, key)
+            return at.found ? entries[at.index].value : nil
+        case .tree(let tree):
+            return tree.find(ChildEntry(key: key, value: .empty))?.value
+        }
+    }
+
     public subscript(name: String) -> Node? { self[ChildKey(name)] }
 
     public func inserting(_ key: ChildKey, _ value: Node) -> ChildMap {
         var prioritized = prioritizedCount
-        // Most data has no priorities: then there is nothing to look up.
-        if prioritized > 0 || value.priority != nil {
-            if self[key]?.priority != nil { prioritized -= 1 }
+        switch storage {
+        case .packed(var entries):
+            let at = ChildMap.search(entries, key)
+            let entry = ChildEntry(key: key, value: value)
+            if at.found {
+                if entries[at.index].value.priority != nil { prioritized -= 1 }
+                entries[at.index] = entry
+            } else {
+                entries.insert(entry, at: at.index)
+            }
             if value.priority != nil { prioritized += 1 }
+            return ChildMap(sortedEntries: entries, prioritizedCount: prioritized)
+        case .tree(let tree):
+            // Most data has no priorities: then there is nothing to look up.
+            if prioritized > 0 || value.priority != nil {
+                if self[key]?.priority != nil { prioritized -= 1 }
+                if value.priority != nil { prioritized += 1 }
+            }
+            return ChildMap(tree: tree.inserting(ChildEntry(key: key, value: value)), prioritizedCount: prioritized)
         }
-        return ChildMap(tree: tree.inserting(ChildEntry(key: key, value: value)), prioritizedCount: prioritized)
     }
 
     /// This map with the child at each of `keys` (strictly increasing) replaced by
     /// `change(i, old)` (`old` empty when there is none; an empty result removes it).
     public func updating(sorted keys: [ChildKey], _ change: (Int, Node) -> Node) -> ChildMap {
         var prioritized = prioritizedCount
-        let tree = tree.updating(sorted: keys.map { ChildEntry(key: $0, value: .empty) }) { i, old in
-            let new = change(i, old?.value ?? .empty)
-            if old?.value.priority != nil { prioritized -= 1 }
-            if new.priority != nil { prioritized += 1 }
-            return new.isEmpty ? nil : ChildEntry(key: keys[i], value: new)
+        switch storage {
+        case .packed(let entries):
+            // One merge of the two sorted sequences.
+            var out = ContiguousArray<ChildEntry>()
+            out.reserveCapacity(entries.count + keys.count)
+            var i = 0
+            for (k, key) in keys.enumerated() {
+                while i < entries.count && ChildKey.compare(entries[i].key, key) < 0 {
+                    out.append(entries[i])
+                    i += 1
+                }
+                var old = Node.empty
+                if i < entries.count && ChildKey.compare(entries[i].key, key) == 0 {
+                    old = entries[i].value
+                    i += 1
+                }
+                let new = change(k, old)
+                if old.priority != nil { prioritized -= 1 }
+                if new.priority != nil { prioritized += 1 }
+                if !new.isEmpty { out.append(ChildEntry(key: key, value: new)) }
+            }
+            out.append(contentsOf: entries[i...])
+            return ChildMap(sortedEntries: out, prioritizedCount: prioritized)
+        case .tree(let tree):
+            let updated = tree.updating(sorted: keys.map { ChildEntry(key: $0, value: .empty) }) { i, old in
+                let new = change(i, old?.value ?? .empty)
+                if old?.value.priority != nil { prioritized -= 1 }
+                if new.priority != nil { prioritized += 1 }
+                return new.isEmpty ? nil : ChildEntry(key: keys[i], value: new)
+            }
+            return ChildMap(tree: updated, prioritizedCount: prioritized)
         }
-        return ChildMap(tree: tree, prioritizedCount: prioritized)
     }
 
     public func removing(_ key: ChildKey) -> ChildMap {
-        let prioritized = prioritizedCount > 0 && self[key]?.priority != nil ? prioritizedCount - 1 : prioritizedCount
-        return ChildMap(tree: tree.removing(ChildEntry(key: key, value: .empty)), prioritizedCount: prioritized)
+        switch storage {
+        case .packed(var entries):
+            let at = ChildMap.search(entries, key)
+            guard at.found else { return self }
+            let removed = entries.remove(at: at.index)
+            return ChildMap(sortedEntries: entries, prioritizedCount: prioritizedCount - (removed.value.priority != nil ? 1 : 0))
+        case .tree(let tree):
+            let prioritized = prioritizedCount > 0 && self[key]?.priority != nil ? prioritizedCount - 1 : prioritizedCount
+            return ChildMap(tree: tree.removing(ChildEntry(key: key, value: .empty)), prioritizedCount: prioritized)
+        }
     }
 
-    public var first: (key: ChildKey, value: Node)? { tree.first.map { ($0.key, $0.value) } }
-    public var last: (key: ChildKey, value: Node)? { tree.last.map { ($0.key, $0.value) } }
+    public var first: (key: ChildKey, value: Node)? {
+        switch storage {
+        case .packed(let entries): return entries.first.map { ($0.key, $0.value) }
+        case .tree(let tree): return tree.first.map { ($0.key, $0.value) }
+        }
+    }
+
+    public var last: (key: ChildKey, value: Node)? {
+        switch storage {
+        case .packed(let entries): return entries.last.map { ($0.key, $0.value) }
+        case .tree(let tree): return tree.last.map { ($0.key, $0.value) }
+        }
+    }
 
     /// The entry at a position in key order.
     public func element(at index: Int) -> (key: ChildKey, value: Node) {
-        let e = tree.element(at: index)
+        let e: ChildEntry
+        switch storage {
+        case .packed(let entries): e = entries[index]
+        case .tree(let tree): e = tree.element(at: index)
+        }
         return (e.key, e.value)
     }
 
     /// How many keys sort before `key`.
-    public func rank(of key: ChildKey) -> Int { tree.rank(of: ChildEntry(key: key, value: .empty)) }
-
-    public static func == (a: ChildMap, b: ChildMap) -> Bool {
-        if a.tree.sameStorage(as: b.tree) { return true }
-        guard a.count == b.count else { return false }
-        return zip(a.tree, b.tree).allSatisfy { $0.key == $1.key && $0.value == $1.value }
-    }
-
-    public struct Iterator: IteratorProtocol {
-        var base: WeightBalancedTree<ChildEntry>.Iterator
-        public mutating func next() -> (key: ChildKey, value: Node)? {
-            base.next().map { ($0.key, $0.value) }
+    public func rank(of key: ChildKey) -> Int {
+        switch storage {
+        case .packed(let entries): return ChildMap.search(entries, key).index
+        case .tree(let tree): return tree.rank(of: ChildEntry(key: key, value: .empty))
         }
     }
 
-    public func makeIterator() -> Iterator { Iterator(base: tree.makeIterator()) }
+    public static func == (a: ChildMap, b: ChildMap) -> Bool {
+        switch (a.storage, b.storage) {
+        case let (.tree(x), .tree(y)) where x.sameStorage(as: y): return true
+        case let (.packed(x), .packed(y)) where x.withUnsafeBufferPointer({ $0.baseAddress }) == y.withUnsafeBufferPointer({ $0.baseAddress }):
+            return true
+        default:
+            guard a.count == b.count else { return false }
+            return zip(a, b).allSatisfy { $0.key == $1.key && $0.value == $1.value }
+        }
+    }
+
+    public struct Iterator: IteratorProtocol {
+        // Two fields rather than an enum: an iterator taken out of an enum to be advanced
+        // would copy its stack each time.
+        let packed: ContiguousArray<ChildEntry>
+        var position = 0
+        var tree: WeightBalancedTree<ChildEntry>.Iterator?
+
+        public mutating func next() -> (key: ChildKey, value: Node)? {
+            if tree != nil { return tree?.next().map { ($0.key, $0.value) } }
+            guard position < packed.count else { return nil }
+            position += 1
+            return (packed[position - 1].key, packed[position - 1].value)
+        }
+    }
+
+    public func makeIterator() -> Iterator {
+        switch storage {
+        case .packed(let entries): return Iterator(packed: entries)
+        case .tree(let tree): return Iterator(packed: [], tree: tree.makeIterator())
+        }
+    }
 
     /// Visits the children in key order; cheaper than iterating (no stack to allocate).
     public func forEachChild(_ body: (ChildKey, Node) throws -> Void) rethrows {
-        try tree.forEachInOrder { try body($0.key, $0.value) }
+        switch storage {
+        case .packed(let entries): for entry in entries { try body(entry.key, entry.value) }
+        case .tree(let tree): try tree.forEachInOrder { try body($0.key, $0.value) }
+        }
+    }
+
+    /// The children as entries, in key order (for the node file's writer).
+    func forEachEntry(_ body: (ChildEntry) throws -> Void) rethrows {
+        switch storage {
+        case .packed(let entries): for entry in entries { try body(entry) }
+        case .tree(let tree): try tree.forEachInOrder(body)
+        }
     }
 
     public var keys: [ChildKey] { map { $0.key } }
 
-    /// Checks the balance and order invariants (for tests).
-    public func checkInvariants() -> Bool { tree.checkInvariants() }
+    /// Checks the order and balance invariants (for tests).
+    public func checkInvariants() -> Bool {
+        switch storage {
+        case .packed(let entries):
+            return entries.count <= ChildMap.packedLimit
+                && zip(entries, entries.dropFirst()).allSatisfy { ChildKey.compare($0.key, $1.key) < 0 }
+                && entries.allSatisfy { !$0.value.isEmpty }
+        case .tree(let tree):
+            return tree.checkInvariants()
+        }
+    }
 }

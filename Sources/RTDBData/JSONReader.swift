@@ -86,6 +86,8 @@ public struct JSONReader {
         /// this bounds the recursion for them (a hostile document must not exhaust the stack).
         var nesting = 0
         static let maxNesting = Path.maxDepth + 8
+        /// The children of the objects and arrays open around the value being read.
+        let read = EntryStack()
 
         init(bytes: UnsafeBufferPointer<UInt8>, options: Options) {
             self.bytes = bytes
@@ -357,16 +359,16 @@ public struct JSONReader {
 
         mutating func readArray() throws -> Node {
             index += 1
-            var entries: [ChildMap.Leaf] = []
+            let base = read.count
             skipWhitespace()
             if index < bytes.count && bytes[index] == UInt8(ascii: "]") { index += 1; return .empty }
             var position = 0
             while true {
-                let name = String(position)
-                try enter(name, at: index)
+                let key = ChildKey(position: position)
+                try enter(key.name, at: index)
                 let child = try readValue()
                 leave()
-                if !child.isEmpty { entries.append(ChildMap.leaf(ChildKey(name), child)) }
+                if !child.isEmpty { read.push(ChildEntry(key: key, value: child)) }
                 position += 1
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unterminated array: expected ',' or ']'") }
@@ -375,13 +377,14 @@ public struct JSONReader {
                 throw error("expected ',' or ']' in array, found \(describeCurrent())")
             }
             // "0", "1", … "10" are integer keys and already in order.
-            return Node(children: ChildMap(linking: entries))
+            return Node(children: ChildMap(reading: read.take(from: base)))
         }
 
         mutating func readObject() throws -> Node {
             let open = index
             index += 1
-            var entries: [ChildMap.Leaf] = []
+            let base = read.count
+            var hadChildren = false
             var priority: LeafValue?
             var value: Node?
             var serverValue: ServerValue?
@@ -394,8 +397,13 @@ public struct JSONReader {
                 }
                 let keyStart = index
                 let key = try readString()
+                // The key as written, quotes aside: the key itself unless it had escapes
+                // (each of which is longer than what it stands for).
+                let raw = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<(index - 1)])
+                let unescaped = raw.count == key.utf8.count
                 try expect(UInt8(ascii: ":"), "':' after the key")
-                switch key {
+                // Only the special keys start with "." (no key may hold one).
+                switch key.utf8.first == UInt8(ascii: ".") ? key : "" {
                 case ".priority":
                     let p = try readValue()
                     switch p.content {
@@ -418,14 +426,15 @@ public struct JSONReader {
                     }
                     serverValue = try readServerValue(at: keyStart)
                 default:
-                    if let reason = Path.problem(with: key) {
+                    if let reason = unescaped ? Path.problem(utf8: raw) : Path.problem(with: key) {
                         let path = currentPath + (keys.isEmpty ? "" : "/") + key
                         throw error(DataError.invalidKey(key: key, path: path, reason: reason).description, at: keyStart)
                     }
                     try enter(key, at: keyStart)
                     let child = try readValue()
                     leave()
-                    entries.append(ChildMap.leaf(ChildKey(key), child))
+                    hadChildren = true
+                    if !child.isEmpty { read.push(ChildEntry(key: unescaped ? ChildKey(key, utf8: raw) : ChildKey(key), value: child)) }
                 }
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unterminated object: expected ',' or '}'", at: open) }
@@ -434,19 +443,18 @@ public struct JSONReader {
                 throw error("expected ',' or '}' in object, found \(describeCurrent())")
             }
             if let serverValue {
-                if value != nil || !entries.isEmpty {
+                if value != nil || hadChildren {
                     throw error(DataError.invalidValue(path: currentPath, reason: "\".sv\" cannot be combined with other keys").description, at: open)
                 }
                 return Node(.serverValue(serverValue), priority: priority)
             }
             if let value {
-                if entries.contains(where: { !$0.element.value.isEmpty }) {
+                if read.count > base {
                     throw error(DataError.invalidValue(path: currentPath, reason: "\".value\" cannot be combined with other children").description, at: open)
                 }
                 return value.withPriority(value.isEmpty ? nil : priority)
             }
-            entries.removeAll { $0.element.value.isEmpty }
-            return Node(children: ChildMap(linking: entries), priority: priority)
+            return Node(children: ChildMap(reading: read.take(from: base)), priority: priority)
         }
 
         mutating func readServerValue(at offset: Int) throws -> ServerValue {
@@ -500,6 +508,43 @@ public struct JSONReader {
                 throw error("expected ',' or '}' in object, found \(describeCurrent())")
             }
             return entries
+        }
+    }
+
+    /// Children read but not yet in a map, innermost object's last: one buffer for a whole
+    /// document, so an object's children are allocated once, in their map, at its end.
+    final class EntryStack {
+        private var base: UnsafeMutablePointer<ChildEntry>
+        private var capacity = 64
+        private(set) var count = 0
+
+        init() { base = .allocate(capacity: capacity) }
+
+        deinit {
+            base.deinitialize(count: count)
+            base.deallocate()
+        }
+
+        func push(_ entry: ChildEntry) {
+            if count == capacity {
+                let grown = UnsafeMutablePointer<ChildEntry>.allocate(capacity: capacity * 2)
+                grown.moveInitialize(from: base, count: count)
+                base.deallocate()
+                base = grown
+                capacity *= 2
+            }
+            (base + count).initialize(to: entry)
+            count += 1
+        }
+
+        /// Moves out the entries from `start` on.
+        func take(from start: Int) -> ContiguousArray<ChildEntry> {
+            let n = count - start
+            count = start
+            return ContiguousArray(unsafeUninitializedCapacity: n) { buffer, initialized in
+                if let target = buffer.baseAddress { target.moveInitialize(from: base + start, count: n) }
+                initialized = n
+            }
         }
     }
 }

@@ -98,11 +98,12 @@ public final class NodeFileWriter {
 
     /// Stores a node's children; returns the link to their tree and how many have a priority.
     private func storeChildren(_ map: ChildMap) throws -> (link: (offset: Int, size: Int), prioritized: Int) {
-        guard dropDamaged else { return (try storeTree(map.tree), map.prioritizedCount) }
-        // Each child's value is stored first: one left empty (all of its children were
-        // damaged) is left out too, as no record may hold an empty value.
+        if case .tree(let tree) = map.storage, !dropDamaged { return (try storeTree(tree), map.prioritizedCount) }
+        // Packed children (never stored as they are), or a salvage: each child's value is
+        // stored first, then a balanced tree of them. In a salvage, a value left empty (all of
+        // its children were damaged) is left out too, as no record may hold an empty value.
         var kept: [ChildEntry] = []
-        map.tree.forEachInOrder { if !$0.key.name.hasPrefix(NodeFile.standInPrefix) { kept.append($0) } }
+        map.forEachEntry { if !dropDamaged || !$0.key.name.hasPrefix(NodeFile.standInPrefix) { kept.append($0) } }
         var encoded: [(key: ChildKey, value: [UInt8], prioritized: Bool)] = []
         for entry in kept {
             var value: [UInt8] = []

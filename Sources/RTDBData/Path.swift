@@ -78,9 +78,12 @@ public struct Path: Hashable, Sendable, CustomStringConvertible, Comparable {
     }
 
     /// Why `key` is not a valid key, or nil when it is.
-    public static func problem(with key: String) -> String? {
+    public static func problem(with key: String) -> String? { problem(utf8: key.utf8) }
+
+    /// Why the key spelled by these UTF-8 bytes is not a valid key, or nil when it is.
+    static func problem<Bytes: Collection<UInt8>>(utf8 key: Bytes) -> String? {
         if key.isEmpty { return "keys must not be empty" }
-        for byte in key.utf8 {
+        for byte in key {
             switch byte {
             case UInt8(ascii: "."), UInt8(ascii: "$"), UInt8(ascii: "#"), UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "/"):
                 return "keys must not contain \".\", \"$\", \"#\", \"[\", \"]\" or \"/\" (found \"\(Character(Unicode.Scalar(byte)))\")"

@@ -25,9 +25,9 @@ protocol BranchLoader<Element>: AnyObject, Sendable {
 /// update copies the branches on its path into memory, leaving the rest where it is.
 public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     /// A branch in memory or a stored subtree; `branch` gives the top branch either way.
-    // Unchecked: `size` is changed only by `init(linking:)`, before any tree holds the branch.
+    // Unchecked only because the class is open to its two subclasses: nothing in it changes.
     class Subtree: @unchecked Sendable {
-        fileprivate(set) final var size: Int
+        final let size: Int
         final let isStored: Bool
 
         init(size: Int, isStored: Bool) {
@@ -41,11 +41,11 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         }
     }
 
-    // Unchecked: a branch is changed only by `init(linking:)`, before any tree holds it.
+    // Unchecked: its superclass is (see there); nothing in it changes either.
     final class Branch: Subtree, @unchecked Sendable {
         let element: Element
-        fileprivate(set) var left: Subtree?
-        fileprivate(set) var right: Subtree?
+        let left: Subtree?
+        let right: Subtree?
 
         init(_ element: Element, _ left: Subtree?, _ right: Subtree?) {
             self.element = element
@@ -89,22 +89,6 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
             return Branch(element(mid), left, build(mid + 1, hi))
         }
         root = build(0, count)
-    }
-
-    /// Builds in O(n) from unlinked single branches whose elements are in strictly increasing
-    /// order, linking them in place: a large document's children are allocated once, as the
-    /// tree's own nodes, with no array of their elements beside them.
-    init(linking branches: [Branch]) {
-        func link(_ lo: Int, _ hi: Int) -> Branch? {
-            if lo >= hi { return nil }
-            let mid = (lo + hi) / 2
-            let branch = branches[mid]
-            branch.left = link(lo, mid)
-            branch.right = link(mid + 1, hi)
-            branch.size = (branch.left?.size ?? 0) + (branch.right?.size ?? 0) + 1
-            return branch
-        }
-        root = link(branches.startIndex, branches.endIndex)
     }
 
     /// The tree stored at `offset` in a file.

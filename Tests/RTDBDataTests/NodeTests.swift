@@ -1,5 +1,6 @@
 import XCTest
 @testable import RTDBData
+import RTDBTestSupport
 
 final class NodeTests: XCTestCase {
     func testSettingAndRemoving() throws {
@@ -71,6 +72,71 @@ final class ChildMapTests: XCTestCase {
         for i in stride(from: 0, to: map.count, by: 37) {
             let e = map.element(at: i)
             XCTAssertEqual(map.rank(of: e.key), i)
+        }
+    }
+
+    /// Around the size where a packed array of children becomes a tree, every operation
+    /// agrees with a plain dictionary, and a packed map equals a tree of the same children.
+    func testPackedAndTreeChildrenAgree() {
+        var rng = SeededRandom(seed: 20261124)
+        for round in 0..<400 {
+            var map = ChildMap()
+            var model: [String: Node] = [:]
+            let keySpace = [4, 12, 20, 40][round % 4]
+            for step in 0..<60 {
+                let key = String(Int.random(in: 0..<keySpace, using: &rng)) + (Bool.random(using: &rng) ? "k" : "")
+                let value = Int.random(in: 0..<4, using: &rng) == 0 ? Node(.number(Double(step)), priority: .number(1)) : Node(Double(step))
+                switch Int.random(in: 0..<4, using: &rng) {
+                case 0:
+                    map = map.removing(ChildKey(key))
+                    model[key] = nil
+                case 1:
+                    // A batch: some keys set, some removed.
+                    let keys = Set((0..<Int.random(in: 1..<8, using: &rng)).map { _ in String(Int.random(in: 0..<keySpace, using: &rng)) })
+                        .map(ChildKey.init).sorted()
+                    let removes = keys.map { _ in Bool.random(using: &rng) }
+                    map = map.updating(sorted: keys) { i, old in
+                        XCTAssertEqual(old, model[keys[i].name] ?? .empty)
+                        return removes[i] ? .empty : value
+                    }
+                    for (key, remove) in zip(keys, removes) { model[key.name] = remove ? nil : value }
+                default:
+                    map = map.inserting(ChildKey(key), value)
+                    model[key] = value
+                }
+                XCTAssertTrue(map.checkInvariants(), "round \(round) step \(step)")
+            }
+            let sortedKeys = model.keys.map(ChildKey.init).sorted()
+            XCTAssertEqual(map.keys, sortedKeys)
+            XCTAssertEqual(map.count, model.count)
+            XCTAssertEqual(map.prioritizedCount, model.values.filter { $0.priority != nil }.count)
+            for (i, key) in sortedKeys.enumerated() {
+                XCTAssertEqual(map[key], model[key.name])
+                XCTAssertEqual(map.rank(of: key), i)
+                XCTAssertEqual(map.element(at: i).key, key)
+            }
+            XCTAssertEqual(map.rank(of: ChildKey("zzz")), model.count)
+            XCTAssertEqual(map.first?.key, sortedKeys.first)
+            XCTAssertEqual(map.last?.key, sortedKeys.last)
+            let tree = ChildMap(tree: WeightBalancedTree(sorted: sortedKeys.map { ChildEntry(key: $0, value: model[$0.name]!) }),
+                                prioritizedCount: map.prioritizedCount)
+            XCTAssertEqual(map, tree)
+            XCTAssertEqual(tree, map)
+        }
+    }
+
+    func testReadObjectsKeepTheLastOfDuplicateKeys() throws {
+        let small = try JSONReader.parse(#"{"b":1,"a":2,"b":3,"c":null,"a":{"x":1}}"#)
+        XCTAssertEqual(JSONWriter.string(small), #"{"a":{"x":1},"b":3}"#)
+        XCTAssertTrue(small.children.checkInvariants())
+        // More children than a packed array holds, out of order, with repeats.
+        let members = (0..<40).map { #""k\#(($0 * 7) % 25)":\#($0)"# }
+        let large = try JSONReader.parse("{" + members.joined(separator: ",") + "}")
+        XCTAssertEqual(large.childCount, 25)
+        XCTAssertTrue(large.children.checkInvariants())
+        for k in 0..<25 {
+            let last = (0..<40).last { ($0 * 7) % 25 == k }!
+            XCTAssertEqual(large.child("k\(k)"), Node(Double(last)))
         }
     }
 
@@ -163,6 +229,6 @@ final class BatchWriteTests: XCTestCase {
         let update = (0..<3000).map { (Path("k\($0 * 3 % 4000)/v"), $0 % 7 == 0 ? Node.empty : Node(Double(-$0))) }
         let merged = list.merging(update)
         XCTAssertEqual(JSONWriter.string(merged), JSONWriter.string(update.reduce(list) { $0.setting($1.0, to: $1.1) }))
-        XCTAssertTrue(merged.children.tree.checkInvariants())
+        XCTAssertTrue(merged.children.checkInvariants())
     }
 }
