@@ -140,6 +140,114 @@ func bigDatabase(_ folder: String, leaves: Int) throws {
                  Double(lists * 100_000 + 10_000) / time, Double(size) / 1_000_000))
 }
 
+/// The engine beside SQLite (the candidate store it was chosen over) on the same work, both
+/// in this process: `n` leaves written in durable batches of 10,000, then a fresh open and a
+/// read of one leaf, and of a subtree of 1,000 items (10,000 leaves) made into a node, as the
+/// server needs it. SQLite holds one row per leaf, keyed by its path, in WAL mode with
+/// `synchronous=FULL` (each batch on disk at its commit, as each engine write is at its answer).
+func storesBenchmark(_ n: Int) throws {
+    let folder = NSTemporaryDirectory() + "rtdb-bench-stores-" + UUID().uuidString
+    let file = folder + ".sqlite"
+    defer {
+        try? FileManager.default.removeItem(atPath: folder)
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) }
+    }
+    let batch = 10_000
+    func leafKey(_ i: Int) -> String { "k\(i)" }
+    func item(_ i: Int) -> [(String, Node)] {
+        (0..<10).map { ("f\($0)", $0 % 2 == 0 ? Node(Double(i * 10 + $0)) : Node("value \(i) \($0)")) }
+    }
+
+    // The engine: each batch one update, answered once durable.
+    let engineWrite = try seconds {
+        let database = try Database(folder: folder)
+        let done = DispatchSemaphore(value: 0)
+        let failed = Failure()
+        func submit(_ request: Request) {
+            database.submit(request) { response in
+                if response.status != .ok { failed.set(JSONWriter.string(response.data)) }
+                done.signal()
+            }
+            done.wait()
+        }
+        for start in stride(from: 0, to: n, by: batch) {
+            submit(.merge(path: Path("list"), data: (start..<min(n, start + batch)).map { Update(Path(leafKey($0)), Node(Double($0))) }))
+        }
+        submit(.merge(path: Path("sub"), data: (0..<1000).flatMap { i in item(i).map { Update(Path("i\(i)/\($0.0)"), $0.1) } }))
+        database.close()
+        if let message = failed.message { throw BenchmarkError("a write failed: \(message)") }
+    }
+    var leaf = Node.empty, sub = Node.empty
+    let engineLeaf = try seconds {
+        let database = try Database(folder: folder)
+        leaf = database.value(at: Path("list/k\(n / 2)"))
+        database.close()
+    }
+    let engineSub = try seconds {
+        let database = try Database(folder: folder)
+        sub = database.value(at: Path("sub"))
+        _ = sub.leafCount  // every leaf read
+        database.close()
+    }
+    guard leaf == Node(Double(n / 2)), sub.leafCount == 10_000 else { throw BenchmarkError("the engine read back the wrong data") }
+
+    // SQLite: each batch one transaction.
+    var handle: OpaquePointer?
+    guard sqlite3_open_v2(file, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else { throw BenchmarkError("cannot open \(file)") }
+    func exec(_ sql: String) throws {
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw BenchmarkError(String(cString: sqlite3_errmsg(handle))) }
+    }
+    let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    let sqliteWrite = try seconds {
+        try exec("PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; CREATE TABLE tree (path TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID")
+        var insert: OpaquePointer?
+        guard sqlite3_prepare_v2(handle, "INSERT OR REPLACE INTO tree VALUES (?, ?)", -1, &insert, nil) == SQLITE_OK else { throw BenchmarkError("prepare failed") }
+        defer { sqlite3_finalize(insert) }
+        func row(_ path: String, _ value: Node) throws {
+            sqlite3_bind_text(insert, 1, path, -1, transient)
+            sqlite3_bind_text(insert, 2, JSONWriter.string(value), -1, transient)
+            guard sqlite3_step(insert) == SQLITE_DONE else { throw BenchmarkError(String(cString: sqlite3_errmsg(handle))) }
+            sqlite3_reset(insert)
+        }
+        for start in stride(from: 0, to: n, by: batch) {
+            try exec("BEGIN")
+            for i in start..<min(n, start + batch) { try row("/list/" + leafKey(i), Node(Double(i))) }
+            try exec("COMMIT")
+        }
+        try exec("BEGIN")
+        for i in 0..<1000 { for (key, value) in item(i) { try row("/sub/i\(i)/\(key)", value) } }
+        try exec("COMMIT")
+    }
+    sqlite3_close(handle)
+    let sqliteLeaf = try sqliteSeconds(file, ["SELECT value FROM tree WHERE path = '/list/k\(n / 2)'"])
+    // The subtree: a range of keys, every row's path and value read.
+    var rows = 0
+    let sqliteSub = try seconds {
+        var reader: OpaquePointer?
+        guard sqlite3_open_v2(file, &reader, SQLITE_OPEN_READONLY, nil) == SQLITE_OK else { throw BenchmarkError("cannot open \(file)") }
+        defer { sqlite3_close(reader) }
+        var select: OpaquePointer?
+        guard sqlite3_prepare_v2(reader, "SELECT path, value FROM tree WHERE path >= '/sub/' AND path < '/sub0'", -1, &select, nil) == SQLITE_OK else { throw BenchmarkError("prepare failed") }
+        defer { sqlite3_finalize(select) }
+        var entries: [(Path, Node)] = []
+        while sqlite3_step(select) == SQLITE_ROW {
+            let path = Path(String(String(cString: sqlite3_column_text(select, 0)).dropFirst(5)))
+            entries.append((path, try JSONReader.parse(String(cString: sqlite3_column_text(select, 1)))))
+            rows += 1
+        }
+        sub = Node.empty.merging(entries)
+    }
+    guard rows == 10_000, sub.leafCount == 10_000 else { throw BenchmarkError("SQLite read back \(rows) rows") }
+    func size(_ paths: [String]) -> Double {
+        Double(paths.reduce(0) { $0 + ((try? FileManager.default.attributesOfItem(atPath: $1)[.size] as? Int) ?? 0) }) / 1_000_000
+    }
+    let engineFiles = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).map { folder + "/" + $0 }
+    print(String(format: "stores: %d leaves in durable batches of 10,000: engine %.2f s, SQLite %.2f s (ratio %.2f); %.0f MB and %.0f MB on disk",
+                 n, engineWrite, sqliteWrite, engineWrite / sqliteWrite, size(engineFiles), size([file, file + "-wal"])))
+    print(String(format: "stores: open and read one leaf: engine %.2f ms, SQLite %.2f ms (ratio %.2f); a subtree of 1,000 items (10,000 leaves): engine %.1f ms, SQLite %.1f ms (ratio %.2f)",
+                 engineLeaf * 1000, sqliteLeaf * 1000, engineLeaf / sqliteLeaf, engineSub * 1000, sqliteSub * 1000, engineSub / sqliteSub))
+}
+
 final class Failure: @unchecked Sendable {
     private let lock = NSLock()
     private(set) var message: String?
@@ -686,6 +794,7 @@ case "json-writer":
     print(String(format: "json-writer: %.0f MB/s", Double(written) / 1_000_000 / time))
 case "load": try await loadBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
 case "open": try openBenchmark(arguments[1])
+case "stores": try storesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000)
 case "big": try bigDatabase(arguments[1], leaves: Int(arguments.dropFirst(2).first ?? "") ?? 10_000_000)
 case "latency": try await latencyBenchmark(2000)
 case "network": try await networkBenchmark()
@@ -711,4 +820,5 @@ default:
     try await rulesBenchmark(50_000)
     try await cacheBenchmark(20_000)
     try await loadBenchmark(1_000_000)
+    try storesBenchmark(1_000_000)
 }
