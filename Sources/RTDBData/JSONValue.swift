@@ -2,7 +2,7 @@
 ///
 /// The realtime protocol's envelopes and bodies are JSON of this kind; data inside them is
 /// turned into a `Node` with `Node(json:)`, which applies the database's rules.
-public indirect enum JSONValue: Equatable, Sendable {
+public enum JSONValue: Equatable, Sendable {
     case null
     case bool(Bool)
     case number(Double)
