@@ -69,8 +69,9 @@ let package = Package(
         // RuleCases.json is also read by Tests/Python/test_rules.py, against rtdb serve.
         .testTarget(name: "RTDBRulesTests", dependencies: ["RTDBRules", "RTDBData"], exclude: ["RuleCases.json"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBRules", "RTDBClient", "rtdb-crash-writer"]),
-        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBEngine", "RTDBServer", "RTDBRules",
+        .testTarget(name: "RTDBServerTests", dependencies: ["RTDBEngine", "RTDBServer", "RTDBRules", "RTDBTransport",
                                                          .product(name: "NIOEmbedded", package: "swift-nio"),
+                                                         .product(name: "NIOWebSocket", package: "swift-nio"),
                                                          .product(name: "NIOHTTP1", package: "swift-nio")]),
         .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBEngine", "RTDBClient"], path: "Tests/CrashWriter"),
         // What the fuzzer and tests share (a seeded random source).

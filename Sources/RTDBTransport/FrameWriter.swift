@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import NIOWebSocket
 import RTDBProtocol
@@ -16,6 +19,7 @@ public final class FrameWriter: @unchecked Sendable {
     private let lock = NSLock()
     private var queued: [(Message, [UInt8])] = []
     private var scheduled = false
+    static let bufferSize = 1 << 16
     /// Runs on the event loop for each message as it is written (the server counts answers).
     private let onWrite: (@Sendable (Message) -> Void)?
 
@@ -41,18 +45,84 @@ public final class FrameWriter: @unchecked Sendable {
             defer { queued = []; scheduled = false }
             return queued
         }
-        for (message, bytes) in batch {
+        // Every frame of the batch in one buffer, written once below the frame encoder: a
+        // frame written on its own costs a buffer, a trip through the pipeline and the
+        // encoder's header buffer, per message.
+        var frames: [ArraySlice<UInt8>] = []
+        frames.reserveCapacity(batch.count)
+        for (_, bytes) in batch {
             let (count, ranges) = WireFraming.frameRanges(for: bytes)
-            if let count { frame(ArraySlice(String(count).utf8)) }
-            for range in ranges { frame(bytes[range]) }
-            onWrite?(message)
+            if let count { frames.append(ArraySlice(String(count).utf8)) }
+            for range in ranges { frames.append(bytes[range]) }
         }
+        // The frame encoder's place in the pipeline, from where bytes go on to the socket.
+        // Without it the pipeline is being torn down, and nothing more reaches the peer.
+        let encoder = try? channel.pipeline.syncOperations.context(handlerType: WebSocketFrameEncoder.self)
+        let keys = masked ? FrameWriter.randomBytes(4 * frames.count) : []
+        // Buffers of at most 64 KiB (a frame is smaller): a buffer's memory is its size
+        // rounded up to a power of two, and a slow reader's unsent answers must cost what
+        // they weigh, not up to twice that.
+        var i = 0
+        while i < frames.count {
+            var end = i, size = 0
+            while end < frames.count && (end == i || size + frames[end].count + 14 <= FrameWriter.bufferSize) {
+                size += frames[end].count + 14
+                end += 1
+            }
+            var buffer = channel.allocator.buffer(capacity: size)
+            for j in i..<end { append(frames[j], maskedWith: masked ? keys[(4 * j)..<(4 * j + 4)] : nil, to: &buffer) }
+            encoder?.write(NIOAny(buffer), promise: nil)
+            i = end
+        }
+        for (message, _) in batch { onWrite?(message) }
         channel.flush()
     }
 
-    private func frame(_ piece: ArraySlice<UInt8>) {
-        var buffer = channel.allocator.buffer(capacity: piece.count)
-        buffer.writeBytes(piece)
-        channel.write(WebSocketFrame(fin: true, opcode: .text, maskKey: masked ? .random() : nil, data: buffer), promise: nil)
+    /// One final text frame (RFC 6455 §5.2): header, then the payload, masked for a client.
+    private func append(_ payload: ArraySlice<UInt8>, maskedWith key: ArraySlice<UInt8>?, to buffer: inout ByteBuffer) {
+        let maskBit: UInt8 = key == nil ? 0 : 0x80
+        buffer.writeInteger(UInt8(0x81))  // FIN, text
+        switch payload.count {
+        case ..<126: buffer.writeInteger(maskBit | UInt8(payload.count))
+        case ..<65536: buffer.writeInteger(maskBit | 126); buffer.writeInteger(UInt16(payload.count))
+        default: buffer.writeInteger(maskBit | 127); buffer.writeInteger(UInt64(payload.count))
+        }
+        guard let key else {
+            buffer.writeBytes(payload)
+            return
+        }
+        buffer.writeBytes(key)
+        let k0 = key[key.startIndex], k1 = key[key.startIndex + 1], k2 = key[key.startIndex + 2], k3 = key[key.startIndex + 3]
+        buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: payload.count) { out in
+            for (i, byte) in payload.enumerated() {
+                switch i & 3 {
+                case 0: out[i] = byte ^ k0
+                case 1: out[i] = byte ^ k1
+                case 2: out[i] = byte ^ k2
+                default: out[i] = byte ^ k3
+                }
+            }
+            return payload.count
+        }
+    }
+
+    /// Unpredictable bytes for masking keys: a batch's worth from a system call per 256
+    /// (`getentropy`'s most), where drawing each key alone made a call per frame.
+    private static func randomBytes(_ count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let filled = bytes.withUnsafeMutableBytes { raw -> Bool in
+            var start = 0
+            while start < raw.count {
+                let piece = UnsafeMutableRawBufferPointer(rebasing: raw[start..<min(raw.count, start + 256)])
+                guard let base = piece.baseAddress, getentropy(base, piece.count) == 0 else { return false }
+                start += piece.count
+            }
+            return true
+        }
+        if !filled {
+            var generator = SystemRandomNumberGenerator()
+            for i in bytes.indices { bytes[i] = UInt8.random(in: 0...255, using: &generator) }
+        }
+        return bytes
     }
 }

@@ -1,0 +1,50 @@
+import NIOCore
+import NIOEmbedded
+import NIOWebSocket
+import XCTest
+import RTDBData
+import RTDBProtocol
+import RTDBTransport
+
+/// The frames `FrameWriter` writes itself (a batch in one buffer, below the frame encoder),
+/// read back by NIO's own frame decoder: both length forms a piece can need, the count frame
+/// and the pieces of a long message, masked from a client and plain from a server.
+final class FrameWriterTests: XCTestCase {
+    func testBatchesReadBackAsTheMessagesFrames() throws {
+        let messages: [Message] = [
+            .request(id: 1, .put(path: Path("a"), data: Node(1), hash: nil)),                                       // < 126 bytes
+            .request(id: 2, .put(path: Path("b"), data: Node(String(repeating: "x", count: 300)), hash: nil)),      // 16-bit length
+            .request(id: 3, .put(path: Path("c"), data: Node(String(repeating: "€", count: 40_000)), hash: nil)),   // a count frame, pieces
+            .request(id: 4, .put(path: Path("d"), data: Node(String(repeating: "y", count: 16_000)), hash: nil)),
+        ]
+        var expected: [String] = []
+        for message in messages { expected += WireFraming.frames(for: WireCodec.encode(message)) }
+        // Pieces hold at most 16384 UTF-16 units: 49,152 bytes of "€", a 16-bit length.
+        XCTAssertEqual(expected.map(\.utf8.count).max(), 16384 * 3)
+        XCTAssertEqual(expected.count, 1 + 1 + (1 + 3) + 1)
+
+        for masked in [true, false] {
+            let sender = EmbeddedChannel(handler: WebSocketFrameEncoder())
+            let writer = FrameWriter(channel: sender, masked: masked)
+            for message in messages { writer.write(message) }
+            sender.embeddedEventLoop.run()
+            let receiver = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 24)))
+            var writes = 0
+            while let bytes = try sender.readOutbound(as: ByteBuffer.self) {
+                writes += 1
+                try receiver.writeInbound(bytes)
+            }
+            // The batch in buffers of at most 64 KiB: the three pieces of the long message
+            // (49,152 bytes each but the last) do not fit two to a buffer.
+            XCTAssertEqual(writes, 3)
+            var texts: [String] = []
+            while let frame = try receiver.readInbound(as: WebSocketFrame.self) {
+                XCTAssertTrue(frame.fin)
+                XCTAssertEqual(frame.opcode, .text)
+                XCTAssertEqual(frame.maskKey != nil, masked)
+                texts.append(String(buffer: frame.unmaskedData))
+            }
+            XCTAssertEqual(texts, expected, masked ? "masked" : "plain")
+        }
+    }
+}
