@@ -21,6 +21,11 @@ final class LineEditor {
 
     init(program: String, historyFile: String?) {
         self.historyFile = historyFile
+        // libedit turns the wide characters our reader decodes into the line's bytes with the
+        // C library's multibyte conversion, which in the default "C" locale drops everything
+        // that is not ASCII: a typed "é" vanished from the line. The reader reads UTF-8, so
+        // the conversion must write UTF-8, whatever the user's locale says.
+        if setlocale(LC_CTYPE, "C.UTF-8") == nil { _ = setlocale(LC_CTYPE, "") }
         editLine = rtdb_el_init(program)
         history = rtdb_history_init(1000)
         rtdb_el_set_history(editLine, history)

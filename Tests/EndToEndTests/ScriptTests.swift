@@ -304,6 +304,18 @@ final class ScriptTests: XCTestCase {
         }
     }
 
+    /// At a terminal, text that is not ASCII is typed as it is (libedit dropped it in the
+    /// default "C" locale), in any locale the user has.
+    func testNonASCIITypedAtATerminal() throws {
+        for locale in ["C", "C.UTF-8"] {
+            let (status, text) = try Binary.terminal("'\(Binary.path)' --data '\(folder!)' --no-color",
+                                                     input: "set /t {\"é\": \"日本 €1 😀\"}\nget /t --json\nexit\n",
+                                                     environment: ["LANG": locale, "LC_ALL": locale])
+            XCTAssertEqual(status, 0, text)
+            XCTAssertTrue(text.contains("rtdb:/> get /t --json\n{\"é\":\"日本 €1 😀\"}\n"), "\(locale):\n\(text)")
+        }
+    }
+
     /// At a terminal 8 rows tall (a pty from script(1)), output taller than it goes through
     /// $PAGER; short output, 'pager off' and --no-pager print straight.
     func testPagerAtATerminal() throws {
