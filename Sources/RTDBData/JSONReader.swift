@@ -514,25 +514,28 @@ public struct JSONReader {
     /// Children read but not yet in a map, innermost object's last: one buffer for a whole
     /// document, so an object's children are allocated once, in their map, at its end.
     final class EntryStack {
-        private var base: UnsafeMutablePointer<ChildEntry>
-        private var capacity = 64
+        // Allocated at the first child: a cursor is made for each small value (the envelope
+        // reader makes one per scalar), most of which have none.
+        private var base: UnsafeMutablePointer<ChildEntry>?
+        private var capacity = 0
         private(set) var count = 0
 
-        init() { base = .allocate(capacity: capacity) }
-
         deinit {
-            base.deinitialize(count: count)
-            base.deallocate()
+            base?.deinitialize(count: count)
+            base?.deallocate()
         }
 
         func push(_ entry: ChildEntry) {
             if count == capacity {
-                let grown = UnsafeMutablePointer<ChildEntry>.allocate(capacity: capacity * 2)
-                grown.moveInitialize(from: base, count: count)
-                base.deallocate()
+                let grown = UnsafeMutablePointer<ChildEntry>.allocate(capacity: max(64, capacity * 2))
+                if let base {
+                    grown.moveInitialize(from: base, count: count)
+                    base.deallocate()
+                }
                 base = grown
-                capacity *= 2
+                capacity = max(64, capacity * 2)
             }
+            guard let base else { return }
             (base + count).initialize(to: entry)
             count += 1
         }
@@ -542,7 +545,7 @@ public struct JSONReader {
             let n = count - start
             count = start
             return ContiguousArray(unsafeUninitializedCapacity: n) { buffer, initialized in
-                if let target = buffer.baseAddress { target.moveInitialize(from: base + start, count: n) }
+                if let target = buffer.baseAddress, let base { target.moveInitialize(from: base + start, count: n) }
                 initialized = n
             }
         }
