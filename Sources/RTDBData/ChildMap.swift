@@ -287,10 +287,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
 
     /// Visits the children in key order; cheaper than iterating (no stack to allocate).
     public func forEachChild(_ body: (ChildKey, Node) throws -> Void) rethrows {
-        switch storage {
-        case .packed(let entries): for entry in entries { try body(entry.key, entry.value) }
-        case .tree(let tree): try tree.forEachInOrder { try body($0.key, $0.value) }
-        }
+        try forEachEntry { try body($0.key, $0.value) }
     }
 
     /// The children as entries, in key order (for the node file's writer).

@@ -527,13 +527,13 @@ public struct JSONReader {
 
         func push(_ entry: ChildEntry) {
             if count == capacity {
-                let grown = UnsafeMutablePointer<ChildEntry>.allocate(capacity: max(64, capacity * 2))
+                capacity = max(64, capacity * 2)
+                let grown = UnsafeMutablePointer<ChildEntry>.allocate(capacity: capacity)
                 if let base {
                     grown.moveInitialize(from: base, count: count)
                     base.deallocate()
                 }
                 base = grown
-                capacity = max(64, capacity * 2)
             }
             guard let base else { return }
             (base + count).initialize(to: entry)

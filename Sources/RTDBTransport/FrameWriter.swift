@@ -20,6 +20,8 @@ public final class FrameWriter: @unchecked Sendable {
     private var queued: [(Message, [UInt8])] = []
     private var scheduled = false
     static let bufferSize = 1 << 16
+    /// The longest frame header: 2 bytes, an 8-byte length, a 4-byte masking key.
+    static let maxHeaderBytes = 14
     /// Runs on the event loop for each message as it is written (the server counts answers).
     private let onWrite: (@Sendable (Message) -> Void)?
 
@@ -65,8 +67,8 @@ public final class FrameWriter: @unchecked Sendable {
         var i = 0
         while i < frames.count {
             var end = i, size = 0
-            while end < frames.count && (end == i || size + frames[end].count + 14 <= FrameWriter.bufferSize) {
-                size += frames[end].count + 14
+            while end < frames.count && (end == i || size + frames[end].count + FrameWriter.maxHeaderBytes <= FrameWriter.bufferSize) {
+                size += frames[end].count + FrameWriter.maxHeaderBytes
                 end += 1
             }
             var buffer = channel.allocator.buffer(capacity: size)
