@@ -234,6 +234,14 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         }
     }
 
+    /// The largest key, without copying its child.
+    public var lastKey: ChildKey? {
+        switch storage {
+        case .packed(let entries): return entries.last?.key
+        case .tree(let tree): return tree.last?.key
+        }
+    }
+
     /// The entry at a position in key order.
     public func element(at index: Int) -> (key: ChildKey, value: Node) {
         let e: ChildEntry
@@ -290,10 +298,14 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         try forEachEntry { try body($0.key, $0.value) }
     }
 
-    /// The children as entries, in key order (for the node file's writer).
+    /// The children as entries, in key order (for the writers), each lent rather than
+    /// copied: a for-in loop over the array copied every entry it passed.
     func forEachEntry(_ body: (ChildEntry) throws -> Void) rethrows {
         switch storage {
-        case .packed(let entries): for entry in entries { try body(entry) }
+        case .packed(let entries):
+            try entries.withUnsafeBufferPointer { buffer in
+                for i in buffer.indices { try body(buffer[i]) }
+            }
         case .tree(let tree): try tree.forEachInOrder(body)
         }
     }

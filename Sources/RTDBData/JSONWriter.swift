@@ -35,17 +35,34 @@ public struct JSONWriter {
     }
 
     public static func write(_ node: Node, to out: inout [UInt8], options: Options = Options()) {
-        let w = Writer(options: options)
-        w.value(node, depth: 0, out: &out)
+        if case .leaf(let v) = node.content, !options.export || node.priority == nil, options.style == nil {
+            // Most values on the wire are one leaf: no buffer of the writer's own for those.
+            switch v {
+            case .number(let n): return writeNumber(n, to: &out)
+            case .string(let s): return writeString(s, to: &out)
+            default: break
+            }
+        }
+        var writer = Writer(options: options, capacity: 256)
+        writer.value(node, depth: 0)
+        writer.out.flush(into: &out)
     }
 
     /// Writes `node` in pieces: whenever `out` holds more than `threshold` bytes between two
     /// children, `drain` takes them, so a large value is never whole as text.
     public static func write(_ node: Node, to out: inout [UInt8], options: Options = Options(),
                              draining threshold: Int, _ drain: @escaping (inout [UInt8]) -> Void) {
-        let w = Writer(options: options)
-        w.drain = { out in if out.count > threshold { drain(&out) } }
-        w.value(node, depth: 0, out: &out)
+        var carried = out
+        out = []
+        var writer = Writer(options: options, capacity: min(threshold, 1 << 16) + 1)
+        writer.drain = { written in
+            guard carried.count + written.count > threshold else { return }
+            written.flush(into: &carried)
+            drain(&carried)
+        }
+        writer.value(node, depth: 0)
+        writer.out.flush(into: &carried)
+        out = carried
     }
 
     public static func writeString(_ s: String, to out: inout [UInt8]) {
@@ -56,9 +73,9 @@ public struct JSONWriter {
             var start = 0
             for i in 0..<bytes.count {
                 let b = bytes[i]
-                guard b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F else { continue }
+                guard needsEscape(b) else { continue }
                 out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
-                escape(b, &out)
+                escape(b) { out.append($0) }
                 start = i + 1
             }
             out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
@@ -66,38 +83,49 @@ public struct JSONWriter {
         out.append(0x22)
     }
 
-    private static func escape(_ b: UInt8, _ out: inout [UInt8]) {
+    /// The escape sequence for a byte `needsEscape` names, one byte at a time.
+    @inline(__always) static func escape(_ b: UInt8, _ emit: (UInt8) -> Void) {
+        emit(0x5C)
         switch b {
-        case 0x22: out.append(0x5C); out.append(0x22)
-        case 0x5C: out.append(0x5C); out.append(0x5C)
-        case 0x0A: out.append(0x5C); out.append(UInt8(ascii: "n"))
-        case 0x0D: out.append(0x5C); out.append(UInt8(ascii: "r"))
-        case 0x09: out.append(0x5C); out.append(UInt8(ascii: "t"))
-        case 0x08: out.append(0x5C); out.append(UInt8(ascii: "b"))
-        case 0x0C: out.append(0x5C); out.append(UInt8(ascii: "f"))
+        case 0x22: emit(0x22)
+        case 0x5C: emit(0x5C)
+        case 0x0A: emit(UInt8(ascii: "n"))
+        case 0x0D: emit(UInt8(ascii: "r"))
+        case 0x09: emit(UInt8(ascii: "t"))
+        case 0x08: emit(UInt8(ascii: "b"))
+        case 0x0C: emit(UInt8(ascii: "f"))
         default:
             let hex: StaticString = "0123456789abcdef"
-            out.append(0x5C); out.append(UInt8(ascii: "u")); out.append(0x30); out.append(0x30)
-            out.append(hex.utf8Start[Int(b >> 4)]); out.append(hex.utf8Start[Int(b & 0xF)])
+            emit(UInt8(ascii: "u")); emit(0x30); emit(0x30)
+            emit(hex.utf8Start[Int(b >> 4)]); emit(hex.utf8Start[Int(b & 0xF)])
         }
     }
 
     /// `formatNumber` straight into `out`: integers (most numbers) without a String.
     public static func writeNumber(_ v: Double, to out: inout [UInt8]) {
-        guard v.isFinite, v == v.rounded(), abs(v) < 9.2e18 else {
-            out.append(contentsOf: formatOtherNumber(v).utf8)
-            return
-        }
+        if withIntegerText(v, { out.append(contentsOf: $0) }) == nil { out.append(contentsOf: formatOtherNumber(v).utf8) }
+    }
+
+    /// Lends `body` the text of `v` when it is an integer of at most 19 digits (most
+    /// numbers), written without a String; nil for any other number.
+    @inline(__always) static func withIntegerText(_ v: Double, _ body: (UnsafeBufferPointer<UInt8>) -> Void) -> Void? {
+        guard v.isFinite, v == v.rounded(), abs(v) < 9.2e18 else { return nil }
         var magnitude = Int64(v).magnitude
-        if v < 0 && magnitude != 0 { out.append(UInt8(ascii: "-")) }
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var i = 20
+        let negative = v < 0 && magnitude != 0  // -0 is written 0
+        // Backwards from the end of 24 bytes on the stack: 19 digits and a sign.
+        var room: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        return withUnsafeMutableBytes(of: &room) { room in
+            var i = 24
             repeat {
                 i -= 1
-                digits[i] = 0x30 + UInt8(magnitude % 10)
+                room[i] = 0x30 + UInt8(magnitude % 10)
                 magnitude /= 10
             } while magnitude > 0
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: digits[i..<20]))
+            if negative {
+                i -= 1
+                room[i] = UInt8(ascii: "-")
+            }
+            body(UnsafeBufferPointer(rebasing: room.bindMemory(to: UInt8.self)[i..<24]))
         }
     }
 
@@ -111,7 +139,7 @@ public struct JSONWriter {
     }
 
     /// The numbers `writeNumber` does not write as an Int64: fractions, huge ones, non-finite.
-    private static func formatOtherNumber(_ v: Double) -> String {
+    static func formatOtherNumber(_ v: Double) -> String {
         guard v.isFinite else { return "null" }
         if v == v.rounded(), abs(v) < 1e21 { return String(format: "%.0f", v) }
         var s = v.description  // shortest round-trip
@@ -128,122 +156,205 @@ public struct JSONWriter {
         return s
     }
 
-    /// A class: a struct holding the options (strings) would be copied, and each of its
-    /// strings retained, at every value written.
-    final class Writer {
-        let options: Options
-        var drain: ((inout [UInt8]) -> Void)? = nil
+    /// Whether a byte of a string is written escaped.
+    @inline(__always) static func needsEscape(_ b: UInt8) -> Bool { b < 0x20 || b == 0x22 || b == 0x5C || b == 0x7F }
 
-        init(options: Options) {
-            self.options = options
+    /// Whether any of a word's eight bytes `needsEscape` (a byte below 0x20, or 0x22, 0x5C,
+    /// 0x7F), without looking at them one by one: the classic tests for a zero byte and for
+    /// a byte below a bound, which see no bytes of 0x80 and above (those never need it).
+    @inline(__always) static func anyNeedsEscape(_ word: UInt64) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        func hasZero(_ v: UInt64) -> UInt64 { (v &- ones) & ~v & highs }
+        let below = (word &- ones &* 0x20) & ~word & highs
+        return below | hasZero(word ^ (ones &* 0x22)) | hasZero(word ^ (ones &* 0x5C)) | hasZero(word ^ (ones &* 0x7F)) != 0
+    }
+
+    /// One document being written into its own buffer. Passed `inout` all the way down, so
+    /// nothing in it is retained or checked for exclusive access at each value.
+    struct Writer: ~Copyable {
+        var out: JSONOutput
+        let export: Bool
+        let pretty: Bool
+        let indent: String
+        /// The colours, or nil (then nothing is looked up at each token).
+        let style: JSONStyle?
+        var drain: ((inout JSONOutput) -> Void)? = nil
+
+        init(options: Options, capacity: Int) {
+            out = JSONOutput(capacity: capacity)
+            export = options.export
+            pretty = options.pretty
+            indent = options.indent
+            style = options.style
         }
 
-        func styled(_ text: String, _ color: KeyPath<JSONStyle, String>, _ out: inout [UInt8]) {
-            if let style = options.style {
-                out.append(contentsOf: style[keyPath: color].utf8)
-                out.append(contentsOf: text.utf8)
-                out.append(contentsOf: style.reset.utf8)
-            } else {
-                out.append(contentsOf: text.utf8)
+        /// What a token is, for its colour.
+        enum Token { case key, string, number, literal }
+
+        mutating func color(_ token: Token) {
+            guard let style else { return }
+            switch token {
+            case .key: out.append(style.key)
+            case .string: out.append(style.string)
+            case .number: out.append(style.number)
+            case .literal: out.append(style.literal)
             }
         }
 
-        func stringToken(_ s: String, _ color: KeyPath<JSONStyle, String>, _ out: inout [UInt8]) {
-            if let style = options.style { out.append(contentsOf: style[keyPath: color].utf8) }
-            JSONWriter.writeString(s, to: &out)
-            if let style = options.style { out.append(contentsOf: style.reset.utf8) }
+        mutating func reset() {
+            if let style { out.append(style.reset) }
         }
 
-        func leaf(_ v: LeafValue, _ out: inout [UInt8]) {
+        mutating func styled(_ text: StaticString, _ token: Token) {
+            color(token)
+            out.append(text)
+            reset()
+        }
+
+        mutating func string(_ s: String, _ token: Token) {
+            color(token)
+            if s.utf8.withContiguousStorageIfAvailable({ quoted($0) }) == nil {
+                var s = s
+                s.withUTF8 { quoted($0) }
+            }
+            reset()
+        }
+
+        /// A string's bytes in quotes: runs with nothing to escape (nearly every string)
+        /// are copied whole.
+        mutating func quoted(_ bytes: UnsafeBufferPointer<UInt8>) {
+            // Room for a whole word past the end (see below) and the quotes.
+            out.reserve(bytes.count + 10)
+            out.appendUnchecked(0x22)
+            // Eight bytes at a time while none of them needs escaping; the last few in a
+            // word padded with spaces, written whole and then counted for what they are.
+            var start = 0
+            if let source = UnsafeRawPointer(bytes.baseAddress) {
+                while start + 8 <= bytes.count {
+                    let word = source.loadUnaligned(fromByteOffset: start, as: UInt64.self)
+                    if JSONWriter.anyNeedsEscape(word) { break }
+                    out.appendUnchecked(word: word, counting: 8)
+                    start += 8
+                }
+                let rest = bytes.count - start
+                if rest > 0 && rest < 8 {
+                    var word: UInt64 = 0x2020_2020_2020_2020
+                    withUnsafeMutableBytes(of: &word) { for i in 0..<rest { $0[i] = bytes[start + i] } }
+                    if !JSONWriter.anyNeedsEscape(word) {
+                        out.appendUnchecked(word: word, counting: rest)
+                        start = bytes.count
+                    }
+                }
+            }
+            for i in start..<bytes.count where JSONWriter.needsEscape(bytes[i]) {
+                out.append(UnsafeBufferPointer(rebasing: bytes[start..<i]))
+                JSONWriter.escape(bytes[i]) { out.append($0) }
+                start = i + 1
+            }
+            out.append(UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
+            out.append(0x22)
+        }
+
+        mutating func number(_ v: Double) {
+            color(.number)
+            if JSONWriter.withIntegerText(v, { out.append($0) }) == nil { out.append(JSONWriter.formatOtherNumber(v)) }
+            reset()
+        }
+
+        mutating func leaf(_ v: LeafValue) {
             switch v {
-            case .bool(let b): styled(b ? "true" : "false", \.literal, &out)
-            case .number(let n):
-                if options.style == nil { JSONWriter.writeNumber(n, to: &out) } else { styled(JSONWriter.formatNumber(n), \.number, &out) }
-            case .string(let s): stringToken(s, \.string, &out)
-            case .serverValue(.timestamp): out.append(contentsOf: Array("{\".sv\":\"timestamp\"}".utf8))
+            case .bool(let b): styled(b ? "true" : "false", .literal)
+            case .number(let n): number(n)
+            case .string(let s): string(s, .string)
+            case .serverValue(.timestamp): out.append(#"{".sv":"timestamp"}"#)
             case .serverValue(.increment(let n)):
-                out.append(contentsOf: Array("{\".sv\":{\"increment\":\(JSONWriter.formatNumber(n))}}".utf8))
+                out.append(#"{".sv":{"increment":"#)
+                out.append(JSONWriter.formatNumber(n))
+                out.append("}}")
             }
         }
 
-        func newline(_ depth: Int, _ out: inout [UInt8]) {
-            guard options.pretty else { return }
+        @inline(__always) mutating func newline(_ depth: Int) {
+            if pretty { indented(depth) }
+        }
+
+        mutating func indented(_ depth: Int) {
             out.append(0x0A)
-            for _ in 0..<depth { out.append(contentsOf: options.indent.utf8) }
+            for _ in 0..<depth { out.append(indent) }
         }
 
-        func colon(_ out: inout [UInt8]) {
+        mutating func colon() {
             out.append(UInt8(ascii: ":"))
-            if options.pretty { out.append(0x20) }
+            if pretty { out.append(0x20) }
         }
 
-        func value(_ node: Node, depth: Int, out: inout [UInt8]) {
+        mutating func value(_ node: Node, depth: Int) {
             switch node.content {
             case .empty:
-                styled("null", \.literal, &out)
+                styled("null", .literal)
             case .leaf(let v):
-                if options.export, let p = node.priority {
-                    out.append(UInt8(ascii: "{")); newline(depth + 1, &out)
-                    stringToken(".value", \.key, &out); colon(&out); leaf(v, &out)
-                    out.append(UInt8(ascii: ",")); newline(depth + 1, &out)
-                    stringToken(".priority", \.key, &out); colon(&out); leaf(p, &out)
-                    newline(depth, &out); out.append(UInt8(ascii: "}"))
+                if export, let p = node.priority {
+                    out.append(UInt8(ascii: "{")); newline(depth + 1)
+                    string(".value", .key); colon(); leaf(v)
+                    out.append(UInt8(ascii: ",")); newline(depth + 1)
+                    string(".priority", .key); colon(); leaf(p)
+                    newline(depth); out.append(UInt8(ascii: "}"))
                 } else {
-                    leaf(v, &out)
+                    leaf(v)
                 }
             case .children(let map):
-                if !options.export, JSONWriter.isArray(map) {
+                if !export, JSONWriter.isArray(map) {
                     out.append(UInt8(ascii: "["))
                     var next = 0
-                    var first = true
-                    map.forEachChild { key, child in
-                        let position = Int(key.intValue ?? 0)  // isArray: every key is one
+                    map.forEachEntry { entry in
+                        let position = Int(entry.key.intValue ?? 0)  // isArray: every key is one
                         while next <= position {
-                            if !first { out.append(UInt8(ascii: ",")) }
-                            first = false
-                            newline(depth + 1, &out)
-                            if next == position { value(child, depth: depth + 1, out: &out) } else { styled("null", \.literal, &out) }
+                            if next > 0 { out.append(UInt8(ascii: ",")) }
+                            newline(depth + 1)
+                            if next == position { value(entry.value, depth: depth + 1) } else { styled("null", .literal) }
                             next += 1
                             drain?(&out)
                         }
                     }
-                    newline(depth, &out)
+                    newline(depth)
                     out.append(UInt8(ascii: "]"))
                     return
                 }
                 out.append(UInt8(ascii: "{"))
                 var first = true
-                if options.export, let p = node.priority {
-                    newline(depth + 1, &out)
-                    stringToken(".priority", \.key, &out); colon(&out); leaf(p, &out)
+                if export, let p = node.priority {
+                    newline(depth + 1)
+                    string(".priority", .key); colon(); leaf(p)
                     first = false
                 }
-                map.forEachChild { key, child in
+                map.forEachEntry { entry in
                     if !first { out.append(UInt8(ascii: ",")) }
                     first = false
-                    newline(depth + 1, &out)
-                    stringToken(key.name, \.key, &out)
-                    colon(&out)
-                    value(child, depth: depth + 1, out: &out)
+                    newline(depth + 1)
+                    string(entry.key.name, .key)
+                    colon()
+                    value(entry.value, depth: depth + 1)
                     drain?(&out)
                 }
-                newline(depth, &out)
+                newline(depth)
                 out.append(UInt8(ascii: "}"))
             }
         }
     }
 
     /// Whether children render as an array: every key a canonical non-negative integer
-    /// (`^(0|[1-9]\d*)$`) and the largest below twice the count. Checked with `forEachChild`:
+    /// (`^(0|[1-9]\d*)$`) and the largest below twice the count. Checked with `forEachEntry`:
     /// an iterator allocates its stack, once for every object written.
     static func isArray(_ map: ChildMap) -> Bool {
-        guard let last = map.last, let maxKey = last.key.intValue, maxKey >= 0, Int(maxKey) < 2 * map.count else { return false }
+        guard let maxKey = map.lastKey?.intValue, maxKey >= 0, Int(maxKey) < 2 * map.count else { return false }
         var canonical = true
-        map.forEachChild { key, _ in
-            guard canonical else { return }
-            let name = key.name.utf8
-            // "01" and "-0" are integer keys, but not array positions.
-            canonical = (key.intValue ?? -1) >= 0 && name.first != UInt8(ascii: "-") && !(name.count > 1 && name.first == UInt8(ascii: "0"))
+        map.forEachEntry { entry in
+            // "01" and "-0" are integer keys, but not array positions: a canonical one has
+            // exactly its value's digits.
+            guard canonical, let value = entry.key.intValue, value >= 0 else { return canonical = false }
+            var digits = 1, rest = value / 10
+            while rest > 0 { digits += 1; rest /= 10 }
+            canonical = entry.key.name.utf8.count == digits
         }
         return canonical
     }

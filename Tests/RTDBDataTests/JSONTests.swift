@@ -30,6 +30,62 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(try roundTrip(#""a\"b\\c\n\u00e9\ud83d\udc35""#), #""a\"b\\c\né🐵""#)
     }
 
+    /// Strings are scanned eight bytes at a time, the last few padded into one word: every
+    /// length around those words, with a byte to escape at every position, is written as a
+    /// byte-at-a-time escape writes it, as a value and as a key, in a document and alone.
+    func testStringsOfEveryLengthWithEscapesAnywhere() throws {
+        func expected(_ bytes: [UInt8]) -> String {
+            var out = "\""
+            for b in bytes {
+                switch b {
+                case 0x22: out += "\\\""
+                case 0x5C: out += "\\\\"
+                case 0x0A: out += "\\n"
+                case 0x01, 0x1F, 0x7F: out += String(format: "\\u%04x", b)
+                default: out += String(UnicodeScalar(b))
+                }
+            }
+            return out + "\""
+        }
+        for length in 0...26 {
+            for special in [nil, 0x22, 0x5C, 0x0A, 0x01, 0x1F, 0x7F] as [UInt8?] {
+                for at in special == nil ? [0] : Array(0..<max(length, 1)) {
+                    var bytes = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+                    if let special, length > 0 { bytes[at] = special }
+                    let text = String(decoding: bytes, as: UTF8.self)
+                    let quoted = expected(bytes)
+                    XCTAssertEqual(JSONWriter.string(Node(text)), quoted, "\(bytes)")
+                    let key = length > 0 && special == nil ? text : "k"
+                    let object = Node(children: ChildMap(unsorted: [(ChildKey(key), Node(text)), (ChildKey("z~"), Node(true))]))
+                    XCTAssertEqual(JSONWriter.string(object), "{\(expected(Array(key.utf8))):\(quoted),\"z~\":true}", "\(bytes)")
+                }
+            }
+        }
+        // Beyond ASCII, where a word holds part of a character.
+        for text in ["é", "aaaaaaé", "aaaaaaaé", "😀😀", "a\u{7F}😀aaaaaaaa"] {
+            let written = JSONWriter.string(Node(children: ChildMap(unsorted: [(ChildKey("x"), Node(text))])))
+            XCTAssertEqual(try JSONReader.parse(written).child("x"), Node(text))
+        }
+    }
+
+    /// A value written in pieces is the same bytes as one written whole, whatever the caller
+    /// already held.
+    func testDrainingWriterGivesTheSameBytes() throws {
+        let node = try JSONReader.parse(#"{"a": [1, "x", {"y": "z"}], "b": {"c": true, "d": "\u0001"}, "e": 2.5}"#)
+        let whole = JSONWriter.bytes(node, options: .init(export: true))
+        for threshold in [0, 1, 7, 30, 1 << 20] {
+            var pieces: [[UInt8]] = []
+            var buffer = Array("prefix:".utf8)
+            JSONWriter.write(node, to: &buffer, options: .init(export: true), draining: threshold) { bytes in
+                pieces.append(bytes)
+                bytes.removeAll()
+            }
+            pieces.append(buffer)
+            XCTAssertEqual(Array(pieces.joined()), Array("prefix:".utf8) + whole, "threshold \(threshold)")
+            if threshold < 30 { XCTAssertGreaterThan(pieces.count, 2) }
+        }
+    }
+
     func testNullAndEmptyVanish() throws {
         XCTAssertEqual(try roundTrip(#"{"a": null, "b": {}, "c": {"d": null}}"#), "null")
         XCTAssertEqual(try roundTrip(#"{"a": null, "b": 1}"#), #"{"b":1}"#)
