@@ -26,7 +26,7 @@ public struct BatchRunner {
         while !Task.isCancelled, let raw = await nextLine() {
             number += 1
             let first = number
-            var line = raw.trimmingCharacters(in: .whitespaces)
+            var line = BatchRunner.trimmed(raw)
             if line.isEmpty || line.hasPrefix("#") { continue }
             while Tokenizer.isUnfinished(line), line.utf8.count <= ValueParser.maxWriteBytes, let more = await nextLine() {
                 number += 1
@@ -49,6 +49,15 @@ public struct BatchRunner {
 }
 
 extension BatchRunner {
+    /// The line without the spaces and tabs around it (Foundation's `.whitespaces`). Nearly
+    /// every line of a script has none, and asking Foundation cost 5% of a piped script's time.
+    static func trimmed(_ raw: String) -> String {
+        // Only a space, a tab or a byte beyond ASCII can begin a character of `.whitespaces`.
+        func plain(_ b: UInt8) -> Bool { b != 0x20 && b != 0x09 && b < 0x80 }
+        guard let first = raw.utf8.first, let last = raw.utf8.last, !plain(first) || !plain(last) else { return raw }
+        return raw.trimmingCharacters(in: .whitespaces)
+    }
+
     /// Ends a one-shot command: waits for its writes, reports rejections, picks the status.
     @MainActor
     public static func finish(_ shell: Shell, failed: Bool) async -> ExitStatus {

@@ -13,6 +13,18 @@ final class ParserTests: XCTestCase {
         do { _ = try CommandParser.parse(line, cwd: cwd); return nil } catch { return error as? ShellError }
     }
 
+    /// A script's lines lose the spaces around them, Unicode's included; the usual line,
+    /// with none, is given back as it is.
+    func testScriptLinesAreTrimmed() {
+        XCTAssertEqual(BatchRunner.trimmed("set /a 1"), "set /a 1")
+        XCTAssertEqual(BatchRunner.trimmed("  set /a 1\t"), "set /a 1")
+        XCTAssertEqual(BatchRunner.trimmed("\u{3000}set /a \"é\"\u{00A0}"), "set /a \"é\"")
+        XCTAssertEqual(BatchRunner.trimmed("set /a \"é\""), "set /a \"é\"")
+        XCTAssertEqual(BatchRunner.trimmed("é"), "é")
+        XCTAssertEqual(BatchRunner.trimmed(" \t "), "")
+        XCTAssertEqual(BatchRunner.trimmed(""), "")
+    }
+
     func testTokenizerKeepsJSONWhole() throws {
         let tokens = try Tokenizer.tokenize(#"set /a {"x": [1, "a b"], "y": "}"} --priority 'two words'"#)
         XCTAssertEqual(tokens.map(\.text), ["set", "/a", #"{"x": [1, "a b"], "y": "}"}"#, "--priority", "'two words'"])
