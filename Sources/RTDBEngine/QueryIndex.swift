@@ -58,8 +58,13 @@ struct QueryIndex {
     /// One child changed from `old` to `new` (either may be empty).
     mutating func update(_ key: ChildKey, old: Node, new: Node) {
         guard index != .key, !isStale else { return }
-        if !old.isEmpty { entries = entries.removing(IndexEntry(value: index.orderingValue(of: old), key: key)) }
-        if !new.isEmpty { entries = entries.inserting(IndexEntry(value: index.orderingValue(of: new), key: key)) }
+        let was = index.orderingValue(of: old), now = index.orderingValue(of: new)
+        // A write that leaves the child where it sorts (most writes to a child change other
+        // fields than the one the list is ordered by) leaves the entries as they are, where
+        // taking the entry out and in again copied two paths through a tree of the whole list.
+        if !old.isEmpty && !new.isEmpty && Index.compareValues(was, now) == 0 { return }
+        if !old.isEmpty { entries = entries.removing(IndexEntry(value: was, key: key)) }
+        if !new.isEmpty { entries = entries.inserting(IndexEntry(value: now, key: key)) }
     }
 
     /// `evaluate`, from an index built again from `node` when the list was replaced or a

@@ -51,6 +51,30 @@ final class QueryIndexTests: XCTestCase {
         return p
     }
 
+    /// A write to a child that leaves its ordering value as it was leaves the index's tree
+    /// as it was; one that changes it moves the child.
+    func testWritesThatKeepTheOrderingValueLeaveTheIndexAlone() {
+        func note(_ modified: Double, _ title: String) -> Node {
+            Node(children: ChildMap(unsorted: [(ChildKey("modified"), Node(modified)), (ChildKey("title"), Node(title))]))
+        }
+        var list = Node.empty
+        for i in 0..<40 { list = list.updatingChild(ChildKey("n\(i)"), note(Double(i % 7), "t\(i)")) }
+        var index = QueryIndex(path: .root, index: .child(Path("modified")), node: list)
+        let params = QueryParams().ordered(by: .child(Path("modified"))).limitToLast(3)
+        let before = index.entries
+
+        let retitled = list.updatingChild(ChildKey("n5"), note(5, "renamed"))
+        index.update(ChildKey("n5"), old: list.child(ChildKey("n5")), new: retitled.child(ChildKey("n5")))
+        XCTAssertTrue(index.entries.sameStorage(as: before))
+        XCTAssertEqual(index.evaluate(params, on: retitled), naive(params, retitled))
+
+        let moved = retitled.updatingChild(ChildKey("n5"), note(9, "renamed"))
+        index.update(ChildKey("n5"), old: retitled.child(ChildKey("n5")), new: moved.child(ChildKey("n5")))
+        XCTAssertFalse(index.entries.sameStorage(as: before))
+        XCTAssertEqual(index.evaluate(params, on: moved).children.keys.map(\.name), ["n34", "n5", "n6"])
+        XCTAssertEqual(index.evaluate(params, on: moved), naive(params, moved))
+    }
+
     func testIndexMatchesNaiveEvaluationUnderWrites() {
         var rng = SystemRandomNumberGenerator()
         for _ in 0..<40 {
