@@ -467,6 +467,7 @@ func queryBenchmark(_ n: Int, writes: Int) async throws {
         await writer.waitForPendingWrites(idle: 600)
         await watcher.flushEvents()
     }
+    let events = eventCount() - before
     // Writes to another field of the children: the index stays as it is.
     let retitled = (0..<writes).map { _ in Int.random(in: 0..<n, using: &rng) }
     let otherField = try await seconds {
@@ -489,7 +490,7 @@ func queryBenchmark(_ n: Int, writes: Int) async throws {
     }
     print(String(format: "query: %8d children: first answer %.3f s (builds the index), with the index %.4f s; %d writes with the query watched: %.1f µs per write (unwatched: %.1f µs; to another field than the ordered one: %.1f µs), %d events; close (stores the index) %.2f s, next open and first answer (stored index) %.4f s",
                  n, first, second, writes, watched / Double(writes) * 1e6, unwatched / Double(writes) * 1e6, otherField / Double(writes) * 1e6,
-                 eventCount() - before, closing, stored))
+                 events, closing, stored))
     try? FileManager.default.removeItem(atPath: folder)
 }
 

@@ -112,10 +112,9 @@ public struct JSONWriter {
         guard v.isFinite, v == v.rounded(), abs(v) < 9.2e18 else { return nil }
         var magnitude = Int64(v).magnitude
         let negative = v < 0 && magnitude != 0  // -0 is written 0
-        // Backwards from the end of 24 bytes on the stack: 19 digits and a sign.
-        var room: (UInt64, UInt64, UInt64) = (0, 0, 0)
-        return withUnsafeMutableBytes(of: &room) { room in
-            var i = 24
+        // Backwards from the end of room for 19 digits and a sign.
+        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { room in
+            var i = 20
             repeat {
                 i -= 1
                 room[i] = 0x30 + UInt8(magnitude % 10)
@@ -125,7 +124,7 @@ public struct JSONWriter {
                 i -= 1
                 room[i] = UInt8(ascii: "-")
             }
-            body(UnsafeBufferPointer(rebasing: room.bindMemory(to: UInt8.self)[i..<24]))
+            body(UnsafeBufferPointer(rebasing: room[i..<20]))
         }
     }
 

@@ -62,7 +62,9 @@ struct QueryIndex {
         // A write that leaves the child where it sorts (most writes to a child change other
         // fields than the one the list is ordered by) leaves the entries as they are, where
         // taking the entry out and in again copied two paths through a tree of the whole list.
-        if !old.isEmpty && !new.isEmpty && Index.compareValues(was, now) == 0 { return }
+        // Not for a value that is an object: objects all sort alike, and the entry would keep
+        // the old object alive.
+        if !old.isEmpty && !new.isEmpty && was.children.isEmpty && Index.compareValues(was, now) == 0 { return }
         if !old.isEmpty { entries = entries.removing(IndexEntry(value: was, key: key)) }
         if !new.isEmpty { entries = entries.inserting(IndexEntry(value: now, key: key)) }
     }

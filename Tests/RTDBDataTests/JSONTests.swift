@@ -31,8 +31,9 @@ final class JSONTests: XCTestCase {
     }
 
     /// Strings are scanned eight bytes at a time, the last few padded into one word: every
-    /// length around those words, with a byte to escape at every position, is written as a
-    /// byte-at-a-time escape writes it, as a value and as a key, in a document and alone.
+    /// length around those words, with a byte to escape (or one beside those) at every
+    /// position, is written as a byte-at-a-time escape writes it: as a value and a key in a
+    /// document, and as a value alone (which the wire writes without the document's buffer).
     func testStringsOfEveryLengthWithEscapesAnywhere() throws {
         func expected(_ bytes: [UInt8]) -> String {
             var out = "\""
@@ -41,23 +42,24 @@ final class JSONTests: XCTestCase {
                 case 0x22: out += "\\\""
                 case 0x5C: out += "\\\\"
                 case 0x0A: out += "\\n"
-                case 0x01, 0x1F, 0x7F: out += String(format: "\\u%04x", b)
+                case 0x00, 0x01, 0x1F, 0x7F: out += String(format: "\\u%04x", b)
                 default: out += String(UnicodeScalar(b))
                 }
             }
             return out + "\""
         }
         for length in 0...26 {
-            for special in [nil, 0x22, 0x5C, 0x0A, 0x01, 0x1F, 0x7F] as [UInt8?] {
+            for special in [nil, 0x22, 0x5C, 0x0A, 0x00, 0x01, 0x1F, 0x7F, 0x20, 0x21, 0x7E] as [UInt8?] {
                 for at in special == nil ? [0] : Array(0..<max(length, 1)) {
                     var bytes = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
                     if let special, length > 0 { bytes[at] = special }
                     let text = String(decoding: bytes, as: UTF8.self)
                     let quoted = expected(bytes)
                     XCTAssertEqual(JSONWriter.string(Node(text)), quoted, "\(bytes)")
-                    let key = length > 0 && special == nil ? text : "k"
-                    let object = Node(children: ChildMap(unsorted: [(ChildKey(key), Node(text)), (ChildKey("z~"), Node(true))]))
-                    XCTAssertEqual(JSONWriter.string(object), "{\(expected(Array(key.utf8))):\(quoted),\"z~\":true}", "\(bytes)")
+                    // Keys hold no control characters.
+                    let key = length > 0 && (special.map { $0 >= 0x20 && $0 != 0x7F } ?? true) ? text : "k"
+                    let object = Node(children: ChildMap(unsorted: [(ChildKey(key), Node(text)), (ChildKey("ÿ"), Node(true))]))
+                    XCTAssertEqual(JSONWriter.string(object), "{\(expected(Array(key.utf8))):\(quoted),\"ÿ\":true}", "\(bytes)")
                 }
             }
         }

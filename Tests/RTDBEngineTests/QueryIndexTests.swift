@@ -73,6 +73,14 @@ final class QueryIndexTests: XCTestCase {
         XCTAssertFalse(index.entries.sameStorage(as: before))
         XCTAssertEqual(index.evaluate(params, on: moved).children.keys.map(\.name), ["n34", "n5", "n6"])
         XCTAssertEqual(index.evaluate(params, on: moved), naive(params, moved))
+
+        // Ordered by value, the children are objects, which all sort alike: the entry takes
+        // the new object rather than keeping the old one alive.
+        var byValue = QueryIndex(path: .root, index: .value, node: moved)
+        let kept = byValue.entries
+        byValue.update(ChildKey("n7"), old: moved.child(ChildKey("n7")), new: note(0, "other"))
+        XCTAssertFalse(byValue.entries.sameStorage(as: kept))
+        XCTAssertEqual(byValue.entries.find(IndexEntry(value: note(0, "other"), key: ChildKey("n7")))?.value, note(0, "other"))
     }
 
     func testIndexMatchesNaiveEvaluationUnderWrites() {
