@@ -69,18 +69,22 @@ public struct JSONWriter {
         out.append(0x22)
         var s = s
         s.withUTF8 { bytes in
-            // Runs with nothing to escape (nearly every string) are copied whole.
-            var start = 0
-            for i in 0..<bytes.count {
-                let b = bytes[i]
-                guard needsEscape(b) else { continue }
-                out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<i]))
-                escape(b) { out.append($0) }
-                start = i + 1
-            }
-            out.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
+            forEachRun(bytes, from: 0, run: { out.append(contentsOf: $0) }, escaped: { escape($0) { out.append($0) } })
         }
         out.append(0x22)
+    }
+
+    /// Walks a string's bytes from `start`: `run` gets each stretch with nothing to escape
+    /// (nearly every string is one, copied whole), `escaped` each byte between them.
+    @inline(__always) static func forEachRun(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int,
+                                             run: (UnsafeBufferPointer<UInt8>) -> Void, escaped: (UInt8) -> Void) {
+        var start = start
+        for i in start..<bytes.count where needsEscape(bytes[i]) {
+            run(UnsafeBufferPointer(rebasing: bytes[start..<i]))
+            escaped(bytes[i])
+            start = i + 1
+        }
+        run(UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
     }
 
     /// The escape sequence for a byte `needsEscape` names, one byte at a time.
@@ -219,8 +223,7 @@ public struct JSONWriter {
             reset()
         }
 
-        /// A string's bytes in quotes: runs with nothing to escape (nearly every string)
-        /// are copied whole.
+        /// A string's bytes in quotes.
         mutating func quoted(_ bytes: UnsafeBufferPointer<UInt8>) {
             // Room for a whole word past the end (see below) and the quotes.
             out.reserve(bytes.count + 10)
@@ -245,12 +248,7 @@ public struct JSONWriter {
                     }
                 }
             }
-            for i in start..<bytes.count where JSONWriter.needsEscape(bytes[i]) {
-                out.append(UnsafeBufferPointer(rebasing: bytes[start..<i]))
-                JSONWriter.escape(bytes[i]) { out.append($0) }
-                start = i + 1
-            }
-            out.append(UnsafeBufferPointer(rebasing: bytes[start..<bytes.count]))
+            JSONWriter.forEachRun(bytes, from: start, run: { out.append($0) }, escaped: { JSONWriter.escape($0) { out.append($0) } })
             out.append(0x22)
         }
 
