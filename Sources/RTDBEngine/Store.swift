@@ -38,6 +38,10 @@ public final class Store: @unchecked Sendable {
     private(set) var recoveredIndexes = QueryIndexes()
     /// Checkpoint once the current log passes this many bytes.
     public var checkpointThreshold = 16 << 20
+    /// Checkpoint a log that holds records once no write has come for this many seconds
+    /// (nil: never), so a database left idle gives back what its recent writes hold in
+    /// memory, and the next open has nothing to replay.
+    public var idleCheckpointDelay: Double? = 5
     /// How much the node file may grow past twice its size at its last full copy before
     /// the next checkpoint copies it whole.
     public var compactionSlack = 64 << 20
@@ -73,6 +77,7 @@ public final class Store: @unchecked Sendable {
     private var failure: StoreError?
     /// On the committer queue only.
     private var checkpointRunning = false
+    private var idleCheckScheduled = false
     private let checkpoints = DispatchGroup()
     /// Runs commit rounds while there are records to make durable; no thread is held by an
     /// idle store, so a server with many namespaces does not keep one thread for each.
@@ -365,7 +370,9 @@ public final class Store: @unchecked Sendable {
             condition.lock()
             if pending.isEmpty {
                 roundScheduled = false
+                let seen = appended
                 condition.unlock()
+                scheduleIdleCheck(seen: seen)
                 return
             }
             swap(&buffer, &pending)
@@ -397,6 +404,30 @@ public final class Store: @unchecked Sendable {
 
             if error == nil && walBytes > checkpointThreshold && !checkpointRunning {
                 startCheckpoint(of: root, indexes: indexes, marker: marker)
+            }
+        }
+    }
+
+    /// After `idleCheckpointDelay`, checkpoints the log if no record was appended since the
+    /// `seen`th; if some were, looks again later. One check is pending at a time.
+    private func scheduleIdleCheck(seen: Int) {
+        guard let delay = idleCheckpointDelay, !idleCheckScheduled else { return }
+        idleCheckScheduled = true
+        committer.asyncAfter(deadline: .now() + delay) { [self] in
+            idleCheckScheduled = false
+            condition.lock()
+            let stopped = closing || failure != nil
+            let now = appended
+            // Empty, everything appended is in the log: the committer runs rounds to the end.
+            let written = pending.isEmpty
+            let root = pendingRoot
+            let indexes = pendingIndexes
+            condition.unlock()
+            if stopped || !written { return }  // a round is queued; it schedules the next check
+            if now != seen || checkpointRunning {
+                scheduleIdleCheck(seen: now)
+            } else if walBytes > 0 {
+                startCheckpoint(of: root, indexes: indexes, marker: now)
             }
         }
     }

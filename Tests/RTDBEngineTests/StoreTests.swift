@@ -159,6 +159,39 @@ final class StoreTests: XCTestCase {
         store.close()
     }
 
+    /// A store left idle checkpoints its log by itself: the database rebases on the stored
+    /// tree (its memory no longer holds the writes), and the next open replays nothing.
+    func testIdleStoreCheckpointsItsLog() throws {
+        let folder = temporaryFolder()
+        var store = try Store(folder: folder)
+        store.idleCheckpointDelay = 0.2
+        store.checkpointOnClose = false  // so the checkpoint below can only be the idle one
+        let stored = expectation(description: "checkpointed with every write")
+        nonisolated(unsafe) var rebased: Node?
+        store.onCheckpoint = { [unowned store] replayed, indexes, through, marker in
+            let result = store.rebase(replayed, indexes: indexes, through: through, marker: marker, live: QueryIndexes())
+            if marker == 3 {
+                rebased = result.root
+                stored.fulfill()
+            }
+        }
+        var root = Node.empty
+        for i in 0..<3 {
+            let record = LogRecord(sets: [(Path("k\(i)"), Node(String(repeating: "v", count: 100)))])
+            root = record.apply(to: root)
+            append(store, record, root: root)
+        }
+        wait(for: [stored], timeout: 30)
+        store.close()
+        XCTAssertEqual(rebased.map { JSONWriter.string($0) }, JSONWriter.string(root))
+        let names = try FileIO.listDirectory(folder)
+        XCTAssertTrue(names.contains("HEAD"), "\(names)")
+        XCTAssertFalse(names.contains(Store.walName(1)), "the log it covered is removed: \(names)")
+        store = try Store(folder: folder)
+        XCTAssertEqual(store.recoveredRoot, root)
+        store.close()
+    }
+
     func testSecondOwnerIsRefused() throws {
         let folder = temporaryFolder()
         let store = try Store(folder: folder)
