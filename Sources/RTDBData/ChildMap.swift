@@ -80,8 +80,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
             if zip(entries.indices, entries.indices.dropFirst()).allSatisfy({ ChildKey.compare(entries[$0].key, entries[$1].key) < 0 }) {
                 return false
             }
-            entries.sort { ChildKey.compare($0.key, $1.key) < 0 }
-            return zip(entries.indices, entries.indices.dropFirst()).contains { ChildKey.compare(entries[$0].key, entries[$1].key) == 0 }
+            return sortByPositions(&entries)
         }
         // An object's few keys: an insertion sort that moves entries rather than copying
         // them (a copy retains, and a sorted input costs only its n - 1 comparisons).
@@ -100,6 +99,43 @@ public struct ChildMap: Sendable, Sequence, Equatable {
                     let moving = (base + i).move()
                     (base + j + 1).moveInitialize(from: base + j, count: i - j)
                     (base + j).initialize(to: moving)
+                }
+            }
+        }
+        return duplicates
+    }
+
+    /// A big list's sort: the positions are sorted (ties by position, so it is stable), then
+    /// each entry is moved once to its place. Sorting the entries themselves copied (and so
+    /// retained and released) each one at every step of the merge.
+    private static func sortByPositions(_ entries: inout ContiguousArray<ChildEntry>) -> Bool {
+        var duplicates = false
+        entries.withUnsafeMutableBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return }
+            var order = ContiguousArray<Int>(buffer.indices)
+            order.sort { a, b in
+                let c = ChildKey.compare(base[a].key, base[b].key)
+                return c < 0 || (c == 0 && a < b)
+            }
+            for k in order.indices.dropFirst() where ChildKey.compare(base[order[k - 1]].key, base[order[k]].key) == 0 {
+                duplicates = true
+                break
+            }
+            // Place k takes the entry at order[k]; each cycle of that permutation is walked
+            // once, the place it starts from held aside. A place done is marked with -1.
+            for start in order.indices where order[start] >= 0 {
+                guard order[start] != start else { continue }
+                let held = (base + start).move()
+                var place = start
+                while true {
+                    let from = order[place]
+                    order[place] = -1
+                    if from == start {
+                        (base + place).initialize(to: held)
+                        break
+                    }
+                    (base + place).moveInitialize(from: base + from, count: 1)
+                    place = from
                 }
             }
         }

@@ -140,6 +140,31 @@ final class ChildMapTests: XCTestCase {
         }
     }
 
+    /// Lists in every order a sort meets (shuffled, reversed, nearly sorted, long cycles), with
+    /// and without repeated keys: the map holds each key once, with the value read last, in key
+    /// order, and every value is kept alive exactly once (each is read back).
+    func testUnsortedListsOfEverySizeAndShape() {
+        var rng = SeededRandom(seed: 7)
+        for n in [17, 18, 31, 64, 257, 1000] {
+            let base = (0..<n).map { "k\($0 * 37 % 1009)" }
+            let shapes: [[String]] = [
+                base.shuffled(using: &rng),
+                base.reversed(),
+                Array(base.dropFirst()) + [base[0]],
+                base + base.prefix(n / 3).shuffled(using: &rng),
+                (0..<n).map { _ in base[Int(rng.next() % UInt64(n / 2))] },
+            ]
+            for keys in shapes {
+                var expected: [String: Int] = [:]
+                for (i, key) in keys.enumerated() { expected[key] = i }
+                let map = ChildMap(unsorted: keys.enumerated().map { (ChildKey($0.element), Node("value \($0.offset)")) })
+                XCTAssertTrue(map.checkInvariants())
+                XCTAssertEqual(map.map(\.key.name), expected.keys.sorted { ChildKey.compare(ChildKey($0), ChildKey($1)) < 0 })
+                for entry in map { XCTAssertEqual(entry.value, Node("value \(expected[entry.key.name] ?? -1)")) }
+            }
+        }
+    }
+
     func testBuildFromSorted() {
         let entries = (0..<1000).map { (ChildKey(String($0)), Node(Double($0))) }
         let map = ChildMap(sorted: entries)
