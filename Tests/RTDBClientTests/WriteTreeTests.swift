@@ -14,9 +14,9 @@ final class WriteTreeTests: XCTestCase {
         let tree = WriteTree()
         tree.addMerge(Path("list"), [(Path("k1"), Node(1)), (Path("k2"), Node(2))], id: 1)
         tree.addMerge(Path("list"), [(Path("k3"), Node(3)), (Path("k4/x"), Node(4))], id: 2)
-        XCTAssertTrue(tree.remove(id: 1))
+        XCTAssertEqual(tree.remove(id: 1)?.mayChangeViews, true)
         XCTAssertEqual(["k1", "k2", "k3", "k4/x"].map { visible(tree, "list/" + $0) }, ["-", "-", "3", "4"])
-        XCTAssertTrue(tree.remove(id: 2))
+        XCTAssertEqual(tree.remove(id: 2)?.mayChangeViews, true)
         XCTAssertEqual(visible(tree, "list/k3"), "-")
         XCTAssertTrue(tree.visible.isEmpty)
     }
@@ -27,9 +27,9 @@ final class WriteTreeTests: XCTestCase {
         tree.addMerge(Path("list"), [(Path("k1"), Node(1)), (Path("k2"), Node(2))], id: 2)
         tree.addOverwrite(Path("list/k2/deep"), Node(5), id: 3, visible: true)
         // The merge goes: the overwrite below it and the one above it stay as they were.
-        XCTAssertTrue(tree.remove(id: 2))
+        XCTAssertEqual(tree.remove(id: 2)?.mayChangeViews, true)
         XCTAssertEqual(visible(tree, "list"), #"{"k1":0,"k2":{"deep":5},"k9":9}"#)
-        XCTAssertTrue(tree.remove(id: 1))
+        XCTAssertEqual(tree.remove(id: 1)?.mayChangeViews, true)
         XCTAssertEqual(visible(tree, "list/k1"), "-")
         XCTAssertEqual(visible(tree, "list/k2/deep"), "5")
     }

@@ -44,8 +44,8 @@ final class SyncTree {
 
     /// The server accepted (`revert: false`) or rejected the write.
     func ackUserWrite(_ writeID: Int, revert: Bool = false) -> [Event] {
-        guard let write = pendingWrites.write(id: writeID) else { return [] }
-        guard pendingWrites.remove(id: writeID), anySyncPoint(touching: write.path) else { return [] }
+        guard let (write, mayChangeViews) = pendingWrites.remove(id: writeID), mayChangeViews,
+              anySyncPoint(touching: write.path) else { return [] }
         var affected = ImmutableTree<Bool>()
         switch write.change {
         case .overwrite: affected.set(.root, true)

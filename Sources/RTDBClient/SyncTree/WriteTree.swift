@@ -60,13 +60,16 @@ final class WriteTree {
         if write.visible { coveredPaths.add(write.coveredRelatives, under: write.path) }
     }
 
-    func write(id: Int) -> UserWrite? { writes.first { $0.id == id } }
-
-    /// Forgets a write (acknowledged or reverted). Returns whether it may have changed what
-    /// the views show, so that they need recomputing.
-    func remove(id: Int) -> Bool {
-        guard let position = writes.firstIndex(where: { $0.id == id }) else { return false }
+    /// Forgets a write (acknowledged or reverted). Returns it, and whether it may have changed
+    /// what the views show, so that they need recomputing; nil when no write has that id.
+    func remove(id: Int) -> (write: UserWrite, mayChangeViews: Bool)? {
+        guard let position = writes.firstIndex(where: { $0.id == id }) else { return nil }
         let removed = storage[position]
+        return (removed, forget(removed, at: position))
+    }
+
+    /// Takes `removed`, found at `position` in `storage`, out of the writes and the layer.
+    private func forget(_ removed: UserWrite, at position: Int) -> Bool {
         let index = position - head  // where the writes after it now start
         let wasOldest = position == head
         if wasOldest {
