@@ -7,6 +7,8 @@ public final class RecoveryReport: @unchecked Sendable {
     public var records = 0
     /// One line per stretch that could not be read.
     public var skipped: [String] = []
+    /// One line per damaged file rebuilt with nothing lost (a head from its copy).
+    public var repaired: [String] = []
     /// Where the damaged files were moved, when anything was left out.
     public var movedTo: String?
 
@@ -16,8 +18,9 @@ public final class RecoveryReport: @unchecked Sendable {
     func noteDamage(_ message: String) { skipped.append(message) }
 
     public var summary: String {
-        if skipped.isEmpty { return "no damage found; \(records) log records read, nothing changed" }
-        var lines = ["\(records) log records kept; left out:"]
+        if skipped.isEmpty && repaired.isEmpty { return "no damage found; \(records) log records read, nothing changed" }
+        var lines = repaired
+        lines.append(skipped.isEmpty ? "\(records) log records kept; nothing left out" : "\(records) log records kept; left out:")
         lines += skipped.map { "  " + $0 }
         if let movedTo { lines.append("the damaged files were moved to \(movedTo); a new node file holds what was kept") }
         return lines.joined(separator: "\n")

@@ -6,7 +6,8 @@ import Glibc
 
 /// The durable tree of one database: a node file, a head, and a write-ahead log, in a data folder.
 ///
-/// Files: `LOCK`; `HEAD` (see `FolderHead`); `nodes-N.rtdb`, the tree as stored branches (see
+/// Files: `LOCK`; `HEAD` (see `FolderHead`) and `HEAD.copy`, the same bytes (what `--recover`
+/// rebuilds a damaged head from); `nodes-N.rtdb`, the tree as stored branches (see
 /// `NodeFile`), read only where a request looks, so an open costs the same whatever the size;
 /// `wal-N.log`, the records since the tree the head names. A write is acknowledged only after
 /// its record is on disk: the committer writes everything queued since its last round with one
@@ -109,8 +110,8 @@ public final class Store: @unchecked Sendable {
             var root = Node.empty
             var indexes = QueryIndexes()
             var base = 0
-            if names.contains("HEAD") {
-                let head = try FolderHead.decode(FileIO.readFile(folder + "/HEAD"), path: folder + "/HEAD")
+            if names.contains("HEAD") || names.contains(Store.headCopyName) {
+                let head = try Store.readHead(folder, salvage: salvage)
                 let path = folder + "/" + Store.nodesName(head.nodesID)
                 let onDamage: @Sendable (String) -> Void
                 if let salvage { onDamage = { salvage.noteDamage($0) } } else { onDamage = Store.report }
@@ -196,6 +197,36 @@ public final class Store: @unchecked Sendable {
             lock.release()
             throw error
         }
+    }
+
+    /// The folder's head. One that is damaged (or gone while its copy is there) stops the
+    /// open; a salvaging open takes the copy instead (both are written at each checkpoint).
+    /// A head that reads is copied again when its copy differs: a crash between the two
+    /// writes left the old one.
+    private static func readHead(_ folder: String, salvage: RecoveryReport?) throws -> FolderHead {
+        let path = folder + "/HEAD", copyPath = folder + "/" + headCopyName
+        var damage: (offset: Int, reason: String)
+        do {
+            let bytes = try FileIO.readFile(path)
+            let head = try FolderHead.decode(bytes, path: path)
+            if (try? FileIO.readFile(copyPath)) != bytes { try writeFile(copyPath, bytes) }
+            return head
+        } catch StoreError.corrupt(_, let offset, let reason) {
+            damage = (offset, reason)
+        } catch StoreError.io(_, _, ENOENT) {
+            damage = (0, "the file is missing")
+        }
+        let copy: FolderHead
+        do { copy = try FolderHead.decode(FileIO.readFile(copyPath), path: copyPath) } catch {
+            let why: String
+            if case let StoreError.corrupt(file, offset, reason) = error { why = "\(file) is damaged at byte \(offset): \(reason)" } else { why = "\(error)" }
+            throw StoreError.unsalvageable(file: path, offset: damage.offset, reason: "\(damage.reason); its copy cannot stand in for it: \(why)")
+        }
+        guard let salvage else {
+            throw StoreError.corrupt(file: path, offset: damage.offset, reason: "\(damage.reason) (its copy, \(headCopyName), reads, and --recover rebuilds the head from it)")
+        }
+        salvage.repaired.append("\(path) (damaged at byte \(damage.offset): \(damage.reason)) was rebuilt from its copy, \(headCopyName)")
+        return copy
     }
 
     /// A first-format snapshot (the whole tree as JSON), salvaged when asked.
@@ -505,10 +536,13 @@ public final class Store: @unchecked Sendable {
         if copy { try FileIO.syncDirectory(folder) }
         let next = FolderHead(nodesID: id, nodesLength: written.length, compactedLength: copy ? written.length : old?.compactedLength ?? 0,
                               covered: covered, root: written.bytes, indexes: links)
-        try Store.writeFile(folder + "/HEAD", next.encode())
+        let encoded = next.encode()
+        try Store.writeFile(folder + "/HEAD", encoded)
         // From the rename on, the head on disk may be this one: the next checkpoint must
         // append after it (never over it), even if the directory sync below fails.
         head = next
+        // The copy a salvaging open falls back on when the head is damaged.
+        try Store.writeFile(folder + "/" + Store.headCopyName, encoded)
         try FileIO.syncDirectory(folder)
         if removingObsolete { removeObsolete(covered: covered, nodesID: id) }
         let file: NodeFile
@@ -604,6 +638,7 @@ public final class Store: @unchecked Sendable {
         return root
     }
 
+    static let headCopyName = "HEAD.copy"
     static func walName(_ n: Int) -> String { "wal-" + String(n).leftPadded(to: 10) + ".log" }
     static func nodesName(_ n: Int) -> String { "nodes-" + String(n).leftPadded(to: 10) + ".rtdb" }
     static func snapshotName(_ n: Int) -> String { "snapshot-" + String(n).leftPadded(to: 10) + ".json" }

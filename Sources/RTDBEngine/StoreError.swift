@@ -4,6 +4,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
     case folderInUse(folder: String, pid: String?)
     case io(operation: String, path: String, errno: Int32)
     case corrupt(file: String, offset: Int, reason: String)
+    /// Damage that `--recover` cannot work around (a head and its copy both damaged).
+    case unsalvageable(file: String, offset: Int, reason: String)
     case failed(String)
 
     public var description: String {
@@ -15,6 +17,8 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
             return "cannot \(operation) \(path): \(String(cString: strerror(code)))"
         case let .corrupt(file, offset, reason):
             return "\(file) is damaged at byte \(offset): \(reason). Nothing was changed; 'rtdb --data DIR --recover' (or 'rtdb serve --recover') keeps every record that can still be read"
+        case let .unsalvageable(file, offset, reason):
+            return "\(file) is damaged at byte \(offset): \(reason). Nothing was changed; --recover cannot rebuild this folder: restore it from a backup"
         case let .failed(message):
             return message
         }

@@ -181,6 +181,7 @@ public final class Namespaces: @unchecked Sendable {
         switch error as? StoreError {
         case .failed(let message)?: return message
         case .corrupt?: return "the database \"\(namespace)\" is damaged and cannot be opened; the server's log says where (rtdb serve --recover salvages it)"
+        case .unsalvageable?: return "the database \"\(namespace)\" is damaged and cannot be opened or salvaged; the server's log says where"
         default: return "the database \"\(namespace)\" cannot be opened; the server's log says why"
         }
     }

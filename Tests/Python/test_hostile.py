@@ -353,6 +353,46 @@ def test_damaged_namespace_is_refused_without_paths_and_recovered(tmp_path):
         server.stop()
 
 
+def test_damaged_head_is_rebuilt_from_its_copy_or_refused_without_paths(tmp_path):
+    import subprocess
+    from wire import BINARY
+    data = str(tmp_path / "data")
+    server = Server(data=data)
+    for i in range(5):
+        assert request(server.port, "PUT", f"/k{i}.json?ns=hurt", str(i).encode())[0] == 200
+    server.stop()  # a clean stop checkpoints: the tree is in the node file, named by HEAD
+    head, copy = os.path.join(data, "hurt", "HEAD"), os.path.join(data, "hurt", "HEAD.copy")
+    assert open(head, "rb").read() == open(copy, "rb").read()
+    whole = open(head, "rb").read()
+    damaged = bytearray(whole)
+    damaged[30] ^= 0x01
+    open(head, "wb").write(damaged)
+
+    result = subprocess.run([BINARY, "serve", "--data", data, "--recover"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert f"{head} (damaged at byte " in result.stdout and "was rebuilt from its copy, HEAD.copy" in result.stdout, result.stdout
+    # Salvage copies the tree whole to a new node file, named by a new head and its copy.
+    assert open(head, "rb").read() == open(copy, "rb").read() != whole
+    server = Server(data=data)
+    try:
+        assert request(server.port, "GET", "/k4.json?ns=hurt")[2] == b"4"
+    finally:
+        server.stop()
+
+    # Both damaged: the client is told, without the server's paths, and nothing is changed.
+    open(head, "wb").write(damaged)
+    open(copy, "wb").write(b"garbage")
+    server = Server(data=data)
+    try:
+        status, _, body = request(server.port, "GET", "/k1.json?ns=hurt")
+        assert status == 404
+        assert body == b'{"error":"the database \\"hurt\\" is damaged and cannot be opened or salvaged; the server\'s log says where"}', body
+        assert "restore it from a backup" in server.log()
+    finally:
+        server.stop()
+    assert open(head, "rb").read() == bytes(damaged) and open(copy, "rb").read() == b"garbage"
+
+
 def test_out_of_descriptors_the_server_neither_spins_nor_dies():
     server = Server("--request-timeout", "2", descriptors=64)
     try:

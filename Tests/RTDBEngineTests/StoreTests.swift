@@ -319,6 +319,79 @@ final class StoreTests: XCTestCase {
         store.close()
     }
 
+    /// A damaged head stops the open, changing nothing, and says that --recover rebuilds it
+    /// from its copy; --recover does, with nothing lost; the folder then opens as before.
+    func testDamagedHeadIsRebuiltFromItsCopy() throws {
+        let (folder, root) = try makeLog(30, keepingTheLog: false)
+        let headPath = folder + "/HEAD"
+        var damaged = try FileIO.readFile(headPath)
+        damaged[20] ^= 0x01
+        try Store.writeFile(headPath, damaged)
+        XCTAssertThrowsError(try Store(folder: folder)) { error in
+            guard case StoreError.corrupt(let file, _, _) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(file, headPath)
+            XCTAssertTrue("\(error)".contains("checksum mismatch (its copy, HEAD.copy, reads, and --recover rebuilds the head from it). Nothing was changed"), "\(error)")
+        }
+        XCTAssertEqual(try FileIO.readFile(headPath), damaged)
+
+        let report = RecoveryReport()
+        let salvaged = try Store(folder: folder, salvage: report)
+        XCTAssertEqual(salvaged.recoveredRoot, root)
+        salvaged.close()
+        XCTAssertTrue(report.skipped.isEmpty, "\(report.skipped)")
+        XCTAssertEqual(report.summary.components(separatedBy: "\n").last, "0 log records kept; nothing left out")
+        XCTAssertTrue(report.summary.hasPrefix("\(headPath) (damaged at byte "), report.summary)
+        XCTAssertTrue(report.summary.contains(": checksum mismatch) was rebuilt from its copy, HEAD.copy\n"), report.summary)
+        XCTAssertEqual(try FileIO.readFile(headPath), try FileIO.readFile(folder + "/" + Store.headCopyName))
+        let store = try Store(folder: folder)
+        XCTAssertEqual(store.recoveredRoot, root)
+        store.close()
+    }
+
+    /// A head and its copy both damaged (or the head gone and its copy damaged): nothing can
+    /// rebuild the tree's root, so neither an open nor --recover offers to.
+    func testHeadAndCopyBothDamagedIsNotOfferedRecovery() throws {
+        let (folder, _) = try makeLog(5, keepingTheLog: false)
+        let headPath = folder + "/HEAD", copyPath = folder + "/" + Store.headCopyName
+        var copy = try FileIO.readFile(copyPath)
+        copy[0] ^= 0x01
+        try Store.writeFile(copyPath, copy)
+        for removingTheHead in [false, true] {
+            if removingTheHead {
+                unlink(headPath)
+            } else {
+                var head = try FileIO.readFile(headPath)
+                head[30] ^= 0x01
+                try Store.writeFile(headPath, head)
+            }
+            for salvage in [nil, RecoveryReport()] {
+                XCTAssertThrowsError(try Store(folder: folder, salvage: salvage)) { error in
+                    guard case StoreError.unsalvageable(let file, _, let reason) = error else { return XCTFail("\(error)") }
+                    XCTAssertEqual(file, headPath)
+                    XCTAssertEqual(reason, removingTheHead ? "the file is missing; its copy cannot stand in for it: \(copyPath) is damaged at byte 0: not an rtdb head file"
+                                                                  : "checksum mismatch; its copy cannot stand in for it: \(copyPath) is damaged at byte 0: not an rtdb head file")
+                    XCTAssertTrue("\(error)".hasSuffix("Nothing was changed; --recover cannot rebuild this folder: restore it from a backup"), "\(error)")
+                }
+            }
+        }
+        XCTAssertEqual(try FileIO.readFile(copyPath), copy)
+    }
+
+    /// A folder checkpointed before heads had copies, or by a process that died between
+    /// writing the head and its copy, has its copy written (again) at the next open.
+    func testMissingOrStaleHeadCopyIsWrittenAtOpen() throws {
+        let (folder, root) = try makeLog(5, keepingTheLog: false)
+        let copyPath = folder + "/" + Store.headCopyName
+        let head = try FileIO.readFile(folder + "/HEAD")
+        for stale in [nil, Array(head.dropLast())] {
+            if let stale { try Store.writeFile(copyPath, stale) } else { unlink(copyPath) }
+            let store = try Store(folder: folder)
+            XCTAssertEqual(store.recoveredRoot, root)
+            XCTAssertEqual(try FileIO.readFile(copyPath), head)
+            store.close()
+        }
+    }
+
     /// A folder of the first format (a JSON snapshot and the logs after it) is converted on
     /// open: the same data, now in a node file named by a head, with the old files gone.
     func testFirstFormatFolderIsConvertedOnOpen() throws {
@@ -332,7 +405,7 @@ final class StoreTests: XCTestCase {
         let expected = #"{"a":{"b":2,"c":[1,2]},"e":true}"#
         var store = try Store(folder: folder)
         XCTAssertEqual(JSONWriter.string(store.recoveredRoot), expected)
-        XCTAssertEqual(try FileIO.listDirectory(folder).sorted(), ["HEAD", "LOCK", Store.nodesName(1), Store.walName(5)])
+        XCTAssertEqual(try FileIO.listDirectory(folder).sorted(), ["HEAD", Store.headCopyName, "LOCK", Store.nodesName(1), Store.walName(5)])
         let record = LogRecord(sets: [(Path("f"), Node(1))])
         append(store, record, root: record.apply(to: store.recoveredRoot))
         store.close()
