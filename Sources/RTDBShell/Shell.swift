@@ -100,8 +100,15 @@ public final class Shell {
 
     private func run(_ line: String, source: String?, lineNumber: Int, tokens: () throws -> [Token]) async -> Outcome {
         let started = DispatchTime.now().uptimeNanoseconds
+        // The line's own output flags reach its error messages too, even one it cannot parse.
+        var errorColor = options.renderer.color
+        func report(_ message: String, line: String?, column: Int?, source: String?) {
+            self.report(message, line: line, column: column, source: source, color: errorColor)
+        }
         do {
-            guard let parsed = try CommandParser.parse(tokens: tokens(), cwd: cwd) else { return .ok }
+            let words = try tokens()
+            if words.contains(where: { $0.kind == .word && ($0.text == "--no-color" || $0.text == "--json") }) { errorColor = false }
+            guard let parsed = try CommandParser.parse(tokens: words, cwd: cwd) else { return .ok }
             let outcome: Outcome
             if let pager = options.pager, pagingOn, parsed.command.isPageable {
                 // Output taller than the terminal goes through the pager, once the command ends.
@@ -134,7 +141,7 @@ public final class Shell {
         }
     }
 
-    func report(_ message: String, line: String?, column: Int?, source: String?) {
+    func report(_ message: String, line: String?, column: Int?, source: String?, color: Bool? = nil) {
         var line = line, column = column, source = source
         // A value over several lines: point into the line the column falls in.
         if let text = line, text.contains("\n"), var offset = column {
@@ -153,7 +160,9 @@ public final class Shell {
         if let source { text += source }
         if let column, source != nil { text += ", column \(column + 1)" }
         text = text.isEmpty ? message : "\(text): \(message)"
-        var out = options.renderer.error(text)
+        var renderer = options.renderer
+        if let color { renderer.color = color }
+        var out = renderer.error(text)
         if let line, let column, !line.isEmpty {
             out += "  \(line)\n  " + String(repeating: " ", count: min(column, line.count)) + "^\n"
         }

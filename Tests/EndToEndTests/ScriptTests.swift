@@ -105,6 +105,20 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(plain.stdout, "/\n")
     }
 
+    /// At a terminal, errors are red unless the line says --no-color (or --json), on either
+    /// side of the command, and also when the line cannot be parsed.
+    func testNoColorAfterTheCommandReachesItsErrors() throws {
+        XCTAssertEqual(try rtdb(["set", "/v", "1"]).status, 0)
+        let red = "\u{1B}[31merror:\u{1B}[0m "
+        for (line, colored) in [("ls /v", true), ("ls /v --no-color", false), ("ls /v --json", false),
+                                ("get /v --bogus", true), ("get /v --no-color --bogus", false)] {
+            let (status, text) = try Binary.terminal("'\(Binary.path)' --data '\(folder!)' \(line)", input: "", environment: ["NO_COLOR": nil])
+            XCTAssertEqual(status, 1, "\(line): \(text)")
+            XCTAssertEqual(text.contains(red), colored, "\(line): \(text)")
+            XCTAssertTrue(text.contains("error:"), "\(line): \(text)")
+        }
+    }
+
     func testVersion() throws {
         let result = try Binary.run(["--version"])
         XCTAssertEqual(result.status, 0, result.stderr)
