@@ -26,6 +26,8 @@ public struct ResponseStatus: RawRepresentable, Hashable, Sendable, ExpressibleB
     public static let invalidData: ResponseStatus = "invalid_data"
     public static let invalidPath: ResponseStatus = "invalid_path"
     public static let unavailable: ResponseStatus = "unavailable"
+    /// A read whose answer is larger than one message may be.
+    public static let tooBig: ResponseStatus = "too_big"
     public static let invalidToken: ResponseStatus = "invalid_token"
     public static let expiredToken: ResponseStatus = "expired_token"
 }

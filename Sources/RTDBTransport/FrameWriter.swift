@@ -25,15 +25,27 @@ public final class FrameWriter: @unchecked Sendable {
     /// Runs on the event loop for each message as it is written (the server counts answers).
     private let onWrite: (@Sendable (Message) -> Void)?
 
+    /// The largest answer sent (a server's: what its peers take in one message).
+    private let maxAnswerBytes: Int
+
     /// `masked`: a client's frames are masked, as the WebSocket protocol requires.
-    public init(channel: Channel, masked: Bool, onWrite: (@Sendable (Message) -> Void)? = nil) {
+    public init(channel: Channel, masked: Bool, maxAnswerBytes: Int = WireFraming.maxResponseBytes,
+                onWrite: (@Sendable (Message) -> Void)? = nil) {
         self.channel = channel
         self.masked = masked
+        self.maxAnswerBytes = maxAnswerBytes
         self.onWrite = onWrite
     }
 
     public func write(_ message: Message) {
-        let bytes = WireCodec.encodeBytes(message)
+        var message = message
+        var bytes = WireCodec.encodeBytes(message)
+        if bytes.count > maxAnswerBytes, case .response(let id, _) = message {
+            // A peer would drop the connection over it, then ask again; refused as the
+            // hosted database refuses such reads.
+            message = .response(id: id, .error(.tooBig, "The data requested exceeds the maximum size that can be accessed with a single request (\(maxAnswerBytes >> 20) MB); read its children instead"))
+            bytes = WireCodec.encodeBytes(message)
+        }
         let schedule = lock.withLock { () -> Bool in
             queued.append((message, bytes))
             defer { scheduled = true }

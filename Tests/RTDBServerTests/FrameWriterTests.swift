@@ -47,4 +47,26 @@ final class FrameWriterTests: XCTestCase {
             XCTAssertEqual(texts, expected, masked ? "masked" : "plain")
         }
     }
+
+    /// An answer larger than the limit goes out as a `too_big` refusal of the same request
+    /// (the peer would drop the connection over it, and ask again); other messages as they are.
+    func testAnAnswerTooLargeIsRefusedAsTooBig() throws {
+        let big = Node(String(repeating: "z", count: 1_100_000))
+        let messages: [Message] = [
+            .response(id: 7, .value(big)),
+            .response(id: 8, .value(Node(1))),
+            .push(.data(path: Path("p"), data: big, tag: nil)),
+        ]
+        let sender = EmbeddedChannel(handler: WebSocketFrameEncoder())
+        let writer = FrameWriter(channel: sender, masked: false, maxAnswerBytes: 1 << 20)
+        for message in messages { writer.write(message) }
+        sender.embeddedEventLoop.run()
+        let receiver = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 24)))
+        while let bytes = try sender.readOutbound(as: ByteBuffer.self) { try receiver.writeInbound(bytes) }
+        var texts: [String] = []
+        while let frame = try receiver.readInbound(as: WebSocketFrame.self) { texts.append(String(buffer: frame.unmaskedData)) }
+        XCTAssertTrue(texts == [
+            #"{"t":"d","d":{"r":7,"b":{"s":"too_big","d":"The data requested exceeds the maximum size that can be accessed with a single request (1 MB); read its children instead"}}}"#,
+        ] + WireFraming.frames(for: WireCodec.encode(messages[1])) + WireFraming.frames(for: WireCodec.encode(messages[2])), "\(texts.map { $0.prefix(200) })")
+    }
 }
