@@ -55,9 +55,13 @@ struct QueryIndex {
         entries = WeightBalancedTree(count: order.count) { list[order[$0]] }
     }
 
+    /// Whether `update` changes anything: not for key order (the children's own), nor while
+    /// stale (the next answer builds it again), so the caller need not look the child up.
+    var followsWrites: Bool { index != .key && !isStale }
+
     /// One child changed from `old` to `new` (either may be empty).
     mutating func update(_ key: ChildKey, old: Node, new: Node) {
-        guard index != .key, !isStale else { return }
+        guard followsWrites else { return }
         let was = index.orderingValue(of: old), now = index.orderingValue(of: new)
         // A write that leaves the child where it sorts (most writes to a child change other
         // fields than the one the list is ordered by) leaves the entries as they are, where

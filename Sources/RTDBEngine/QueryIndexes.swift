@@ -37,7 +37,7 @@ struct QueryIndexes {
                     break
                 }
                 // The list's own priority is not one of its children.
-                if path.contains(written) && written.keys[path.count] != ".priority" {
+                if path.contains(written) && written.keys[path.count] != ".priority" && byKey.values[i].followsWrites {
                     let child = path.child(written.keys[path.count])
                     byKey.values[i].update(ChildKey(written.keys[path.count]), old: before.child(at: child), new: after.child(at: child))
                 }
