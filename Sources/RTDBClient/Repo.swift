@@ -315,7 +315,7 @@ public actor Repo {
     /// The refusals a `g` read can meet on a server that knows `g`; any other answer
     /// (`invalid_request`, a status this client does not name) says it does not.
     private static let readRefusals: Set<ResponseStatus> = [.permissionDenied, .expiredToken, .invalidToken, .disconnected,
-                                                            .invalidPath, .invalidData, .unavailable]
+                                                            .invalidPath, .invalidData, .unavailable, .tooBig]
 
     /// How long a `get` waits for the server's answer before it also reads with a one-time
     /// listen (for servers without `g`).

@@ -15,6 +15,8 @@ struct FolderHead: Equatable {
     static let magic: [UInt8] = Array("RTDBHEAD".utf8)
     /// Format 1 was a JSON snapshot (`snapshot-N.json`) and no head; an open converts it.
     static let version: UInt32 = 3
+    /// How a head of a version this rtdb does not read is described (not damage: a newer rtdb wrote it).
+    static let unknownVersion = "format version"
 
     /// A query index stored in the node file.
     struct IndexLink: Equatable {
@@ -66,7 +68,7 @@ struct FolderHead: Equatable {
         return try bytes.withUnsafeBytes { raw in
             let version = LittleEndian.read(UInt32.self, from: raw, at: 8)
             guard version == 2 || version == FolderHead.version else {
-                throw damaged("format version \(version), which this rtdb does not know (it reads versions 2 and \(FolderHead.version)); a newer rtdb wrote it", 8)
+                throw damaged("\(unknownVersion) \(version), which this rtdb does not know (it reads versions 2 and \(FolderHead.version)); a newer rtdb wrote it", 8)
             }
             var fields: [Int] = []
             for i in 0..<4 {

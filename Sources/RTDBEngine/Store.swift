@@ -43,6 +43,9 @@ public final class Store: @unchecked Sendable {
     /// (nil: never), so a database left idle gives back what its recent writes hold in
     /// memory, and the next open has nothing to replay.
     public var idleCheckpointDelay: Double? = 5
+    /// The idle checkpoint waits for a log of at least this many bytes: a few small writes
+    /// hold little memory, and a write every few seconds should not cost a checkpoint each.
+    public var idleCheckpointMinimum = 1 << 16
     /// How much the node file may grow past twice its size at its last full copy before
     /// the next checkpoint copies it whole.
     public var compactionSlack = 64 << 20
@@ -137,6 +140,11 @@ public final class Store: @unchecked Sendable {
             } else if let n = snapshotSeqs.last {
                 root = try Store.readSnapshot(folder + "/" + Store.snapshotName(n), salvage: salvage)
                 base = n
+            } else if !nodeIDs.isEmpty && !walSeqs.contains(1) {
+                // A first checkpoint cut short leaves a node file and the first log, which
+                // holds everything. Without that log, the tree is in the node file, and only
+                // a head can say where: the folder is not opened as if empty.
+                throw StoreError.unsalvageable(file: folder + "/HEAD", offset: 0, reason: "the file is missing, and so is its copy (\(Store.headCopyName)); without them the node file cannot be read")
             }
             // What a finished checkpoint made obsolete, or an interrupted full copy left.
             for id in nodeIDs where id != head?.nodesID { unlink(folder + "/" + Store.nodesName(id)) }
@@ -209,8 +217,14 @@ public final class Store: @unchecked Sendable {
         do {
             let bytes = try FileIO.readFile(path)
             let head = try FolderHead.decode(bytes, path: path)
-            if (try? FileIO.readFile(copyPath)) != bytes { try writeFile(copyPath, bytes) }
+            if (try? FileIO.readFile(copyPath)) != bytes {
+                // Best effort: a full disk or a read-only folder still opens to be read.
+                do { try writeFile(copyPath, bytes) } catch { report("\(folder): the head's copy could not be written: \(error)") }
+            }
             return head
+        } catch StoreError.corrupt(let file, let offset, let reason) where reason.hasPrefix(FolderHead.unknownVersion) {
+            // Written by a newer rtdb, not damaged: its copy says the same.
+            throw StoreError.corrupt(file: file, offset: offset, reason: reason)
         } catch StoreError.corrupt(_, let offset, let reason) {
             damage = (offset, reason)
         } catch StoreError.io(_, _, ENOENT) {
@@ -444,7 +458,9 @@ public final class Store: @unchecked Sendable {
     private func scheduleIdleCheck(seen: Int) {
         guard let delay = idleCheckpointDelay, !idleCheckScheduled else { return }
         idleCheckScheduled = true
-        committer.asyncAfter(deadline: .now() + delay) { [self] in
+        // Weak: a store closed meanwhile is let go (with the node file its tree maps).
+        committer.asyncAfter(deadline: .now() + delay) { [weak self] in
+            guard let self else { return }
             idleCheckScheduled = false
             condition.lock()
             let stopped = closing || failure != nil
@@ -457,7 +473,7 @@ public final class Store: @unchecked Sendable {
             if stopped || !written { return }  // a round is queued; it schedules the next check
             if now != seen || checkpointRunning {
                 scheduleIdleCheck(seen: now)
-            } else if walBytes > 0 {
+            } else if walBytes >= max(1, idleCheckpointMinimum) {
                 startCheckpoint(of: root, indexes: indexes, marker: now)
             }
         }

@@ -142,6 +142,40 @@ final class RepoTests: XCTestCase {
         }
     }
 
+    /// A read the server refuses as too big for one message fails with that reason; it is
+    /// not read again with a listen (whose data would be as big).
+    func testATooBigReadFailsWithoutFallingBackToAListen() async throws {
+        final class Flag: @unchecked Sendable {
+            let lock = NSLock()
+            var raised = false
+            func raise() { lock.withLock { raised = true } }
+            var isRaised: Bool { lock.withLock { raised } }
+        }
+        let listened = Flag()
+        let repo = scriptedRepo { server, id, request in
+            switch request {
+            case .get: server.send(.response(id: id, .error(.tooBig, "The data requested exceeds the maximum size")))
+            case .listen(let path, _, _, _):
+                // Were it read this way, the read would succeed with this.
+                listened.raise()
+                server.send(.push(.data(path: path, data: Node("read by a listen"), tag: nil)))
+                server.send(.response(id: id, .ok))
+            default: server.send(.response(id: id, .ok))
+            }
+        }
+        await repo.setGetFallbackDelay(0.2)
+        _ = try await repo.firstConnectionEstablished()
+        do {
+            _ = try await repo.get(Path("big"))
+            XCTFail("read")
+        } catch let error as DatabaseError {
+            assertEqual("\(error)", "TOO_BIG: The data requested exceeds the maximum size")
+        }
+        try await Task.sleep(nanoseconds: 400_000_000)  // past the fallback delay
+        XCTAssertFalse(listened.isRaised)
+        await repo.close()
+    }
+
     func testInfoIsLocal() async throws {
         assertEqual(try await get("/.info/connected"), Node(true))
         guard case .leaf(.number) = try await get("/.info/serverTimeOffset").content else { return XCTFail() }

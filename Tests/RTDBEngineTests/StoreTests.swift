@@ -165,6 +165,7 @@ final class StoreTests: XCTestCase {
         let folder = temporaryFolder()
         var store = try Store(folder: folder)
         store.idleCheckpointDelay = 0.2
+        store.idleCheckpointMinimum = 0
         store.checkpointOnClose = false  // so the checkpoint below can only be the idle one
         let stored = expectation(description: "checkpointed with every write")
         nonisolated(unsafe) var rebased: Node?
@@ -375,6 +376,39 @@ final class StoreTests: XCTestCase {
             }
         }
         XCTAssertEqual(try FileIO.readFile(copyPath), copy)
+    }
+
+    /// A head and its copy both gone while the node file is there (and the first log, which
+    /// would hold everything, is not): the open refuses, rather than open an empty database
+    /// and delete the node file as a leftover.
+    func testNodeFileWithoutAnyHeadIsNotOpenedAsEmpty() throws {
+        let (folder, _) = try makeLog(5, keepingTheLog: false)
+        unlink(folder + "/HEAD")
+        unlink(folder + "/" + Store.headCopyName)
+        let before = try FileIO.listDirectory(folder).sorted()
+        XCTAssertTrue(before.contains(Store.nodesName(1)) && !before.contains(Store.walName(1)), "\(before)")
+        for salvage in [nil, RecoveryReport()] {
+            XCTAssertThrowsError(try Store(folder: folder, salvage: salvage)) { error in
+                XCTAssertEqual("\(error)", "\(folder)/HEAD is damaged at byte 0: the file is missing, and so is its copy (HEAD.copy); without them the node file cannot be read. Nothing was changed; --recover cannot rebuild this folder: restore it from a backup")
+            }
+        }
+        XCTAssertEqual(try FileIO.listDirectory(folder).sorted(), before)
+    }
+
+    /// A head a newer rtdb wrote is not damage: the open says so, whatever the copy holds.
+    func testHeadOfANewerVersionIsNotCalledDamaged() throws {
+        let (folder, _) = try makeLog(5, keepingTheLog: false)
+        var head = try FileIO.readFile(folder + "/HEAD")
+        head[8] = 99
+        let end = head.count - 4
+        let crc = CRC32.checksum(Array(head[..<end]))
+        for i in 0..<4 { head[end + i] = UInt8(truncatingIfNeeded: crc >> (8 * UInt32(i))) }
+        try Store.writeFile(folder + "/HEAD", head)
+        try Store.writeFile(folder + "/" + Store.headCopyName, head)
+        XCTAssertThrowsError(try Store(folder: folder)) { error in
+            guard case StoreError.corrupt(_, 8, let reason) = error else { return XCTFail("\(error)") }
+            XCTAssertEqual(reason, "format version 99, which this rtdb does not know (it reads versions 2 and 3); a newer rtdb wrote it")
+        }
     }
 
     /// A folder checkpointed before heads had copies, or by a process that died between
