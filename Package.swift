@@ -68,14 +68,14 @@ let package = Package(
         .testTarget(name: "RTDBProtocolTests", dependencies: ["RTDBProtocol"]),
         // RuleCases.json is also read by Tests/Python/test_rules.py, against rtdb serve.
         .testTarget(name: "RTDBRulesTests", dependencies: ["RTDBRules", "RTDBData"], exclude: ["RuleCases.json"]),
-        .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBRules", "RTDBClient", "rtdb-crash-writer"]),
+        .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBRules", "RTDBClient", "RTDBTestSupport", "rtdb-crash-writer"]),
         .testTarget(name: "RTDBServerTests", dependencies: ["RTDBEngine", "RTDBServer", "RTDBRules", "RTDBTransport",
                                                          .product(name: "NIOEmbedded", package: "swift-nio"),
                                                          .product(name: "NIOWebSocket", package: "swift-nio"),
                                                          .product(name: "NIOHTTP1", package: "swift-nio")]),
         .executableTarget(name: "rtdb-crash-writer", dependencies: ["RTDBEngine", "RTDBClient"], path: "Tests/CrashWriter"),
-        // What the fuzzer and tests share (a seeded random source).
-        .target(name: "RTDBTestSupport", path: "Tests/Support"),
+        // What the fuzzer and tests share (a seeded random source, a size-limited connection).
+        .target(name: "RTDBTestSupport", dependencies: ["RTDBProtocol"], path: "Tests/Support"),
         // Seeded mutation fuzzing of everything that reads untrusted bytes (scripts/fuzz).
         .executableTarget(name: "rtdb-fuzz", dependencies: ["RTDBData", "RTDBProtocol", "RTDBRules", "RTDBServer", "RTDBShell", "RTDBTestSupport"],
                           path: "Tests/Fuzz", exclude: ["corpus"]),

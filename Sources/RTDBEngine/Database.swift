@@ -188,6 +188,9 @@ public final class Database: @unchecked Sendable {
     }
 
     private static let readRefusal = Response.error(.permissionDenied, "Permission denied")
+    /// A listen whose first data is larger than its client takes in one message (as hosted
+    /// databases word it).
+    private static let tooBigListen = "The data requested exceeds the maximum size that can be accessed with a single request; listen to or read its children instead"
 
     /// A user's credential has expired: a session is told (`ac`) and goes on as it was without
     /// one; a REST stream ends with `auth_revoked`.
@@ -295,7 +298,14 @@ public final class Database: @unchecked Sendable {
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
             guard let session else { return reply(.error(.invalidRequest, "listens need a connection")) }
             guard rules.canRead(path, identity: identity, query: query, data: root, now: clock()) else { return reply(Database.readRefusal) }
-            addListen(Listen(session: session, path: path, params: query, tag: tag), clientHash: hash)
+            let listen = Listen(session: session, path: path, params: query, tag: tag)
+            guard addListen(listen, clientHash: hash) else {
+                // Its data is more than the client takes in one message: refused as a read
+                // that large is, rather than sent for the client to drop and ask for again.
+                listeners.remove(session: session, path: path, identifier: listen.identifier)
+                release(listen)
+                return reply(.error(.tooBig, Database.tooBigListen))
+            }
             reply(unindexed(query, at: path) ? .ok(warnings: ["no_index"]) : .ok)
         case let .unlisten(path, query, _):
             if let session, let removed = listeners.remove(session: session, path: path, identifier: query?.identifier ?? "default") {
@@ -440,15 +450,17 @@ public final class Database: @unchecked Sendable {
     /// Starts a listen; its current data goes out first (before a session's ok: the client
     /// takes ok as "complete"), unless the client already holds exactly that (`clientHash`,
     /// as after a reconnection): then the ok alone completes it.
-    private func addListen(_ listen: Listen, clientHash: String = "") {
+    /// Registers a listen and sends its first data; false when the data was too large to send.
+    @discardableResult
+    private func addListen(_ listen: Listen, clientHash: String = "") -> Bool {
         if let old = listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier) { release(old) }
         listeners.add(listen)
         noteDataDependence(listen)
         if listen.isFiltered, let params = listen.params { indexListens[QueryIndexes.key(listen.path, params.index), default: 0] += 1 }
         let data = currentData(for: listen)
         listen.lastSent = data
-        if !clientHash.isEmpty && clientHash == data.hashString { return }
-        listen.session.send(.data(path: listen.path, data: data, tag: listen.tag))
+        if !clientHash.isEmpty && clientHash == data.hashString { return true }
+        return listen.session.sendIfItFits(.data(path: listen.path, data: data, tag: listen.tag))
     }
 
     /// A REST stream (Server-Sent Events) listens like a session; the caller has checked

@@ -5,8 +5,19 @@ import RTDBRules
 /// Where a listen's data goes: a realtime session, or a REST stream.
 public protocol ListenSink: AnyObject, Sendable {
     func send(_ push: Push)
+    /// Sends a listen's first data unless it is larger than the peer takes in one message;
+    /// false, and nothing sent, if so.
+    func sendIfItFits(_ push: Push) -> Bool
     /// Who reads through it, for the rules.
     var identity: Identity { get }
+}
+
+extension ListenSink {
+    /// A sink with no limit on a message (a stream of events) sends it.
+    public func sendIfItFits(_ push: Push) -> Bool {
+        send(push)
+        return true
+    }
 }
 
 /// One connection's listen at one location, plain or for a query.

@@ -61,6 +61,7 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
 
     func send(_ message: Message) { transport.send(message) }
     public func send(_ push: Push) { transport.send(.push(push)) }
+    public func sendIfItFits(_ push: Push) -> Bool { transport.sendIfItFits(.push(push)) }
 
     private static func makeID() -> String {
         var rng = SystemRandomNumberGenerator()

@@ -6,5 +6,17 @@ public protocol Transport: AnyObject, Sendable {
     /// Starts delivery; `onMessage` for each message, then `onClose` once.
     func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void)
     func send(_ message: Message)
+    /// Sends `message` unless it is larger than the peer takes in one message; then sends
+    /// nothing and returns false (a server refuses such a read rather than have the peer drop
+    /// the connection over it and ask again).
+    func sendIfItFits(_ message: Message) -> Bool
     func close()
+}
+
+extension Transport {
+    /// A transport with no limit of its own on a message (one within a process) sends it.
+    public func sendIfItFits(_ message: Message) -> Bool {
+        send(message)
+        return true
+    }
 }

@@ -57,6 +57,10 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         writer.write(message)
     }
 
+    func sendIfItFits(_ message: Message) -> Bool {
+        writer.writeIfItFits(message)
+    }
+
     private func received(request id: Int, bytes: Int) {
         let entry = unanswered[id] ?? (0, 0)
         unanswered[id] = (entry.count + 1, entry.bytes + bytes)

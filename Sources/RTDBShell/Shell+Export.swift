@@ -25,7 +25,18 @@ extension Shell {
             while true {
                 var params = QueryParams().ordered(by: .key).limitToFirst(limit)
                 if let after { params = params.startAfter(Node(.string(after.name))) }
-                let page = try await readQuery(QuerySpec(path: path, params: params))
+                let page: Node
+                do {
+                    page = try await readQuery(QuerySpec(path: path, params: params))
+                } catch let error as ShellError where error.code == "TOO_BIG" {
+                    // More than the database sends in one message: fewer children at a time,
+                    // down to one, which is then too large on its own.
+                    guard limit > 1 else {
+                        throw ShellError("cannot export \(path): its \(after.map { "child after \"\($0.name)\"" } ?? "first child") is larger than the database sends in one read; export that child's children one by one")
+                    }
+                    limit /= 2
+                    continue
+                }
                 let children = page.children
                 if first && children.count < limit {
                     // All of it in one page: written as get writes it (arrays as arrays).

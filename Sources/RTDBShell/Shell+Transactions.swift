@@ -156,7 +156,7 @@ extension Shell {
             // Offline with nothing cached: the transaction starts on nothing and waits.
         } catch {
             await repo.unlisten(query, registration)
-            throw error is DatabaseError ? ShellError("\(error)") : error
+            throw (error as? DatabaseError).map { ShellError($0) } ?? error
         }
         return (query, registration)
     }

@@ -277,7 +277,7 @@ public final class Shell {
             output.writeError("offline: writes queue until 'online'\n")
         case let .keepSynced(path, on):
             if let path {
-                do { try await repo.keepSynced(path, on) } catch let error as DatabaseError { throw ShellError("\(error)") }
+                do { try await repo.keepSynced(path, on) } catch let error as DatabaseError { throw ShellError(error) }
             } else {
                 let paths = await repo.keptSyncedPaths
                 if json {
@@ -349,7 +349,7 @@ public final class Shell {
                 }
             }
         } catch let error as DatabaseError {
-            throw ShellError("\(error)")
+            throw ShellError(error)
         }
     }
 
@@ -437,7 +437,7 @@ public final class Shell {
         } catch is TimeoutError {
             if await !repo.isConnected { throw ShellError("\(DatabaseError.offline)") }
         } catch let error as DatabaseError {
-            throw ShellError("\(error)")
+            throw ShellError(error)
         }
         return try await fromServer(within: options.readTimeout - offlineWait) { try await result.value() }
     }
@@ -499,7 +499,7 @@ public final class Shell {
         } catch is TimeoutError {
             throw ShellError("the server did not answer within \(DurationWord.describe(options.readTimeout))")
         } catch let error as DatabaseError {
-            throw ShellError("\(error)")
+            throw ShellError(error)
         }
     }
 

@@ -43,9 +43,26 @@ public final class FrameWriter: @unchecked Sendable {
         if bytes.count > maxAnswerBytes, case .response(let id, _) = message {
             // A peer would drop the connection over it, then ask again; refused as the
             // hosted database refuses such reads.
-            message = .response(id: id, .error(.tooBig, "The data requested exceeds the maximum size that can be accessed with a single request (\(maxAnswerBytes >> 20) MB); read its children instead"))
+            message = .response(id: id, .error(.tooBig, FrameWriter.tooBigMessage(maxAnswerBytes)))
             bytes = WireCodec.encodeBytes(message)
         }
+        enqueue(message, bytes)
+    }
+
+    /// Writes `message` if it is at most the largest answer; false, and nothing written, if not.
+    public func writeIfItFits(_ message: Message) -> Bool {
+        let bytes = WireCodec.encodeBytes(message)
+        guard bytes.count <= maxAnswerBytes else { return false }
+        enqueue(message, bytes)
+        return true
+    }
+
+    /// Why a read was refused: its answer is over `limit` bytes.
+    public static func tooBigMessage(_ limit: Int) -> String {
+        "The data requested exceeds the maximum size that can be accessed with a single request (\(limit >> 20) MB); read its children instead"
+    }
+
+    private func enqueue(_ message: Message, _ bytes: [UInt8]) {
         let schedule = lock.withLock { () -> Bool in
             queued.append((message, bytes))
             defer { scheduled = true }

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import RTDBData
 import RTDBProtocol
+import RTDBTestSupport
 @testable import RTDBEngine
 
 /// A realtime session at the message level: onDisconnect, auth, listens and their pushes.
@@ -20,10 +21,11 @@ final class SessionTests: XCTestCase {
         let lock = NSLock()
         var received: [Message] = []
 
-        init(_ database: Database) {
+        /// `maxMessageBytes`: the server sends data only in messages of at most that size.
+        init(_ database: Database, maxMessageBytes: Int? = nil) {
             let (client, server) = InProcessTransport.pair()
             transport = client
-            database.accept(server)
+            database.accept(maxMessageBytes.map { MessageLimitedTransport(server, maxBytes: $0) } ?? server)
             client.start(onMessage: { [unowned self] m in lock.lock(); received.append(m); lock.unlock() }, onClose: {})
         }
 
@@ -84,6 +86,39 @@ final class SessionTests: XCTestCase {
         let tail = client.received.suffix(2)
         client.lock.unlock()
         XCTAssertEqual(Array(tail), [.push(.data(path: Path("a"), data: try! JSONReader.parse(#"{"b":1}"#), tag: nil)), .response(id: 2, .ok)])
+    }
+
+    /// A listen whose data is more than the client takes in one message is refused as a read
+    /// that large is, and not kept: sent, the client would drop the connection over it and
+    /// listen again, for ever.
+    func testAListenWhoseDataDoesNotFitInOneMessageIsRefusedAsTooBig() throws {
+        let client = Client(database, maxMessageBytes: 1000)
+        client.request(1, .put(path: Path("big/text"), data: Node(String(repeating: "z", count: 2000)), hash: nil))
+        client.request(2, .put(path: Path("small"), data: Node("s"), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 2)?.status, "ok")
+        client.request(3, .listen(path: Path("big"), query: nil, tag: nil, hash: ""))
+        client.request(4, .listen(path: Path("small"), query: nil, tag: nil, hash: ""))
+        // Not listening at /big: a write there reaches no one, and a listen nearer the
+        // limit is no concern of this one.
+        client.request(5, .put(path: Path("big/more"), data: Node(1), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 5)?.status, "ok")
+        client.request(6, .put(path: Path("small"), data: Node("t"), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 6)?.status, "ok")
+        client.lock.lock()
+        let after = Array(client.received.drop { if case .response(2, _) = $0 { return false }; return true }.dropFirst())
+        client.lock.unlock()
+        XCTAssertEqual(after, [
+            .response(id: 3, .error(.tooBig, "The data requested exceeds the maximum size that can be accessed with a single request; listen to or read its children instead")),
+            .push(.data(path: Path("small"), data: Node("s"), tag: nil)),
+            .response(id: 4, .ok),
+            .response(id: 5, .ok),
+            .push(.data(path: Path("small"), data: Node("t"), tag: nil)),
+            .response(id: 6, .ok),
+        ])
+        // Smaller now, it can be listened to.
+        client.request(7, .put(path: Path("big/text"), data: .empty, hash: nil))
+        client.request(8, .listen(path: Path("big"), query: nil, tag: nil, hash: ""))
+        XCTAssertEqual(client.waitFor(response: 8), .ok)
     }
 
     func testListenWithTheCurrentHashGetsNoDataAgain() {

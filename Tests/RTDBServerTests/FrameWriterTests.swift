@@ -60,6 +60,9 @@ final class FrameWriterTests: XCTestCase {
         let sender = EmbeddedChannel(handler: WebSocketFrameEncoder())
         let writer = FrameWriter(channel: sender, masked: false, maxAnswerBytes: 1 << 20)
         for message in messages { writer.write(message) }
+        // A listen's first data is offered: over the limit, it is not written.
+        XCTAssertFalse(writer.writeIfItFits(messages[2]))
+        XCTAssertTrue(writer.writeIfItFits(.push(.data(path: Path("p"), data: Node(1), tag: nil))))
         sender.embeddedEventLoop.run()
         let receiver = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 24)))
         while let bytes = try sender.readOutbound(as: ByteBuffer.self) { try receiver.writeInbound(bytes) }
@@ -67,6 +70,7 @@ final class FrameWriterTests: XCTestCase {
         while let frame = try receiver.readInbound(as: WebSocketFrame.self) { texts.append(String(buffer: frame.unmaskedData)) }
         XCTAssertTrue(texts == [
             #"{"t":"d","d":{"r":7,"b":{"s":"too_big","d":"The data requested exceeds the maximum size that can be accessed with a single request (1 MB); read its children instead"}}}"#,
-        ] + WireFraming.frames(for: WireCodec.encode(messages[1])) + WireFraming.frames(for: WireCodec.encode(messages[2])), "\(texts.map { $0.prefix(200) })")
+        ] + WireFraming.frames(for: WireCodec.encode(messages[1])) + WireFraming.frames(for: WireCodec.encode(messages[2]))
+            + [#"{"t":"d","d":{"a":"d","b":{"p":"p","d":1}}}"#], "\(texts.map { $0.prefix(200) })")
     }
 }

@@ -3,6 +3,7 @@ import RTDBClient
 import RTDBData
 import RTDBProtocol
 import RTDBEngine
+import RTDBTestSupport
 @testable import RTDBShell
 
 /// The shell against a real embedded engine, output captured.
@@ -250,6 +251,32 @@ extension ShellTests {
         let exported = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? NSDictionary
         XCTAssertEqual(exported, expected)
         XCTAssertEqual(database.value(at: Path("data/old")), .empty)
+    }
+
+    /// Pages the database refuses as too big are read again with fewer children, down to
+    /// one; a single child too big for one read ends the export, saying which.
+    @MainActor
+    func testExportReadsSmallerPagesWhenOneIsTooBig() async throws {
+        let database = self.database!
+        let repo = Repo(transport: {
+            let (client, server) = InProcessTransport.pair()
+            database.accept(MessageLimitedTransport(server, maxBytes: 2000))
+            return client
+        }())
+        defer { Task { await repo.close() } }
+        let limited = Shell(repo: repo, output: output)
+        // 64 children of some 210 bytes (the first page asks for 64): 8 fit in one message.
+        let children = (0..<64).map { "\"k\(String(format: "%02d", $0))\": \"\(String(repeating: "v", count: 200))\"" }
+        let text = "{" + children.joined(separator: ",") + "}"
+        assertOutcome(await limited.run("set /data \(text)"), .ok)
+        assertOutcome(await limited.run("export /data -q"), .ok)
+        XCTAssertEqual(output.stdout, JSONWriter.string(try JSONReader.parse(text)) + "\n")
+        XCTAssertEqual(output.stderr, "")
+        assertOutcome(await limited.run("set /data/k10 \"\(String(repeating: "w", count: 3000))\""), .ok)
+        let file = NSTemporaryDirectory() + "rtdb-export-" + UUID().uuidString + ".json"
+        assertOutcome(await limited.run("export /data \(file) -q"), .failed)
+        XCTAssertEqual(output.stderr, "error: cannot export /data: its child after \"k09\" is larger than the database sends in one read; export that child's children one by one\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: file), "nothing half written")
     }
 
     @MainActor

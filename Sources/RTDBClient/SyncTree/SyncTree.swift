@@ -292,6 +292,7 @@ final class SyncTree {
         switch status {
         case .permissionDenied: return "Client doesn't have permission to access the desired data."
         case .unavailable: return "The service is unavailable"
+        case .tooBig: return "The data requested exceeds the maximum size that can be accessed with a single request."
         default: return "the server refused the listen (\(status))"
         }
     }

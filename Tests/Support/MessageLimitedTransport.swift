@@ -1,0 +1,28 @@
+import RTDBProtocol
+
+/// A server's end of an in-process connection with a network connection's limit: a message
+/// sent with `sendIfItFits` goes only if its encoding is at most `maxBytes`, as a WebSocket
+/// server's does (whose real limit, 256 MB, is too big for a test).
+public final class MessageLimitedTransport: Transport {
+    private let inner: Transport
+    private let maxBytes: Int
+
+    public init(_ inner: Transport, maxBytes: Int) {
+        self.inner = inner
+        self.maxBytes = maxBytes
+    }
+
+    public func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {
+        inner.start(onMessage: onMessage, onClose: onClose)
+    }
+
+    public func send(_ message: Message) { inner.send(message) }
+
+    public func sendIfItFits(_ message: Message) -> Bool {
+        guard WireCodec.encodeBytes(message).count <= maxBytes else { return false }
+        inner.send(message)
+        return true
+    }
+
+    public func close() { inner.close() }
+}
