@@ -67,6 +67,34 @@ public struct JSONReader {
         return entries
     }
 
+    /// Whether bytes are well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code
+    /// points past U+10FFFF). `String(validating:)` is generic, and looked its metadata up at
+    /// every string that was not ASCII.
+    static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = 0
+        let n = bytes.count
+        while i < n {
+            let lead = bytes[i]
+            if lead < 0x80 { i += 1; continue }
+            let length: Int
+            var low: UInt8 = 0x80, high: UInt8 = 0xBF  // the second byte's range
+            switch lead {
+            case 0xC2...0xDF: length = 2
+            case 0xE0: length = 3; low = 0xA0
+            case 0xE1...0xEC, 0xEE, 0xEF: length = 3
+            case 0xED: length = 3; high = 0x9F
+            case 0xF0: length = 4; low = 0x90
+            case 0xF1...0xF3: length = 4
+            case 0xF4: length = 4; high = 0x8F
+            default: return false
+            }
+            guard i + length <= n, bytes[i + 1] >= low, bytes[i + 1] <= high else { return false }
+            for k in 2..<length where bytes[i + k] & 0xC0 != 0x80 { return false }
+            i += length
+        }
+        return true
+    }
+
     /// A byte as messages name what was found: `'x'`, `byte 0x7f`, or (nil) end of input.
     public static func describe(_ byte: UInt8?) -> String {
         guard let byte else { return "end of input" }
@@ -233,36 +261,58 @@ public struct JSONReader {
 
         mutating func readNumber() throws -> Double {
             let start = index
-            var integer: Int64 = 0
-            var simple = true
-            var digits = 0
-            if bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let negative = bytes[index] == UInt8(ascii: "-")
+            if negative { index += 1 }
+            // The digits as one integer (while at most 19 fit), and the power of ten it is
+            // scaled by: enough to compute most numbers exactly below.
+            var mantissa: UInt64 = 0
+            var significant = 0
+            var scale = 0
             let intStart = index
             while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
-                if digits < 15 { integer = integer * 10 + Int64(bytes[index] - 0x30) } else { simple = false }
-                digits += 1
+                if significant < 19 { mantissa = mantissa &* 10 &+ UInt64(bytes[index] - 0x30) } else { scale += 1 }
+                if mantissa != 0 { significant += 1 }
                 index += 1
             }
-            if digits == 0 { throw error("invalid number: expected a digit", at: index) }
-            if digits > 1 && bytes[intStart] == 0x30 { throw error("invalid number: leading zeros are not allowed", at: intStart) }
+            if index == intStart { throw error("invalid number: expected a digit", at: index) }
+            if index - intStart > 1 && bytes[intStart] == 0x30 { throw error("invalid number: leading zeros are not allowed", at: intStart) }
             if index < bytes.count && bytes[index] == UInt8(ascii: ".") {
-                simple = false
                 index += 1
                 let fracStart = index
-                while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
+                while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+                    if significant < 19 {
+                        mantissa = mantissa &* 10 &+ UInt64(bytes[index] - 0x30)
+                        scale -= 1
+                        if mantissa != 0 { significant += 1 }
+                    }
+                    index += 1
+                }
                 if index == fracStart { throw error("invalid number: expected a digit after '.'") }
             }
+            var exact = significant < 19
             if index < bytes.count && (bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E")) {
-                simple = false
                 index += 1
-                if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) { index += 1 }
+                var exponentNegative = false
+                if index < bytes.count && (bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-")) {
+                    exponentNegative = bytes[index] == UInt8(ascii: "-")
+                    index += 1
+                }
                 let expStart = index
-                while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 { index += 1 }
+                var exponent = 0
+                while index < bytes.count, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+                    if exponent < 100_000 { exponent = exponent * 10 + Int(bytes[index] - 0x30) } else { exact = false }
+                    index += 1
+                }
                 if index == expStart { throw error("invalid number: expected a digit in the exponent") }
+                scale += exponentNegative ? -exponent : exponent
             }
-            if simple {
-                let v = Double(integer)
-                return bytes[start] == UInt8(ascii: "-") ? -v : v
+            // Both the digits (below 2^53) and the power of ten (at most 10^22) are exact
+            // doubles, so one multiplication or division rounds correctly: the value the
+            // text names. Other numbers take the general conversion.
+            if exact && mantissa <= 1 << 53 && scale >= -22 && scale <= 22 {
+                let magnitude = Double(mantissa)
+                let value = scale >= 0 ? magnitude * Cursor.powersOfTen[scale] : magnitude / Cursor.powersOfTen[-scale]
+                return negative ? -value : value
             }
             let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)
             guard let v = Double(text), v.isFinite else {
@@ -270,6 +320,9 @@ public struct JSONReader {
             }
             return v
         }
+
+        /// 10^0 … 10^22, every one an exact double.
+        static let powersOfTen: [Double] = (0...22).map { (0..<$0).reduce(1.0) { value, _ in value * 10 } }
 
         mutating func readString() throws -> String {
             let quote = index
@@ -290,8 +343,7 @@ public struct JSONReader {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
                 // ASCII is valid UTF-8 as it is: no validation to pay for (most keys and values).
-                if high < 0x80 { return String(decoding: slice, as: UTF8.self) }
-                if let s = String(validating: slice, as: UTF8.self) { return s }
+                if high < 0x80 || JSONReader.isValidUTF8(slice) { return String(decoding: slice, as: UTF8.self) }
                 throw error("string is not valid UTF-8", at: start)
             }
             var out: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
@@ -299,7 +351,7 @@ public struct JSONReader {
                 let b = bytes[index]
                 if b == UInt8(ascii: "\"") {
                     index += 1
-                    if let s = String(validating: out, as: UTF8.self) { return s }
+                    if out.withUnsafeBufferPointer(JSONReader.isValidUTF8) { return String(decoding: out, as: UTF8.self) }
                     throw error("string is not valid UTF-8", at: start)
                 }
                 if b < 0x20 { throw error("control character in string must be escaped") }
@@ -403,8 +455,9 @@ public struct JSONReader {
                 let unescaped = raw.count == key.utf8.count
                 try expect(UInt8(ascii: ":"), "':' after the key")
                 // Only the special keys start with "." (no key may hold one).
-                switch key.utf8.first == UInt8(ascii: ".") ? key : "" {
-                case ".priority":
+                // (Compared only then: a String comparison at every key cost a few percent.)
+                switch key.utf8.first == UInt8(ascii: ".") ? key : nil {
+                case ".priority"?:
                     let p = try readValue()
                     switch p.content {
                     case .empty: priority = nil
@@ -414,13 +467,13 @@ public struct JSONReader {
                     case .children:
                         throw error(DataError.invalidPriority(path: currentPath, reason: "a priority must be a string or a number, not an object").description, at: keyStart)
                     }
-                case ".value":
+                case ".value"?:
                     let v = try readValue()
                     if case .children = v.content {
                         throw error(DataError.invalidValue(path: currentPath, reason: "\".value\" must be a string, number or boolean").description, at: keyStart)
                     }
                     value = v
-                case ".sv":
+                case ".sv"?:
                     guard options.allowServerValues else {
                         throw error(DataError.invalidValue(path: currentPath, reason: "server values are not allowed here").description, at: keyStart)
                     }

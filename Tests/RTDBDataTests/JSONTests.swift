@@ -1,4 +1,5 @@
 import XCTest
+import RTDBTestSupport
 @testable import RTDBData
 
 final class JSONTests: XCTestCase {
@@ -154,6 +155,55 @@ final class JSONTests: XCTestCase {
         XCTAssertEqual(error(#""\ud800""#)?.message, "unpaired surrogate in \\u escape")
         XCTAssertEqual(error("\"a\u{1}\"")?.offset, 2)
         XCTAssertEqual(error("tru")?.message, "expected a value, found 't'")
+    }
+
+    /// Numbers are computed from their digits where that is exact, and by the general
+    /// conversion otherwise: both give, bit for bit, the double the text names.
+    func testNumbersOfEveryShapeReadAsTheirNearestDouble() throws {
+        var random = SeededRandom(seed: 12)
+        var texts = ["0", "-0", "0.0", "-0.0", "1e0", "0e99999999", "9007199254740992", "9007199254740993",
+                     "18446744073709551615", "18446744073709551616", "1234567890123456789", "0.1", "0.30000000000000004",
+                     "1e22", "1e23", "1e-22", "1e-23", "123456789012345678901234567890e-20", "4.9e-324", "2.2250738585072014e-308",
+                     "1.7976931348623157e308", "0.000000000000000000000000001", "100000000000000000000000", "3.14159e+2", "5E-3"]
+        func digits(_ count: Int) -> String {
+            String((0..<count).map { _ in "0123456789".randomElement(using: &random)! })
+        }
+        for _ in 0..<20_000 {
+            // JSON's integer part: 0, or no leading zero.
+            let integer = Int.random(in: 0..<8, using: &random) == 0 ? "0" : String(Int.random(in: 1...9, using: &random)) + digits(Int.random(in: 0...21, using: &random))
+            var text = (Bool.random(using: &random) ? "-" : "") + integer
+            if Bool.random(using: &random) { text += "." + digits(Int.random(in: 1...20, using: &random)) }
+            if Bool.random(using: &random) { text += ["e", "E", "e+", "e-"].randomElement(using: &random)! + String(Int.random(in: 0...40, using: &random)) }
+            texts.append(text)
+        }
+        for text in texts {
+            let expected = try XCTUnwrap(Double(text), text)
+            guard case .leaf(.number(let read))? = try JSONReader.parse(text).content as Node.Content? else { return XCTFail(text) }
+            XCTAssertEqual(read.bitPattern, expected.bitPattern, text)
+        }
+    }
+
+    /// Strings that are not ASCII are checked as UTF-8 is defined: what the standard library
+    /// refuses, the reader refuses, for every sequence of up to three bytes from the ranges
+    /// that matter (and, as values, with and without an escape before them).
+    func testUTF8IsCheckedAsTheStandardLibraryChecksIt() {
+        let interesting: [UInt8] = [0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC,
+                                    0xED, 0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
+        var sequences: [[UInt8]] = interesting.map { [$0] }
+        for a in interesting { for b in interesting { sequences.append([a, b]); for c in interesting { sequences.append([a, b, c]) } } }
+        sequences += [[0xF0, 0x90, 0x80, 0x80], [0xF4, 0x8F, 0xBF, 0xBF], [0xF4, 0x90, 0x80, 0x80], [0xF0, 0x8F, 0xBF, 0xBF],
+                      [0xED, 0x9F, 0xBF], [0xED, 0xA0, 0x80], [0xE0, 0xA0, 0x80], [0xE0, 0x9F, 0xBF]]
+        for sequence in sequences {
+            let valid = String(validating: sequence, as: UTF8.self) != nil
+            for prefix: [UInt8] in [[], [0x5C, UInt8(ascii: "n")]] {
+                let bytes = [0x22] + prefix + sequence + [0x22]
+                let read = try? JSONReader.parse(data: bytes)
+                XCTAssertEqual(read != nil, valid, "\(sequence) after \(prefix)")
+                if valid, let read {
+                    XCTAssertEqual(read, Node(.string((prefix.isEmpty ? "" : "\n") + String(decoding: sequence, as: UTF8.self))))
+                }
+            }
+        }
     }
 
     func testInvalidUTF8() {
