@@ -40,10 +40,11 @@ struct JSONOutput: ~Copyable {
         count += 1
     }
 
-    /// The first `n` of a word's eight bytes (in memory order), after a `reserve` of eight.
-    @inline(__always) mutating func appendUnchecked(word: UInt64, counting n: Int) {
-        UnsafeMutableRawPointer(base + count).storeBytes(of: word, as: UInt64.self)
-        count += n
+    /// Lends `body` room for `n` more bytes; it writes at most that many and returns how many.
+    /// Written through a local pointer: appended one by one, each byte stored the count back.
+    @inline(__always) mutating func append(reserving n: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
+        reserve(n)
+        count += body(base + count)
     }
 
     mutating func append(_ bytes: UnsafeBufferPointer<UInt8>) {

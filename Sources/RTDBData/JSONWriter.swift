@@ -225,30 +225,36 @@ public struct JSONWriter {
 
         /// A string's bytes in quotes.
         mutating func quoted(_ bytes: UnsafeBufferPointer<UInt8>) {
-            // Room for a whole word past the end (see below) and the quotes.
-            out.reserve(bytes.count + 10)
-            out.appendUnchecked(0x22)
-            // Eight bytes at a time while none of them needs escaping; the last few in a
-            // word padded with spaces, written whole and then counted for what they are.
-            var start = 0
-            if let source = UnsafeRawPointer(bytes.baseAddress) {
-                while start + 8 <= bytes.count {
-                    let word = source.loadUnaligned(fromByteOffset: start, as: UInt64.self)
+            // Copied unchecked into room for them and the quotes until a byte that needs an
+            // escape (in nearly every string, none): eight at a time, the last few one by one.
+            var copied = 0
+            out.append(reserving: bytes.count + 2) { room in
+                room[0] = 0x22
+                var written = 1
+                guard let source = bytes.baseAddress else {
+                    room[1] = 0x22
+                    return 2
+                }
+                while copied + 8 <= bytes.count {
+                    let word = UnsafeRawPointer(source + copied).loadUnaligned(as: UInt64.self)
                     if JSONWriter.anyNeedsEscape(word) { break }
-                    out.appendUnchecked(word: word, counting: 8)
-                    start += 8
+                    UnsafeMutableRawPointer(room + written).storeBytes(of: word, as: UInt64.self)
+                    copied += 8
+                    written += 8
                 }
-                let rest = bytes.count - start
-                if rest > 0 && rest < 8 {
-                    var word: UInt64 = 0x2020_2020_2020_2020
-                    withUnsafeMutableBytes(of: &word) { for i in 0..<rest { $0[i] = bytes[start + i] } }
-                    if !JSONWriter.anyNeedsEscape(word) {
-                        out.appendUnchecked(word: word, counting: rest)
-                        start = bytes.count
-                    }
+                while copied < bytes.count, !JSONWriter.needsEscape(source[copied]) {
+                    room[written] = source[copied]
+                    copied += 1
+                    written += 1
                 }
+                if copied == bytes.count {
+                    room[written] = 0x22
+                    written += 1
+                }
+                return written
             }
-            JSONWriter.forEachRun(bytes, from: start, run: { out.append($0) }, escaped: { JSONWriter.escape($0) { out.append($0) } })
+            guard copied < bytes.count else { return }
+            JSONWriter.forEachRun(bytes, from: copied, run: { out.append($0) }, escaped: { JSONWriter.escape($0) { out.append($0) } })
             out.append(0x22)
         }
 
