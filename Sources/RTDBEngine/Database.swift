@@ -21,7 +21,7 @@ public final class Database: @unchecked Sendable {
     /// checkpoint are read from the node file as they are walked.
     private(set) var indexes = QueryIndexes()
     /// How many listens use each index.
-    private var indexListens: [QueryIndexes.Key: Int] = [:]
+    private(set) var indexListens: [QueryIndexes.Key: Int] = [:]
     /// When a query last used each index (a count of uses), since the database was opened:
     /// at close after writes, only these and the ones the rules declare (`.indexOn`) are
     /// stored for the next open.
@@ -421,7 +421,7 @@ public final class Database: @unchecked Sendable {
     private static func completion(_ reply: @escaping (Response) -> Void) -> (StoreError?) -> Void {
         { error in
             if let error {
-                reply(.error(.writeFailed, "the write could not be made durable: \(error)"))
+                reply(.error(.writeFailed, "the write could not be made durable: \(error.clientDescription)"))
             } else {
                 reply(.ok)
             }
@@ -449,8 +449,8 @@ public final class Database: @unchecked Sendable {
 
     /// Starts a listen; its current data goes out first (before a session's ok: the client
     /// takes ok as "complete"), unless the client already holds exactly that (`clientHash`,
-    /// as after a reconnection): then the ok alone completes it.
-    /// Registers a listen and sends its first data; false when the data was too large to send.
+    /// as after a reconnection): then the ok alone completes it. False when the data was
+    /// more than the session sends in one message: nothing was sent.
     @discardableResult
     private func addListen(_ listen: Listen, clientHash: String = "") -> Bool {
         if let old = listeners.remove(session: listen.session, path: listen.path, identifier: listen.identifier) { release(old) }

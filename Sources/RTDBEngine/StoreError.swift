@@ -26,6 +26,17 @@ public enum StoreError: Error, CustomStringConvertible, Equatable {
 }
 
 extension StoreError {
+    /// What a client may be told: the same without file paths, which a server's clients
+    /// must not learn.
+    public var clientDescription: String {
+        switch self {
+        case .folderInUse: return "the data folder is in use by another rtdb process"
+        case let .io(operation, _, code): return "cannot \(operation) the database's files: \(String(cString: strerror(code)))"
+        case .corrupt, .unsalvageable: return "the database's files are damaged"
+        case let .failed(message): return message
+        }
+    }
+
     init(_ failure: NodeFile.Failure) {
         switch failure {
         case let .io(operation, path, code): self = .io(operation: operation, path: path, errno: code)

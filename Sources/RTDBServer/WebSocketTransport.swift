@@ -23,10 +23,11 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
     /// Writes messages in batches; an answer written counts as answered.
     private var writer: FrameWriter!
 
-    init(channel: Channel, log: @escaping @Sendable (String) -> Void) {
+    /// `maxAnswerBytes`: the largest message sent (a client takes 256 MB; tests, less).
+    init(channel: Channel, log: @escaping @Sendable (String) -> Void, maxAnswerBytes: Int = WireFraming.maxResponseBytes) {
         self.channel = channel
         self.log = log
-        writer = FrameWriter(channel: channel, masked: false) { [weak self] message in
+        writer = FrameWriter(channel: channel, masked: false, maxAnswerBytes: maxAnswerBytes) { [weak self] message in
             if case .response(let id, _) = message { self?.answered(id) }
         }
     }

@@ -115,10 +115,14 @@ final class SessionTests: XCTestCase {
             .push(.data(path: Path("small"), data: Node("t"), tag: nil)),
             .response(id: 6, .ok),
         ])
+        // A refused query leaves no index in use behind it.
+        client.request(7, .listen(path: Path("big"), query: QueryParams().ordered(by: .child(Path("n"))).limitToLast(1), tag: 1, hash: ""))
+        XCTAssertEqual(client.waitFor(response: 7)?.status, "too_big")
+        XCTAssertEqual(database.queue.sync { database.indexListens }, [:])
         // Smaller now, it can be listened to.
-        client.request(7, .put(path: Path("big/text"), data: .empty, hash: nil))
-        client.request(8, .listen(path: Path("big"), query: nil, tag: nil, hash: ""))
-        XCTAssertEqual(client.waitFor(response: 8), .ok)
+        client.request(8, .put(path: Path("big/text"), data: .empty, hash: nil))
+        client.request(9, .listen(path: Path("big"), query: nil, tag: nil, hash: ""))
+        XCTAssertEqual(client.waitFor(response: 9), .ok)
     }
 
     func testListenWithTheCurrentHashGetsNoDataAgain() {

@@ -161,6 +161,18 @@ final class StoreTests: XCTestCase {
 
     /// A store left idle checkpoints its log by itself: the database rebases on the stored
     /// tree (its memory no longer holds the writes), and the next open replays nothing.
+    /// A failed write's refusal, which a network client reads, names no file.
+    func testWhatAClientIsToldOfAStoreErrorHasNoPaths() {
+        let errors: [StoreError] = [.io(operation: "write", path: "/srv/data/db/wal-12", errno: ENOSPC),
+                                    .corrupt(file: "/srv/data/db/HEAD", offset: 3, reason: "checksum mismatch"),
+                                    .unsalvageable(file: "/srv/data/db/HEAD", offset: 3, reason: "checksum mismatch"),
+                                    .folderInUse(folder: "/srv/data/db", pid: "12"), .failed("the database is closed")]
+        XCTAssertEqual(errors.map(\.clientDescription), [
+            "cannot write the database's files: No space left on device", "the database's files are damaged",
+            "the database's files are damaged", "the data folder is in use by another rtdb process", "the database is closed",
+        ])
+    }
+
     func testIdleStoreCheckpointsItsLog() throws {
         let folder = temporaryFolder()
         var store = try Store(folder: folder)

@@ -5,6 +5,7 @@ import XCTest
 import RTDBData
 import RTDBProtocol
 import RTDBTransport
+@testable import RTDBServer
 
 /// The frames `FrameWriter` writes itself (a batch in one buffer, below the frame encoder),
 /// read back by NIO's own frame decoder: both length forms a piece can need, the count frame
@@ -46,6 +47,21 @@ final class FrameWriterTests: XCTestCase {
             }
             XCTAssertEqual(texts, expected, masked ? "masked" : "plain")
         }
+    }
+
+    /// The server's WebSocket end offers a listen's first data to its writer, which refuses
+    /// it over the limit (a transport without a limit of its own sends whatever it is given).
+    func testTheServersTransportRefusesDataOverItsLimit() throws {
+        let channel = EmbeddedChannel(handler: WebSocketFrameEncoder())
+        let transport: Transport = WebSocketTransport(channel: channel, log: { _ in }, maxAnswerBytes: 1000)
+        XCTAssertFalse(transport.sendIfItFits(.push(.data(path: Path("p"), data: Node(String(repeating: "z", count: 1000)), tag: nil))))
+        XCTAssertTrue(transport.sendIfItFits(.push(.data(path: Path("p"), data: Node(1), tag: nil))))
+        channel.embeddedEventLoop.run()
+        let receiver = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 24)))
+        while let bytes = try channel.readOutbound(as: ByteBuffer.self) { try receiver.writeInbound(bytes) }
+        var texts: [String] = []
+        while let frame = try receiver.readInbound(as: WebSocketFrame.self) { texts.append(String(buffer: frame.unmaskedData)) }
+        XCTAssertEqual(texts, [#"{"t":"d","d":{"a":"d","b":{"p":"p","d":1}}}"#])
     }
 
     /// An answer larger than the limit goes out as a `too_big` refusal of the same request
