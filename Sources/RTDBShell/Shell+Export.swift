@@ -32,7 +32,7 @@ extension Shell {
                     // More than the database sends in one message: fewer children at a time,
                     // down to one, which is then too large on its own.
                     guard limit > 1 else {
-                        throw ShellError("cannot export \(path): its \(after.map { "child after \"\($0.name)\"" } ?? "first child") is larger than the database sends in one read; export that child's children one by one")
+                        throw ShellError("cannot export \(path): its \(after.map { "child after \(JSONWriter.string(Node($0.name)))" } ?? "first child") is larger than the database sends in one read; export that child's children one by one")
                     }
                     limit /= 2
                     continue
