@@ -35,17 +35,34 @@ public struct JSONWriter {
     }
 
     public static func write(_ node: Node, to out: inout [UInt8], options: Options = Options()) {
+        _ = write(node, to: &out, options: options, limit: .max)
+    }
+
+    /// Writes `node` unless its text is longer than `limit` bytes: then returns false, having
+    /// left `out` as it was and written little more than `limit` to find out (a value too
+    /// large to send is not written whole only to be refused).
+    public static func write(_ node: Node, to out: inout [UInt8], options: Options = Options(), limit: Int) -> Bool {
         if case .leaf(let v) = node.content, !options.export || node.priority == nil, options.style == nil {
             // Most values on the wire are one leaf: no buffer of the writer's own for those.
+            let before = out.count
             switch v {
-            case .number(let n): return writeNumber(n, to: &out)
-            case .string(let s): return writeString(s, to: &out)
+            case .number(let n): writeNumber(n, to: &out)
+            case .string(let s): writeString(s, to: &out)
             default: break
             }
+            if out.count > before {
+                guard out.count - before <= limit else {
+                    out.removeLast(out.count - before)
+                    return false
+                }
+                return true
+            }
         }
-        var writer = Writer(options: options, capacity: 256)
+        var writer = Writer(options: options, capacity: 256, limit: limit)
         writer.value(node, depth: 0)
+        guard writer.out.count <= limit else { return false }
         writer.out.flush(into: &out)
+        return true
     }
 
     /// Writes `node` in pieces: whenever `out` holds more than `threshold` bytes between two
@@ -182,8 +199,11 @@ public struct JSONWriter {
         /// The colours, or nil (then nothing is looked up at each token).
         let style: JSONStyle?
         var drain: ((inout JSONOutput) -> Void)? = nil
+        /// Past this many bytes, no more values are written (the caller gives up on the text).
+        let limit: Int
 
-        init(options: Options, capacity: Int) {
+        init(options: Options, capacity: Int, limit: Int = .max) {
+            self.limit = limit
             out = JSONOutput(capacity: capacity)
             export = options.export
             pretty = options.pretty
@@ -292,6 +312,7 @@ public struct JSONWriter {
         }
 
         mutating func value(_ node: Node, depth: Int) {
+            guard out.count <= limit else { return }
             switch node.content {
             case .empty:
                 styled("null", .literal)

@@ -26,7 +26,18 @@ public enum WireCodec {
 
     /// The message's JSON as UTF-8 bytes.
     public static func encodeBytes(_ message: Message) -> [UInt8] {
+        encodeBytes(message, limit: .max) ?? []  // never nil without a limit
+    }
+
+    /// The message's JSON, or nil when it is longer than `limit` bytes, found out without
+    /// writing much more than that of the data it carries.
+    public static func encodeBytes(_ message: Message, limit: Int) -> [UInt8]? {
         var out: [UInt8] = []
+        /// Writes data, unless the message would then be over the limit.
+        func data(_ node: Node) -> Bool {
+            let room = limit - out.count
+            return JSONWriter.write(node, to: &out, options: .init(export: true), limit: room)
+        }
         out.reserveCapacity(64)
         switch message {
         case .handshake(let h):
@@ -54,18 +65,18 @@ public enum WireCodec {
                 JSONValue.object([("w", .array(response.warnings.map(JSONValue.string)))]).write(to: &out)
             } else if response.isOK, !response.carriesValue {
                 append(&out, #""""#)
-            } else {
-                JSONWriter.write(response.data, to: &out, options: .init(export: true))
+            } else if !data(response.data) {
+                return nil
             }
             append(&out, "}}}")
         case .push(let push):
             append(&out, #"{"t":"d","d":{"a":"#)
             switch push {
-            case let .data(path, data, tag):
+            case let .data(path, node, tag):
                 append(&out, #""d","b":{"p":"#)
                 JSONWriter.writeString(path.wireString, to: &out)
                 append(&out, #","d":"#)
-                JSONWriter.write(data, to: &out, options: .init(export: true))
+                guard data(node) else { return nil }
                 if let tag { append(&out, #","t":\#(tag)"#) }
             case let .merge(path, updates, tag):
                 append(&out, #""m","b":{"p":"#)
@@ -86,7 +97,7 @@ public enum WireCodec {
             }
             append(&out, "}}}")
         }
-        return out
+        return out.count <= limit ? out : nil
     }
 
     private static func append(_ out: inout [UInt8], _ text: String) { out.append(contentsOf: text.utf8) }

@@ -38,21 +38,21 @@ public final class FrameWriter: @unchecked Sendable {
     }
 
     public func write(_ message: Message) {
-        var message = message
-        var bytes = WireCodec.encodeBytes(message)
-        if bytes.count > maxAnswerBytes, case .response(let id, _) = message {
+        if let bytes = WireCodec.encodeBytes(message, limit: maxAnswerBytes) { return enqueue(message, bytes) }
+        if case .response(let id, _) = message {
             // A peer would drop the connection over it, then ask again; refused as the
             // hosted database refuses such reads.
-            message = .response(id: id, .error(.tooBig, FrameWriter.tooBigMessage(maxAnswerBytes)))
-            bytes = WireCodec.encodeBytes(message)
+            let refusal = Message.response(id: id, .error(.tooBig, FrameWriter.tooBigMessage(maxAnswerBytes)))
+            return enqueue(refusal, WireCodec.encodeBytes(refusal))
         }
-        enqueue(message, bytes)
+        // A change pushed to a listen that has grown this large: the peer drops the
+        // connection over it and listens again, which is then refused.
+        enqueue(message, WireCodec.encodeBytes(message))
     }
 
     /// Writes `message` if it is at most the largest answer; false, and nothing written, if not.
     public func writeIfItFits(_ message: Message) -> Bool {
-        let bytes = WireCodec.encodeBytes(message)
-        guard bytes.count <= maxAnswerBytes else { return false }
+        guard let bytes = WireCodec.encodeBytes(message, limit: maxAnswerBytes) else { return false }
         enqueue(message, bytes)
         return true
     }

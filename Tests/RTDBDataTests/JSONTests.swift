@@ -206,6 +206,23 @@ final class JSONTests: XCTestCase {
         }
     }
 
+    /// A write with a limit adds the same bytes when they fit, and nothing when they do not:
+    /// documents and single leaves, plain and in the export form, around the limit.
+    func testAWriteWithALimitWritesAllOrNothing() throws {
+        let document = try JSONReader.parse(#"{"a": {"b": [1, 2.5, "three"], ".priority": 4}, "c": true, "d": {"e": {"f": "g"}}}"#)
+        for node in [document, Node("leaf"), Node(1234), Node(true), Node(.number(7), priority: .string("p"))] {
+            for export in [false, true] {
+                let whole = JSONWriter.bytes(node, options: .init(export: export))
+                for limit in [whole.count + 1, whole.count, whole.count - 1, whole.count / 2, 1, 0] {
+                    var out: [UInt8] = [0x20, 0x20]
+                    let written = JSONWriter.write(node, to: &out, options: .init(export: export), limit: limit)
+                    XCTAssertEqual(written, limit >= whole.count, "\(node) at \(limit)")
+                    XCTAssertEqual(out, [0x20, 0x20] + (written ? whole : []), "\(node) at \(limit)")
+                }
+            }
+        }
+    }
+
     func testInvalidUTF8() {
         let bytes: [UInt8] = [0x22, 0xFF, 0x22]
         XCTAssertThrowsError(try JSONReader.parse(data: bytes)) { error in

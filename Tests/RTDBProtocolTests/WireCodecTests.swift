@@ -22,6 +22,25 @@ final class WireCodecTests: XCTestCase {
         XCTAssertEqual(WireCodec.encode(.pong), #"{"t":"c","d":{"t":"o","d":{}}}"#)
     }
 
+    /// With a limit, a message that fits is the same bytes, and one that does not is nil:
+    /// every message kind, and data of every size around the limit.
+    func testEncodingWithALimit() throws {
+        let list = Node(children: ChildMap(sorted: (0..<300).map { (ChildKey("k\(100 + $0)"), Node(String(repeating: "v", count: $0 % 50))) }))
+        let messages: [Message] = [
+            .response(id: 3, .value(list)), .response(id: 4, .value(Node("text"))), .response(id: 5, .ok),
+            .push(.data(path: Path("a/b"), data: list, tag: 7)), .push(.data(path: Path("a"), data: Node(12.5), tag: nil)),
+            .push(.merge(path: Path("a"), data: [Update(Path("x/y"), list)], tag: nil)),
+            .request(id: 6, .put(path: Path("p"), data: list, hash: nil)), .handshake(Handshake(timestamp: 1, host: "h", sessionID: "s")),
+        ]
+        for message in messages {
+            let whole = WireCodec.encodeBytes(message)
+            for limit in [whole.count + 1, whole.count, whole.count - 1, whole.count / 2, 10, 0] {
+                let limited = WireCodec.encodeBytes(message, limit: limit)
+                XCTAssertEqual(limited, limit >= whole.count ? whole : nil, "\(message) at \(limit) of \(whole.count)")
+            }
+        }
+    }
+
     func testQueriesTagsMergesAndErrors() {
         let query = QueryParams().ordered(by: .child(Path("lastModified"))).limitToLast(4)
         XCTAssertEqual(WireCodec.encode(.request(id: 7, .listen(path: Path("notes"), query: query, tag: 3, hash: "abc="))),
