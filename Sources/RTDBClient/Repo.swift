@@ -351,15 +351,20 @@ public actor Repo {
     /// Applies `value` at `path` locally and queues it for the server. Returns once queued
     /// (waiting while `maxPendingWrites` are unanswered); throws only when cancelled first.
     /// Runs on the caller's executor: a pipelined script pays no hop per write.
+    ///
+    /// `cached: false`: once acknowledged, the data is not kept in the disk cache as the
+    /// server's (it still waits there until then). For a bulk import, whose data is in the
+    /// file it came from: kept, it evicted what was read and watched (the cache holds 10 MB
+    /// by default) and writing it there more than doubled the import's time.
     @discardableResult
-    public nonisolated(nonsending) func set(_ path: Path, _ value: Node) async throws -> PendingWrite {
-        try await submit(.set(path, value))
+    public nonisolated(nonsending) func set(_ path: Path, _ value: Node, cached: Bool = true) async throws -> PendingWrite {
+        try await submit(.set(path, value), cached: cached)
     }
 
     @discardableResult
-    public nonisolated(nonsending) func update(_ path: Path, _ updates: [Update]) async throws -> PendingWrite {
+    public nonisolated(nonsending) func update(_ path: Path, _ updates: [Update], cached: Bool = true) async throws -> PendingWrite {
         if updates.isEmpty { return PendingWrite(outcome: OneShot(.success(()))) }
-        return try await submit(.update(path, updates))
+        return try await submit(.update(path, updates), cached: cached)
     }
 
     @discardableResult
@@ -378,10 +383,10 @@ public actor Repo {
 
     /// Takes a place (flow control), then queues the write onto the core's queue, where it is
     /// applied in the order submitted.
-    private nonisolated(nonsending) func submit(_ write: Write) async throws -> PendingWrite {
+    private nonisolated(nonsending) func submit(_ write: Write, cached: Bool = true) async throws -> PendingWrite {
         try await gate.enter(entries: write.entryCount)
         let outcome = OneShot<Void>()
-        executor.queue.async { self.assumeIsolated { $0.apply(write, outcome: outcome) } }
+        executor.queue.async { self.assumeIsolated { $0.apply(write, outcome: outcome, cached: cached) } }
         return PendingWrite(outcome: outcome)
     }
 
@@ -393,7 +398,8 @@ public actor Repo {
     }
 
     /// `row`: the write's place in the disk queue, when it was kept by an earlier session.
-    private func apply(_ write: Write, outcome: OneShot<Void>, row: Int64? = nil) {
+    /// `cached`: its data is kept in the disk cache once acknowledged (see `set`).
+    private func apply(_ write: Write, outcome: OneShot<Void>, row: Int64? = nil, cached: Bool = true) {
         let id = takeWriteID()
         let events: [Event]
         let request: Request
@@ -437,13 +443,20 @@ public actor Repo {
             // official clients keep it): a later offline read there answers from the disk.
             // Under a listen, the server has sent its own data already; a server value's
             // outcome is the server's to say, not the estimate.
+            // Not cached (an import's): what the disk held there is forgotten, no longer the
+            // server's data; at once for the whole write where no listen is near it (an
+            // import's update has thousands of entries).
             if response.isOK, let diskCache {
                 let listened = syncTree.listenedPaths
-                for (path, node, estimated) in acknowledged where !listened.contains(where: { $0.contains(path) }) {
-                    if estimated {
-                        diskCache.forget(path)
-                    } else {
-                        diskCache.overwriteComplete(path, node)
+                if !cached && !listened.contains(where: { $0.contains(write.path) || write.path.contains($0) }) {
+                    diskCache.forget(write.path)
+                } else {
+                    for (path, node, estimated) in acknowledged where !listened.contains(where: { $0.contains(path) }) {
+                        if estimated || !cached {
+                            diskCache.forget(path)
+                        } else {
+                            diskCache.overwriteComplete(path, node)
+                        }
                     }
                 }
             }

@@ -66,8 +66,9 @@ extension Shell {
         let writer = ImportSplitter(target: target, merge: merge, chunk: chunk, whole: whole, window: ByteWindow(fd: source.fd, name: source.name)) { write in
             if inFlight.count >= Shell.importsInFlight { try await settle(inFlight.removeFirst()) }
             switch write {
-            case let .set(path, node): inFlight.append(try await repo.set(path, node))
-            case let .update(path, updates): inFlight.append(try await repo.update(path, updates))
+            // Not kept in the disk cache once written: the file holds it (see `Repo.set`).
+            case let .set(path, node): inFlight.append(try await repo.set(path, node, cached: false))
+            case let .update(path, updates): inFlight.append(try await repo.update(path, updates, cached: false))
             }
             sent += 1
         }

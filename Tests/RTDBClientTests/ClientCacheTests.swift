@@ -200,6 +200,32 @@ final class ClientCacheTests: XCTestCase {
         await offline.close()
     }
 
+    /// A write not to be cached (an import's) waits in the queue until acknowledged, then
+    /// leaves nothing in the cache and takes with it what was cached at the location written,
+    /// so no offline read answers with what it replaced; the rest of the cache stays.
+    func testAnUncachedWriteForgetsTheLocationItWrote() async throws {
+        let database = try startServer()
+        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        try await repo.set(Path("a"), try json(#"{"x": 1, "y": 1}"#)).acknowledged()
+        try await repo.set(Path("keep"), Node(1)).acknowledged()
+        try await repo.update(Path("a"), [Update(Path("x"), Node(2)), Update(Path("z"), Node(3))], cached: false).acknowledged()
+        try await repo.set(Path("b"), Node("set"), cached: false).acknowledged()
+        await repo.close()
+        XCTAssertEqual(try count("SELECT count(*) FROM writes"), 0)
+        let offline = try offlineRepo()
+        await offline.setOfflineReadTimeout(0.1)
+        assertEqual(try await offline.get(Path("keep")), Node(1))
+        for path in ["a", "a/x", "a/y", "b"] {
+            do {
+                let value = try await offline.get(Path(path))
+                XCTFail("\(path) answered offline with \(value)")
+            } catch let error as DatabaseError {
+                XCTAssertEqual(error.message, DatabaseError.offline.message, path)
+            }
+        }
+        await offline.close()
+    }
+
     /// Flow control waits for answers; offline none come, so a script's writes queue past
     /// the limit instead of waiting for ever.
     func testWritesQueueOfflinePastTheFlowControlLimit() async throws {

@@ -253,6 +253,34 @@ extension ShellTests {
         XCTAssertEqual(database.value(at: Path("data/old")), .empty)
     }
 
+    /// An import through a client with a disk cache leaves its data out of the cache (the
+    /// file holds it): the cache keeps what was read before, not the imported megabytes.
+    @MainActor
+    func testImportDoesNotFillTheDiskCache() async throws {
+        let cacheFolder = NSTemporaryDirectory() + "rtdb-import-cache-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: cacheFolder) }
+        let database = self.database!
+        let repo = Repo(connector: { _, _ in
+            let (client, server) = InProcessTransport.pair()
+            database.accept(server)
+            return client
+        }, reconnect: .never, cache: try ClientCache(folder: cacheFolder))
+        defer { Task { await repo.close() } }
+        let cached = Shell(repo: repo, output: output)
+        assertOutcome(await cached.run(#"set /read {"a": 1}"#), .ok)
+        let summary = await repo.cacheSummary
+        let before = try XCTUnwrap(summary).dataBytes
+        XCTAssertGreaterThan(before, 0)
+        let children = (0..<300).map { "\"k\($0)\": \"\(String(repeating: "v", count: 1000))\"" }
+        let file = try temporaryFile("{" + children.joined(separator: ",") + "}")
+        assertOutcome(await cached.run("import /data \(file) --chunk-size 64k -q"), .ok)
+        XCTAssertEqual(database.value(at: Path("data")).childCount, 300)
+        let afterwards = await repo.cacheSummary
+        let after = try XCTUnwrap(afterwards)
+        XCTAssertEqual(after.dataBytes, before)
+        XCTAssertEqual(after.queuedWrites, 0)
+    }
+
     /// Pages the database refuses as too big are read again with fewer children, down to
     /// one; a single child too big for one read ends the export, saying which.
     @MainActor
