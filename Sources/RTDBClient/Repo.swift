@@ -445,14 +445,15 @@ public actor Repo {
             // outcome is the server's to say, not the estimate.
             // Not cached (an import's): what the disk held there is forgotten, no longer the
             // server's data; at once for the whole write where no listen is near it (an
-            // import's update has thousands of entries).
+            // import's update has thousands of entries). Where one listens below, it is kept
+            // as any write is: forgotten, the listen's (or kept-synced) data would go with it.
             if response.isOK, let diskCache {
                 let listened = syncTree.listenedPaths
                 if !cached && !listened.contains(where: { $0.contains(write.path) || write.path.contains($0) }) {
                     diskCache.forget(write.path)
                 } else {
                     for (path, node, estimated) in acknowledged where !listened.contains(where: { $0.contains(path) }) {
-                        if estimated || !cached {
+                        if estimated || (!cached && !listened.contains(where: { path.contains($0) })) {
                             diskCache.forget(path)
                         } else {
                             diskCache.overwriteComplete(path, node)

@@ -226,6 +226,21 @@ final class ClientCacheTests: XCTestCase {
         await offline.close()
     }
 
+    /// An uncached write over a kept-synced location is kept as any write is: the cache
+    /// promises to keep that location's data, and forgetting the place written whole would
+    /// have taken it along.
+    func testAnUncachedWriteKeepsWhatIsKeptSyncedBelowIt() async throws {
+        let database = try startServer()
+        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        try await repo.keepSynced(Path("a/k"), true)
+        try await repo.set(Path("a"), try json(#"{"k": {"v": 1}, "other": 2}"#), cached: false).acknowledged()
+        await repo.close()
+        let offline = try offlineRepo()
+        await offline.setOfflineReadTimeout(0.1)
+        assertEqual(try await offline.get(Path("a/k")), try json(#"{"v": 1}"#))
+        await offline.close()
+    }
+
     /// Flow control waits for answers; offline none come, so a script's writes queue past
     /// the limit instead of waiting for ever.
     func testWritesQueueOfflinePastTheFlowControlLimit() async throws {

@@ -265,7 +265,6 @@ extension ShellTests {
             database.accept(server)
             return client
         }, reconnect: .never, cache: try ClientCache(folder: cacheFolder))
-        defer { Task { await repo.close() } }
         let cached = Shell(repo: repo, output: output)
         assertOutcome(await cached.run(#"set /read {"a": 1}"#), .ok)
         let summary = await repo.cacheSummary
@@ -279,6 +278,7 @@ extension ShellTests {
         let after = try XCTUnwrap(afterwards)
         XCTAssertEqual(after.dataBytes, before)
         XCTAssertEqual(after.queuedWrites, 0)
+        await repo.close()
     }
 
     /// Pages the database refuses as too big are read again with fewer children, down to
