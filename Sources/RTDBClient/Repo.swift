@@ -441,8 +441,9 @@ public actor Repo {
             if let row, let diskCache, response.status != .disconnected { diskCache.removeWrite(row) }
             // Accepted, it is the server's data, all of it at each location written (as the
             // official clients keep it): a later offline read there answers from the disk.
-            // Under a listen, the server has sent its own data already; a server value's
-            // outcome is the server's to say, not the estimate.
+            // Under a listen of the whole location, the server has sent its own data already
+            // (a query's listen gets only its window's); a server value's outcome is the
+            // server's to say, not the estimate.
             // Not cached (an import's): what the disk held there is forgotten, no longer the
             // server's data; at once for the whole write where no listen is near it (an
             // import's update has thousands of entries). Where one listens below, it is kept
@@ -452,7 +453,8 @@ public actor Repo {
                 if !cached && !listened.contains(where: { $0.contains(write.path) || write.path.contains($0) }) {
                     diskCache.forget(write.path)
                 } else {
-                    for (path, node, estimated) in acknowledged where !listened.contains(where: { $0.contains(path) }) {
+                    let whole = syncTree.wholeListenedPaths
+                    for (path, node, estimated) in acknowledged where !whole.contains(where: { $0.contains(path) }) {
                         if estimated || (!cached && !listened.contains(where: { path.contains($0) })) {
                             diskCache.forget(path)
                         } else {

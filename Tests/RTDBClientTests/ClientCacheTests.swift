@@ -241,6 +241,33 @@ final class ClientCacheTests: XCTestCase {
         await offline.close()
     }
 
+    /// A write under a query's listen (a filtered one, which the server answers only with
+    /// the children in its window) is cached as any write, or forgotten when not to be
+    /// cached: left alone as if the listen kept it, an offline read of a child outside the
+    /// window answered what the write replaced.
+    func testAWriteUnderAFilteredListenIsCachedAsAnyWrite() async throws {
+        let database = try startServer()
+        for (value, cached) in [(10, true), (20, false)] {
+            let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+            try await repo.set(Path("list"), try json(#"{"a": 1, "b": 2, "c": 3}"#)).acknowledged()
+            _ = try await repo.get(Path("list"))
+            let answered = OneShot<Void>()
+            await repo.listen(QuerySpec(path: Path("list"), params: QueryParams().limitToLast(1)),
+                              EventRegistration(types: [.value]) { _ in answered.succeed() })
+            try await answered.value()
+            try await repo.set(Path("list/a"), Node(Double(value)), cached: cached).acknowledged()
+            await repo.close()
+            let offline = try offlineRepo()
+            await offline.setOfflineReadTimeout(0.1)
+            do {
+                assertEqual(try await offline.get(Path("list/a")), Node(Double(value)))
+            } catch let error as DatabaseError where !cached {
+                XCTAssertEqual(error.message, DatabaseError.offline.message)
+            }
+            await offline.close()
+        }
+    }
+
     /// Flow control waits for answers; offline none come, so a script's writes queue past
     /// the limit instead of waiting for ever.
     func testWritesQueueOfflinePastTheFlowControlLimit() async throws {

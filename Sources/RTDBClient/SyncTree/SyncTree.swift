@@ -226,6 +226,14 @@ final class SyncTree {
         return paths
     }
 
+    /// The paths listened to whole (not only through a query, which the server answers with
+    /// the children in its window alone): there the server's pushes keep the disk cache.
+    var wholeListenedPaths: [Path] {
+        var paths: [Path] = []
+        syncPoints.forEach { path, point in if point.hasCompleteView { paths.append(path) } }
+        return paths
+    }
+
     func tag(for query: QuerySpec) -> Int? { queryToTag[query.key] }
 
     private func query(forTag tag: Int) -> (Path, String)? {
