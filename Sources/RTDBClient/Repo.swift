@@ -44,7 +44,7 @@ public actor Repo {
     private var queuedWrites: [Int: (write: Write, row: Int64?)] = [:]
     /// Writes kept from an earlier session, shown at once and sent when taken (after the
     /// caller has signed in: the rules must see them as their writer).
-    private var restoredWrites: [(Write, Int64, OneShot<Void>)] = []
+    private var restoredWrites: [(write: Write, row: Int64, cached: Bool, outcome: OneShot<Void>)] = []
     /// Kept writes that could not be read back.
     public private(set) var unreadableRestoredWrites = 0
     /// The disk cache was filled by an earlier session that reached the server.
@@ -122,7 +122,7 @@ public actor Repo {
         cacheHasBeenOnline = cache.setting("online") != nil
         let (writes, unreadable) = cache.loadWrites()
         unreadableRestoredWrites = unreadable
-        restoredWrites = writes.map { ($0.1, $0.0, OneShot<Void>()) }
+        restoredWrites = writes.map { ($0.write, $0.row, $0.cached, OneShot<Void>()) }
         for path in cache.keptSynced { try? keepSynced(path, true) }
     }
 
@@ -403,7 +403,7 @@ public actor Repo {
         let id = takeWriteID()
         let events: [Event]
         let request: Request
-        let row = row ?? diskCache?.saveWrite(write)
+        let row = row ?? diskCache?.saveWrite(write, cached: cached)
         queuedWrites[id] = (write, row)
         // What the server will hold once it acknowledges, and whether that is only estimated
         // here (server values).
@@ -502,9 +502,9 @@ public actor Repo {
     /// connected), and returns them; call it once signed in. Later calls return none.
     public func takeRestoredWrites() -> [PendingWrite] {
         defer { restoredWrites = [] }
-        return restoredWrites.map { write, row, outcome in
+        return restoredWrites.map { write, row, cached, outcome in
             gate.admit(entries: write.entryCount)
-            apply(write, outcome: outcome, row: row)
+            apply(write, outcome: outcome, row: row, cached: cached)
             return PendingWrite(outcome: outcome)
         }
     }

@@ -150,6 +150,46 @@ final class ClientCacheTests: XCTestCase {
         XCTAssertEqual(reopened.loadWrites().writes.map(\.1), [writes[0], writes[2]])
     }
 
+    /// Whether a queued write's data is cached once acknowledged is kept with it; a file
+    /// whose queue has no such column (made before it existed) gains it on opening, its
+    /// writes cached as they were then.
+    func testTheQueueKeepsWhetherAWriteIsCachedAndOlderFilesGainIt() throws {
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let older = try SQLiteDatabase(path: folder + "/cache.sqlite")
+        try older.execute("""
+            CREATE TABLE writes (id INTEGER PRIMARY KEY, kind INTEGER NOT NULL, path TEXT NOT NULL, value BLOB NOT NULL);
+            PRAGMA user_version = 2;
+            """)
+        let before = Write.set(Path("old"), Node(1))
+        try older.run("INSERT INTO writes (kind, path, value) VALUES (?, ?, ?)",
+                      [.integer(before.kindCode), .text(before.path.description), .blob(before.encodedValue)])
+        older.close()
+        var cache: ClientCache? = try ClientCache(folder: folder)
+        let imported = Write.update(Path("data"), [Update(Path("k"), Node(2))])
+        _ = cache?.saveWrite(imported, cached: false)
+        cache?.close()
+        cache = nil
+        let reopened = try ClientCache(folder: folder)
+        let loaded = reopened.loadWrites().writes
+        XCTAssertEqual(loaded.map(\.write), [before, imported])
+        XCTAssertEqual(loaded.map(\.cached), [true, false])
+    }
+
+    /// An import's write queued by a session that could not send it is still not cached when
+    /// a later session sends it.
+    func testARestoredUncachedWriteStaysUncached() async throws {
+        let database = try startServer()
+        let offline = try offlineRepo()
+        try await offline.set(Path("data"), try json(#"{"k": 1}"#), cached: false)
+        await offline.close()
+        let online = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        assertEqual(await online.takeRestoredWrites().count, 1)
+        assertEqual(await online.waitForPendingWrites(idle: 10), 0)
+        assertEqual(database.value(at: Path("data/k")), Node(1))
+        await online.close()
+        XCTAssertEqual(try count("SELECT count(*) FROM server_data"), 0)
+    }
+
     /// A Repo that cannot reach its server restores the queue and answers from the cache; a
     /// later one that can sends the queue in order and empties it.
     func testASessionOfflineWorksFromTheCacheAndTheNextSendsItsWrites() async throws {

@@ -109,6 +109,12 @@ public final class ClientCache {
             CREATE TABLE IF NOT EXISTS settings (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
             """)
         if version != formatVersion { try database.execute("PRAGMA user_version = \(formatVersion)") }
+        // Whether a queued write's data is cached once acknowledged (not an import's): added
+        // to older files as they open, with the format unchanged, so an older rtdb still
+        // reads them (its writes, naming their columns, get the default).
+        if try database.integer("SELECT count(*) FROM pragma_table_info('writes') WHERE name = 'cached'") == 0 {
+            try database.execute("ALTER TABLE writes ADD COLUMN cached INTEGER NOT NULL DEFAULT 1")
+        }
         // A damaged file is found now rather than in the middle of work: the queue is read
         // whole (it is loaded next anyway), the data only where it starts, so that opening
         // does not take longer as the cache grows (damage deeper in is reported when met).
@@ -194,11 +200,12 @@ public final class ClientCache {
     // MARK: The write queue
 
     /// Keeps a write until `removeWrite`; returns its place in the queue.
-    func saveWrite(_ write: Write) -> Int64 {
+    /// `cached`: whether its data is kept once acknowledged (see `Repo.set`).
+    func saveWrite(_ write: Write, cached: Bool = true) -> Int64 {
         var id: Int64 = -1
         change {
-            try database.run("INSERT INTO writes (kind, path, value) VALUES (?, ?, ?)",
-                             [.integer(write.kindCode), .text(write.path.description), .blob(write.encodedValue)])
+            try database.run("INSERT INTO writes (kind, path, value, cached) VALUES (?, ?, ?, ?)",
+                             [.integer(write.kindCode), .text(write.path.description), .blob(write.encodedValue), .integer(cached ? 1 : 0)])
             id = try database.integer("SELECT last_insert_rowid()")
         }
         return id
@@ -213,13 +220,13 @@ public final class ClientCache {
     }
 
     /// The writes kept, oldest first. One that cannot be read back is left out and counted.
-    func loadWrites() -> (writes: [(Int64, Write)], unreadable: Int) {
-        var writes: [(Int64, Write)] = []
+    func loadWrites() -> (writes: [(row: Int64, write: Write, cached: Bool)], unreadable: Int) {
+        var writes: [(row: Int64, write: Write, cached: Bool)] = []
         var unreadable = 0
         attempt {
-            try database.run("SELECT id, kind, path, value FROM writes ORDER BY id") { row in
+            try database.run("SELECT id, kind, path, value, cached FROM writes ORDER BY id") { row in
                 if let write = Write(kindCode: row.integer(1), path: row.text(2), value: row.blob(3)) {
-                    writes.append((row.integer(0), write))
+                    writes.append((row.integer(0), write, row.integer(4) != 0))
                 } else {
                     unreadable += 1
                 }
