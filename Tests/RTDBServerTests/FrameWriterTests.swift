@@ -56,12 +56,7 @@ final class FrameWriterTests: XCTestCase {
         let transport: Transport = WebSocketTransport(channel: channel, log: { _ in }, maxAnswerBytes: 1000)
         XCTAssertFalse(transport.sendIfItFits(.push(.data(path: Path("p"), data: Node(String(repeating: "z", count: 1000)), tag: nil))))
         XCTAssertTrue(transport.sendIfItFits(.push(.data(path: Path("p"), data: Node(1), tag: nil))))
-        channel.embeddedEventLoop.run()
-        let receiver = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 24)))
-        while let bytes = try channel.readOutbound(as: ByteBuffer.self) { try receiver.writeInbound(bytes) }
-        var texts: [String] = []
-        while let frame = try receiver.readInbound(as: WebSocketFrame.self) { texts.append(String(buffer: frame.unmaskedData)) }
-        XCTAssertEqual(texts, [#"{"t":"d","d":{"a":"d","b":{"p":"p","d":1}}}"#])
+        XCTAssertEqual(try FrameWriterTests.texts(sentOn: channel), [#"{"t":"d","d":{"a":"d","b":{"p":"p","d":1}}}"#])
     }
 
     /// An answer larger than the limit goes out as a `too_big` refusal of the same request
@@ -79,14 +74,20 @@ final class FrameWriterTests: XCTestCase {
         // A listen's first data is offered: over the limit, it is not written.
         XCTAssertFalse(writer.writeIfItFits(messages[2]))
         XCTAssertTrue(writer.writeIfItFits(.push(.data(path: Path("p"), data: Node(1), tag: nil))))
-        sender.embeddedEventLoop.run()
-        let receiver = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 24)))
-        while let bytes = try sender.readOutbound(as: ByteBuffer.self) { try receiver.writeInbound(bytes) }
-        var texts: [String] = []
-        while let frame = try receiver.readInbound(as: WebSocketFrame.self) { texts.append(String(buffer: frame.unmaskedData)) }
+        let texts = try FrameWriterTests.texts(sentOn: sender)
         XCTAssertTrue(texts == [
             #"{"t":"d","d":{"r":7,"b":{"s":"too_big","d":"The data requested exceeds the maximum size that can be accessed with a single request (1 MB); read its children instead"}}}"#,
         ] + WireFraming.frames(for: WireCodec.encode(messages[1])) + WireFraming.frames(for: WireCodec.encode(messages[2]))
             + [#"{"t":"d","d":{"a":"d","b":{"p":"p","d":1}}}"#], "\(texts.map { $0.prefix(200) })")
+    }
+
+    /// The text frames written on `channel` so far, read back by NIO's frame decoder.
+    private static func texts(sentOn channel: EmbeddedChannel) throws -> [String] {
+        channel.embeddedEventLoop.run()
+        let receiver = EmbeddedChannel(handler: ByteToMessageHandler(WebSocketFrameDecoder(maxFrameSize: 1 << 24)))
+        while let bytes = try channel.readOutbound(as: ByteBuffer.self) { try receiver.writeInbound(bytes) }
+        var texts: [String] = []
+        while let frame = try receiver.readInbound(as: WebSocketFrame.self) { texts.append(String(buffer: frame.unmaskedData)) }
+        return texts
     }
 }
