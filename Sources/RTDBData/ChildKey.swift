@@ -78,23 +78,28 @@ public struct ChildKey: Hashable, Comparable, Sendable, CustomStringConvertible 
     /// character (4-byte UTF-8, lead F0–F4) meets one in U+E000–U+FFFF (lead EE or EF): as UTF-16
     /// the supplementary one is a surrogate (D800–DFFF) and sorts first.
     public static func compareUTF16(_ a: String, _ b: String) -> Int {
+        // Lent in place where the bytes are contiguous (native strings, small ones included):
+        // a copy of each to lend its bytes retained and released it at every comparison.
+        if let result = a.utf8.withContiguousStorageIfAvailable({ ua in
+            b.utf8.withContiguousStorageIfAvailable { ub in compareUTF16(ua, ub) }
+        }), let result { return result }
         var a = a, b = b
-        return a.withUTF8 { ua in
-            b.withUTF8 { ub in
-                let n = Swift.min(ua.count, ub.count)
-                var i = 0
-                while i < n {
-                    let x = ua[i], y = ub[i]
-                    if x != y {
-                        if x >= 0xF0 && (y == 0xEE || y == 0xEF) { return -1 }
-                        if y >= 0xF0 && (x == 0xEE || x == 0xEF) { return 1 }
-                        return x < y ? -1 : 1
-                    }
-                    i += 1
-                }
-                return ua.count == ub.count ? 0 : (ua.count < ub.count ? -1 : 1)
+        return a.withUTF8 { ua in b.withUTF8 { ub in compareUTF16(ua, ub) } }
+    }
+
+    private static func compareUTF16(_ ua: UnsafeBufferPointer<UInt8>, _ ub: UnsafeBufferPointer<UInt8>) -> Int {
+        let n = Swift.min(ua.count, ub.count)
+        var i = 0
+        while i < n {
+            let x = ua[i], y = ub[i]
+            if x != y {
+                if x >= 0xF0 && (y == 0xEE || y == 0xEF) { return -1 }
+                if y >= 0xF0 && (x == 0xEE || x == 0xEF) { return 1 }
+                return x < y ? -1 : 1
             }
+            i += 1
         }
+        return ua.count == ub.count ? 0 : (ua.count < ub.count ? -1 : 1)
     }
 
     static func parseInt32<Bytes: Collection<UInt8>>(_ s: Bytes) -> Int32? {

@@ -1,4 +1,5 @@
 import XCTest
+import RTDBTestSupport
 @testable import RTDBData
 
 final class OrderingTests: XCTestCase {
@@ -41,6 +42,21 @@ final class OrderingTests: XCTestCase {
         XCTAssertEqual(ChildKey.compareUTF16("é", "e\u{301}"), 1)  // no normalisation: U+00E9 > U+0065
         XCTAssertEqual(sortedKeys(["B", "a", "A"]), ["A", "B", "a"])
         XCTAssertEqual(sortedKeys(["ab", "a"]), ["a", "ab"])
+    }
+
+    /// Short (inline) and long (stored) strings of every kind of character compare as their
+    /// UTF-16 code units do, whichever side is which.
+    func testStringsOfEveryLengthCompareAsUTF16() {
+        var random = SeededRandom(seed: 5)
+        let pieces = ["a", "b", "z", "A", "0", "é", "\u{FF5E}", "\u{E000}", "\u{1F435}", "\u{10000}", "~"]
+        let strings = (0..<400).map { _ in
+            String((0..<Int.random(in: 0...40, using: &random)).map { _ in pieces.randomElement(using: &random)! }.joined())
+        }
+        for (a, b) in Array(zip(strings, strings.shuffled(using: &random))) + Array(zip(strings, strings)) {
+            let x = Array(a.utf16), y = Array(b.utf16)
+            let expected = x == y ? 0 : (x.lexicographicallyPrecedes(y) ? -1 : 1)
+            XCTAssertEqual(ChildKey.compareUTF16(a, b), expected, "\(a) vs \(b)")
+        }
     }
 
     func testSentinels() {
