@@ -450,7 +450,7 @@ public actor Repo {
             // as any write is: forgotten, the listen's (or kept-synced) data would go with it.
             if response.isOK, let diskCache {
                 let listened = syncTree.listenedPaths
-                if !cached && !listened.contains(where: { $0.contains(write.path) || write.path.contains($0) }) {
+                if !cached && !listened.contains(where: { $0.overlaps(write.path) }) {
                     diskCache.forget(write.path)
                 } else {
                     let whole = syncTree.wholeListenedPaths

@@ -186,7 +186,7 @@ final class TransactionQueue: @unchecked Sendable {
     /// busy machine; equals are ordered by chance.
     private func pause(for queue: [Entry], at root: Path, now: Double) -> Double? {
         staleAnswers = staleAnswers.filter { now - $0.value < Self.contentionMemory }
-        guard staleAnswers.keys.contains(where: { $0.contains(root) || root.contains($0) }) else { return nil }
+        guard staleAnswers.keys.contains(where: { $0.overlaps(root) }) else { return nil }
         let lost = queue.map(\.retryCount).max() ?? 0
         let slot = min(max(4 * roundTrip, 0.0005), 0.25) / Double(Self.pacingSlots)
         return Double(max(0, Self.pacingSlots - lost)) * slot + Double.random(in: 0..<slot)
@@ -332,7 +332,7 @@ final class TransactionQueue: @unchecked Sendable {
         let root = entries.filter { $0.path.contains(path) }.min { $0.path.count < $1.path.count }?.path ?? path
         var events: [Event] = []
         var ended: [Entry] = []
-        for entry in entries where entry.path.contains(path) || path.contains(entry.path) {
+        for entry in entries where entry.path.overlaps(path) {
             switch entry.status {
             case .sent:
                 entry.status = .sentNeedsAbort

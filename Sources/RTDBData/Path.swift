@@ -44,6 +44,9 @@ public struct Path: Hashable, Sendable, CustomStringConvertible, Comparable {
         keys.count <= other.keys.count && other.keys.starts(with: keys)
     }
 
+    /// True when either path is the other or above it: a change at one is seen at the other.
+    public func overlaps(_ other: Path) -> Bool { contains(other) || other.contains(self) }
+
     /// `other` relative to `self`, when `self` contains it.
     public func relative(to ancestor: Path) -> Path? {
         ancestor.contains(self) ? Path(keys: Array(keys.dropFirst(ancestor.count))) : nil

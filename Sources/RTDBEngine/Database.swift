@@ -565,7 +565,7 @@ public final class Database: @unchecked Sendable {
                 touch(listen, by: record)
                 continue
             }
-            let relevant = record.sets.filter { listen.path.contains($0.path) || $0.path.contains(listen.path) }
+            let relevant = record.sets.filter { listen.path.overlaps($0.path) }
             if relevant.contains(where: { $0.path.contains(listen.path) }) {
                 listen.session.send(.data(path: listen.path, data: root.child(at: listen.path), tag: listen.tag))
             } else if relevant.count == 1 {

@@ -56,5 +56,12 @@ final class PathTests: XCTestCase {
         XCTAssertFalse(Path("a/b").contains(Path("a")))
         XCTAssertFalse(Path("a").contains(Path("ab")))
         XCTAssertEqual(Path("a/b/c").relative(to: Path("a")), Path("b/c"))
+        // Either way round; siblings and mere prefixes of a key do not overlap.
+        XCTAssertTrue(Path("a").overlaps(Path("a/b")))
+        XCTAssertTrue(Path("a/b").overlaps(Path("a")))
+        XCTAssertTrue(Path("a").overlaps(Path("a")))
+        XCTAssertTrue(Path("a/b").overlaps(.root))
+        XCTAssertFalse(Path("a/b").overlaps(Path("a/c")))
+        XCTAssertFalse(Path("a").overlaps(Path("ab")))
     }
 }

@@ -592,7 +592,7 @@ public final class ClientCache {
             for candidate in candidates where size > target || queries > queryTarget {
                 // Data a pinned location uses is not this query's alone: rows at or above the
                 // pin hold it, and rows below it are part of it.
-                if pinnedPaths.contains(where: { $0.contains(candidate.path) || candidate.path.contains($0) }) { continue }
+                if pinnedPaths.contains(where: { $0.overlaps(candidate.path) }) { continue }
                 let removed = forget(candidate.path)
                 size -= removed.bytes
                 queries -= removed.queries

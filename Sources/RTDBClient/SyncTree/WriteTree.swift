@@ -150,7 +150,7 @@ final class WriteTree {
         if !includeHidden && serverCache == nil && !merge.hasCompleteWrite(at: .root) { return nil }
         let layered = layer(writes, at: treePath) { write in
             (write.visible || includeHidden) && !excluding.contains(write.id)
-                && (write.path.contains(treePath) || treePath.contains(write.path))
+                && write.path.overlaps(treePath)
         }
         return layered.apply(to: serverCache ?? .empty)
     }
