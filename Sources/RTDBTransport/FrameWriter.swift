@@ -38,16 +38,15 @@ public final class FrameWriter: @unchecked Sendable {
     }
 
     public func write(_ message: Message) {
+        // Only an answer is held to the limit. Anything else goes whole, encoded once: a
+        // client's write, or a change pushed to a listen that has grown this large (the peer
+        // drops the connection over it and listens again, which is then refused).
+        guard case .response(let id, _) = message else { return enqueue(message, WireCodec.encodeBytes(message)) }
         if let bytes = WireCodec.encodeBytes(message, limit: maxAnswerBytes) { return enqueue(message, bytes) }
-        if case .response(let id, _) = message {
-            // A peer would drop the connection over it, then ask again; refused as the
-            // hosted database refuses such reads.
-            let refusal = Message.response(id: id, .error(.tooBig, FrameWriter.tooBigMessage(maxAnswerBytes)))
-            return enqueue(refusal, WireCodec.encodeBytes(refusal))
-        }
-        // A change pushed to a listen that has grown this large: the peer drops the
-        // connection over it and listens again, which is then refused.
-        enqueue(message, WireCodec.encodeBytes(message))
+        // A peer would drop the connection over it, then ask again; refused as the hosted
+        // database refuses such reads.
+        let refusal = Message.response(id: id, .error(.tooBig, FrameWriter.tooBigMessage(maxAnswerBytes)))
+        enqueue(refusal, WireCodec.encodeBytes(refusal))
     }
 
     /// Writes `message` if it is at most the largest answer; false, and nothing written, if not.
