@@ -13,8 +13,8 @@ struct JSONOutput: ~Copyable {
 
     deinit { base.deallocate() }
 
-    /// Makes room for `n` more bytes, so that the `unchecked` appends below may follow.
-    @inline(__always) mutating func reserve(_ n: Int) {
+    /// Makes room for `n` more bytes.
+    @inline(__always) private mutating func reserve(_ n: Int) {
         if capacity - count < n { grow(to: count + n) }
     }
 
@@ -34,14 +34,9 @@ struct JSONOutput: ~Copyable {
         count += 1
     }
 
-    /// After `reserve`.
-    @inline(__always) mutating func appendUnchecked(_ byte: UInt8) {
-        base[count] = byte
-        count += 1
-    }
-
     /// Lends `body` room for `n` more bytes; it writes at most that many and returns how many.
-    /// Written through a local pointer: appended one by one, each byte stored the count back.
+    /// Its writes go through a local pointer, the count stored once: appended one at a time,
+    /// each byte stored the count back.
     @inline(__always) mutating func append(reserving n: Int, _ body: (UnsafeMutablePointer<UInt8>) -> Int) {
         reserve(n)
         count += body(base + count)
