@@ -8,8 +8,7 @@ enum ExternalEditor {
     /// Writes `text` to a private temporary file named after `name`, runs the editor on it
     /// in the foreground (it owns the terminal until it exits) and returns what was saved.
     static func edit(_ text: String, name: String) throws -> String {
-        let environment = ProcessInfo.processInfo.environment
-        let editor = [environment["VISUAL"], environment["EDITOR"]].compactMap { $0 }.first { !$0.isEmpty } ?? "vi"
+        let editor = ProcessEnvironment.nonEmpty("VISUAL") ?? ProcessEnvironment.nonEmpty("EDITOR") ?? "vi"
         let safeName = String(name.map { $0.isLetter || $0.isNumber ? $0 : "-" }.prefix(40))
         let file = NSTemporaryDirectory() + "rtdb-edit-\(safeName)-\(UUID().uuidString.prefix(8)).json"
         guard FileManager.default.createFile(atPath: file, contents: Data(text.utf8), attributes: [.posixPermissions: 0o600]) else {

@@ -8,7 +8,7 @@ public enum HistoryFilter {
     /// tokens), never shorter than 8 characters so ordinary words are not taken for one.
     /// Guarded by `lock`: a token is renewed on another thread while the shell reads.
     nonisolated(unsafe) private static var held: [String] = ["RTDB_AUTH_TOKEN", "RTDB_ACCESS_TOKEN"]
-        .compactMap { ProcessInfo.processInfo.environment[$0] }.filter { $0.count >= 8 }
+        .compactMap { ProcessEnvironment.value($0) }.filter { $0.count >= 8 }
     private static let lock = NSLock()
 
     /// Remembers a credential this process now holds.

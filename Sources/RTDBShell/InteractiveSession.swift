@@ -18,16 +18,12 @@ public struct InteractiveSession {
 
     /// `RTDB_RC`, or `~/.rtdbrc`: commands run when an interactive session starts.
     public static var startupFile: String {
-        let env = ProcessInfo.processInfo.environment
-        if let file = env["RTDB_RC"], !file.isEmpty { return file }
-        return (env["HOME"] ?? NSHomeDirectory()) + "/.rtdbrc"
+        ProcessEnvironment.nonEmpty("RTDB_RC") ?? ProcessEnvironment.home + "/.rtdbrc"
     }
 
     /// `RTDB_HISTFILE`, or `~/.rtdb_history`.
     public static var historyFile: String {
-        let env = ProcessInfo.processInfo.environment
-        if let file = env["RTDB_HISTFILE"], !file.isEmpty { return file }
-        return (env["HOME"] ?? NSHomeDirectory()) + "/.rtdb_history"
+        ProcessEnvironment.nonEmpty("RTDB_HISTFILE") ?? ProcessEnvironment.home + "/.rtdb_history"
     }
 
     @MainActor
@@ -92,7 +88,7 @@ public struct InteractiveSession {
         guard let data = FileManager.default.contents(atPath: path) else { return }
         var lines = String(decoding: data, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init).makeIterator()
         let shell = self.shell
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        let home = ProcessEnvironment.home
         let name = path.hasPrefix(home + "/") ? "~" + path.dropFirst(home.count) : path
         _ = await Interrupt.cancellable {
             await BatchRunner(keepGoing: true).runLines({ lines.next() }, shell: shell, remember: false) { "\(name) line \($0)" }

@@ -10,7 +10,7 @@ public enum Pager {
     /// enough, no terminal, or the pager could not start), so the caller prints it.
     public static func page(_ text: String) -> Bool {
         guard let rows = Terminal.size()?.rows, rows > 0, text.utf8.lazy.filter({ $0 == 0x0A }).count >= rows - 1 else { return false }
-        let command = ProcessInfo.processInfo.environment["PAGER"].flatMap { $0.isEmpty ? nil : $0 } ?? "less -FRX"
+        let command = ProcessEnvironment.nonEmpty("PAGER") ?? "less -FRX"
         return ForegroundCommand.run(command, input: text) != nil
     }
 }

@@ -1,17 +1,13 @@
 import Foundation
 import RTDBClient
 import RTDBProtocol
+import RTDBShell
 
 /// Where a server's database keeps its disk cache: one folder per server and namespace
 /// under `$XDG_CACHE_HOME/rtdb` (`~/.cache/rtdb`), mode 0700.
 enum CacheFolder {
-    static func path(for address: ServerAddress, environment: [String: String] = ProcessInfo.processInfo.environment) -> String {
-        let base: String
-        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
-            base = xdg
-        } else {
-            base = (environment["HOME"] ?? NSHomeDirectory()) + "/.cache"
-        }
+    static func path(for address: ServerAddress) -> String {
+        let base = ProcessEnvironment.nonEmpty("XDG_CACHE_HOME") ?? ProcessEnvironment.home + "/.cache"
         return base + "/rtdb/" + safeName("\(address.host):\(address.port)") + "/" + safeName(address.namespace)
     }
 

@@ -46,9 +46,6 @@ final class EmbeddedDatabase: DatabaseConnection {
 
     /// `$XDG_DATA_HOME/rtdb/default`, or `~/.local/share/rtdb/default`.
     static var defaultFolder: String {
-        let env = ProcessInfo.processInfo.environment
-        if let xdg = env["XDG_DATA_HOME"], !xdg.isEmpty { return xdg + "/rtdb/default" }
-        let home = env["HOME"] ?? NSHomeDirectory()
-        return home + "/.local/share/rtdb/default"
+        (ProcessEnvironment.nonEmpty("XDG_DATA_HOME") ?? ProcessEnvironment.home + "/.local/share") + "/rtdb/default"
     }
 }

@@ -31,9 +31,9 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
 
         /// RTDB_AUTH_TOKEN (an ID token, a database secret, or "owner" for the emulator) or
         /// RTDB_ACCESS_TOKEN (an OAuth2 access token, e.g. `gcloud auth print-access-token`).
-        static func fromEnvironment(_ env: [String: String] = ProcessInfo.processInfo.environment) -> Credential? {
-            if let token = env["RTDB_ACCESS_TOKEN"], !token.isEmpty { return Credential(token: token, google: true, variable: "RTDB_ACCESS_TOKEN") }
-            if let token = env["RTDB_AUTH_TOKEN"], !token.isEmpty { return Credential(token: token, google: false, variable: "RTDB_AUTH_TOKEN") }
+        static func fromEnvironment() -> Credential? {
+            if let token = ProcessEnvironment.nonEmpty("RTDB_ACCESS_TOKEN") { return Credential(token: token, google: true, variable: "RTDB_ACCESS_TOKEN") }
+            if let token = ProcessEnvironment.nonEmpty("RTDB_AUTH_TOKEN") { return Credential(token: token, google: false, variable: "RTDB_AUTH_TOKEN") }
             return nil
         }
     }
@@ -268,7 +268,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     /// `--url`, `--emulator HOST:PORT`, or FIREBASE_DATABASE_EMULATOR_HOST.
     static func address(url: String?, emulator: String?, namespace: String?) throws -> ServerAddress? {
         if let url { return try ServerAddress.parse(url) }
-        if let host = emulator ?? ProcessInfo.processInfo.environment["FIREBASE_DATABASE_EMULATOR_HOST"], !host.isEmpty {
+        if let host = emulator ?? ProcessEnvironment.value("FIREBASE_DATABASE_EMULATOR_HOST"), !host.isEmpty {
             return try ServerAddress.parse("ws://\(host)?ns=\(namespace ?? "default")")
         }
         return nil

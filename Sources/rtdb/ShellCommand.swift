@@ -144,7 +144,7 @@ struct ShellCommand: AsyncParsableCommand {
                 // something (not a local server), and only if no token was given.
                 var keyFile = credentials.map { ($0 as NSString).expandingTildeInPath }
                 if keyFile == nil, credential == nil, !RemoteDatabase.isLocal(address),
-                   let ambient = ProcessInfo.processInfo.environment["GOOGLE_APPLICATION_CREDENTIALS"], !ambient.isEmpty {
+                   let ambient = ProcessEnvironment.nonEmpty("GOOGLE_APPLICATION_CREDENTIALS") {
                     keyFile = ambient
                 }
                 if keyFile != nil, !address.secure, !RemoteDatabase.isLocal(address) {
@@ -176,7 +176,7 @@ struct ShellCommand: AsyncParsableCommand {
     private func runShell(_ connection: DatabaseConnection, timeout: TimeInterval?, noCache: String?) async -> ExitStatus {
         let stdinIsTerminal = isatty(STDIN_FILENO) == 1
         let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
-        let color = stdoutIsTerminal && !noColor && ProcessInfo.processInfo.environment["NO_COLOR"] == nil
+        let color = stdoutIsTerminal && !noColor && ProcessEnvironment.value("NO_COLOR") == nil
         var options = Shell.Options()
         options.renderer = stdoutIsTerminal ? Renderer(pretty: true, color: color) : .machine
         options.json = json
