@@ -89,4 +89,22 @@ final class RulesParsingTests: XCTestCase {
         let legacy = "x." + Base64URL.encode(Array(#"{"v":0,"iat":1,"d":{"uid":"bob","role":"x"}}"#.utf8)) + ".y"
         XCTAssertEqual(try Identity.from(credential: legacy, now: now), .user(uid: "bob", claims: .object([("uid", .string("bob")), ("role", .string("x"))]), expires: nil))
     }
+    /// The default rules are built directly (not parsed at every start); they must be what
+    /// their own text says: the same text, and the same answers as its parse.
+    func testTheOpenRulesAreWhatTheirTextParsesTo() throws {
+        let parsed = try SecurityRules(parsing: SecurityRules.open.source)
+        XCTAssertEqual(SecurityRules.open.source, "{\n  \"rules\": {\n    \".read\": true,\n    \".write\": true\n  }\n}\n")
+        let data = try JSONReader.parse(#"{"a": {"b": 1}}"#)
+        let identities: [Identity] = [.anonymous, .user(uid: "u1", claims: .object([]), expires: nil)]
+        for path in [Path.root, Path("a"), Path("a/b/c"), Path("a/.priority")] {
+            for identity in identities {
+                for rules in [parsed, SecurityRules.open] {
+                    XCTAssertTrue(rules.canRead(path, identity: identity, query: nil, data: data, now: 0), "\(path)")
+                    XCTAssertNil(rules.checkWrite([(path, try JSONReader.parse("2"))], identity: identity, before: data, after: data, now: 0), "\(path)")
+                    XCTAssertEqual(rules.indexOn(at: path), [])
+                    XCTAssertFalse(rules.readDependsOnData(path))
+                }
+            }
+        }
+    }
 }
