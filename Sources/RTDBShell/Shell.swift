@@ -413,11 +413,11 @@ public final class Shell {
     }
 
     /// Runs a query once: listens until the server has answered, then stops.
-    func readQuery(_ query: QuerySpec) async throws -> Node {
+    func readQuery(_ query: QuerySpec, cached: Bool = true) async throws -> Node {
         let first = OneShot<Node>()
         let registration = EventRegistration(types: [.value], callback: { first.resolve(.success($0.node)) },
                                              cancel: { first.resolve(.failure($0)) })
-        await repo.listen(query, registration)
+        await repo.listen(query, registration, cached: cached)
         do {
             let value = try await answer(first)
             await repo.unlisten(query, registration)

@@ -266,6 +266,74 @@ final class ClientCacheTests: XCTestCase {
         await offline.close()
     }
 
+    /// A query read not to be cached (an export's page) bypasses the disk cache: it answers
+    /// the server's data, not what the cache holds complete from an earlier read, and
+    /// leaves the cache as it was; a cached registration joining it takes it as it is.
+    func testAnUncachedQueryBypassesTheCache() async throws {
+        let database = try startServer()
+        let writer = Repo(connector: connector(to: database))
+        try await writer.set(Path("list"), try json(#"{"a": 1, "b": 2, "c": 3}"#)).acknowledged()
+        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        let query = QuerySpec(path: Path("list"), params: QueryParams().ordered(by: .key).limitToFirst(2))
+        func read(_ repo: Repo, cached: Bool) async throws -> (Node, EventRegistration) {
+            let answer = OneShot<Node>()
+            let registration = EventRegistration(types: [.value]) { answer.resolve(.success($0.node)) }
+            await repo.listen(query, registration, cached: cached)
+            return (try await answer.value(), registration)
+        }
+        /// Rows, tracked queries, complete ones, their keys.
+        func rows() async throws -> [Int] {
+            _ = await repo.commitCacheNow()
+            return [try count("SELECT count(*) FROM server_data"), try count("SELECT count(*) FROM tracked_queries"),
+                    try count("SELECT count(*) FROM tracked_queries WHERE complete = 1"), try count("SELECT count(*) FROM tracked_keys")]
+        }
+
+        let (kept, first) = try await read(repo, cached: true)
+        assertEqual(kept, try json(#"{"a": 1, "b": 2}"#))
+        await repo.unlisten(query, first)
+        let afterCachedRead = try await rows()
+        XCTAssertEqual(afterCachedRead, [2, 1, 1, 2])
+
+        try await writer.set(Path("list/a"), Node(10)).acknowledged()
+        let (page, uncached) = try await read(repo, cached: false)
+        assertEqual(page, try json(#"{"a": 10, "b": 2}"#))
+        let (joined, cachedToo) = try await read(repo, cached: true)
+        assertEqual(joined, page)
+        try await writer.set(Path("list/b"), Node(20)).acknowledged()
+        await repo.unlisten(query, uncached)
+        await repo.unlisten(query, cachedToo)
+        let afterUncachedRead = try await rows()
+        XCTAssertEqual(afterUncachedRead, [2, 1, 1, 2])
+        await repo.close()
+        await writer.close()
+
+        // What the cache holds is still the first read's.
+        let offline = try offlineRepo()
+        let (cachedPage, _) = try await read(offline, cached: true)
+        assertEqual(cachedPage, try json(#"{"a": 1, "b": 2}"#))
+        await offline.close()
+    }
+
+    /// A listen removed before the server answered it: the late answer marks nothing
+    /// complete in the cache (an export reading that page again would have taken the
+    /// cache's empty page for the server's, and stopped short).
+    func testALateAnswerToARemovedListenMarksNothingComplete() throws {
+        let cache = try ClientCache(folder: folder)
+        let provider = AnswersLater()
+        let tree = SyncTree(listenProvider: provider)
+        tree.diskCache = cache
+        let query = QuerySpec(path: Path("list"), params: QueryParams().ordered(by: .key).limitToFirst(2))
+        for cached in [true, false] {
+            let registration = EventRegistration(types: [.value]) { _ in }
+            _ = tree.addRegistration(registration, for: query, cached: cached)
+            tree.removeRegistration(registration, for: query)
+            XCTAssertEqual(provider.completions.popLast()?(.ok).count, 0)
+            cache.commit()
+            XCTAssertEqual(try count("SELECT count(*) FROM tracked_queries WHERE complete = 1"), 0, "cached: \(cached)")
+        }
+        cache.close()
+    }
+
     /// An uncached write over a kept-synced location is kept as any write is: the cache
     /// promises to keep that location's data, and forgetting the place written whole would
     /// have taken it along.
@@ -386,4 +454,16 @@ private final class NeverConnects: Transport {
     func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {}
     func send(_ message: Message) {}
     func close() {}
+}
+
+/// Keeps each listen's completion for the test to call when it chooses.
+private final class AnswersLater: ListenProvider {
+    var completions: [(ResponseStatus) -> [Event]] = []
+
+    func startListening(_ query: QuerySpec, tag: Int?, hash: @escaping () -> String, complete: @escaping (ResponseStatus) -> [Event]) -> [Event] {
+        completions.append(complete)
+        return []
+    }
+
+    func stopListening(_ query: QuerySpec, tag: Int?) {}
 }

@@ -23,6 +23,11 @@ final class SyncTree {
     /// The disk cache: server data and completed queries are kept there, and a new listen
     /// starts from what it holds when nothing in memory is complete.
     var diskCache: ClientCache?
+    /// Filtered queries that bypass the disk cache, decided when their view is made: their
+    /// data neither starts from it nor is kept in it, and the cache does not track them. For
+    /// reads whose data goes elsewhere (an export's pages, which evicted what was read and
+    /// watched) and must be the server's (not what an earlier session kept).
+    private var uncachedQueries: Set<String> = []
 
     init(listenProvider: ListenProvider?) {
         self.listenProvider = listenProvider
@@ -77,8 +82,8 @@ final class SyncTree {
     }
 
     func applyTaggedOverwrite(_ path: Path, _ node: Node, tag: Int) -> [Event] {
-        guard let (queryPath, id) = query(forTag: tag), let relative = path.relative(to: queryPath) else { return [] }
-        if let diskCache {
+        guard let (queryPath, id, key) = query(forTag: tag), let relative = path.relative(to: queryPath) else { return [] }
+        if let diskCache, !uncachedQueries.contains(key) {
             // The query's children, not the location's: children outside it are not known gone.
             if relative.isRoot {
                 for (key, child) in node.children { diskCache.overwrite(path.child(key.name), child) }
@@ -90,20 +95,21 @@ final class SyncTree {
     }
 
     func applyTaggedMerge(_ path: Path, _ entries: [(Path, Node)], tag: Int) -> [Event] {
-        guard let (queryPath, id) = query(forTag: tag), let relative = path.relative(to: queryPath) else { return [] }
-        if let diskCache { for (below, node) in entries { diskCache.overwrite(path.appending(below), node) } }
+        guard let (queryPath, id, key) = query(forTag: tag), let relative = path.relative(to: queryPath) else { return [] }
+        if let diskCache, !uncachedQueries.contains(key) { for (below, node) in entries { diskCache.overwrite(path.appending(below), node) } }
         return applyTagged(queryPath, .merge(.taggedQuery(id), relative, SyncTree.tree(entries)))
     }
 
     func applyTaggedListenComplete(_ path: Path, tag: Int) -> [Event] {
-        guard let (queryPath, id) = query(forTag: tag), let relative = path.relative(to: queryPath) else { return [] }
+        guard let (queryPath, id, _) = query(forTag: tag), let relative = path.relative(to: queryPath) else { return [] }
         return applyTagged(queryPath, .listenComplete(.taggedQuery(id), relative))
     }
 
     private func applyTagged(_ queryPath: Path, _ operation: Operation) -> [Event] {
         guard let syncPoint = syncPoints.get(queryPath) else { return [] }
         let events = syncPoint.apply(operation, writes: WriteTreeRef(path: queryPath, tree: pendingWrites), completeServerCache: nil)
-        if let diskCache, let id = operation.source.queryID, let view = syncPoint.view(id), view.cache.server.complete {
+        if let diskCache, let id = operation.source.queryID, let view = syncPoint.view(id), view.cache.server.complete,
+           !uncachedQueries.contains(view.query.key) {
             diskCache.setKeys(view.query, Set(view.serverCache.children.map { $0.key.name }))
         }
         return events
@@ -117,7 +123,9 @@ final class SyncTree {
 
     // MARK: Registrations
 
-    func addRegistration(_ registration: EventRegistration, for query: QuerySpec) -> [Event] {
+    /// `cached: false`: a filtered query's new view bypasses the disk cache (see
+    /// `uncachedQueries`); a registration joining an existing view takes it as it is.
+    func addRegistration(_ registration: EventRegistration, for query: QuerySpec, cached: Bool = true) -> [Event] {
         let path = query.path
         var serverCache: Node?
         var ancestorHasCompleteView = false
@@ -135,10 +143,13 @@ final class SyncTree {
             syncPoint = SyncPoint()
             syncPoints = syncPoints.setting(path, syncPoint)
         }
+        let viewExists = syncPoint.viewFor(query) != nil
+        if !viewExists && !cached && !query.params.loadsAllData { uncachedQueries.insert(query.key) }
+        let onDisk = !uncachedQueries.contains(query.key)
         var serverComplete = serverCache != nil
         var cache = serverCache ?? .empty
-        diskCache?.touch(query)
-        if !serverComplete, let (node, complete) = diskCache?.serverCache(for: query) {
+        if onDisk { diskCache?.touch(query) }
+        if !serverComplete, onDisk, let (node, complete) = diskCache?.serverCache(for: query) {
             // Kept from an earlier session: complete as the server last said, or some children.
             cache = node
             serverComplete = complete
@@ -151,7 +162,6 @@ final class SyncTree {
                 }
             }
         }
-        let viewExists = syncPoint.viewFor(query) != nil
         if !viewExists && !query.params.loadsAllData {
             let tag = nextTag
             nextTag += 1
@@ -197,6 +207,7 @@ final class SyncTree {
         }
         for gone in removed where !gone.params.loadsAllData {
             if let tag = queryToTag.removeValue(forKey: gone.key) { tagToQuery[tag] = nil }
+            uncachedQueries.remove(gone.key)
         }
         return cancelled
     }
@@ -236,9 +247,10 @@ final class SyncTree {
 
     func tag(for query: QuerySpec) -> Int? { queryToTag[query.key] }
 
-    private func query(forTag tag: Int) -> (Path, String)? {
+    /// The location, identifier and key of the query with `tag`.
+    private func query(forTag tag: Int) -> (Path, String, String)? {
         guard let key = tagToQuery[tag], let split = key.firstIndex(of: "$") else { return nil }
-        return (Path(String(key[..<split])), String(key[key.index(after: split)...]))
+        return (Path(String(key[..<split])), String(key[key.index(after: split)...]), key)
     }
 
     // MARK: Applying operations down the tree
@@ -283,9 +295,13 @@ final class SyncTree {
         return (
             hash: { view.serverCache.hashString },
             complete: { [weak self] status in
-                guard let self else { return [] }
+                // An answer to a listen whose view is gone (removed before the server
+                // answered) says nothing about the data held now.
+                guard let self, self.syncPoints.get(query.path)?.viewFor(query) === view else { return [] }
                 if status == .ok {
-                    self.diskCache?.setComplete(query, keys: query.params.loadsAllData ? nil : Set(view.serverCache.children.map { $0.key.name }))
+                    if !self.uncachedQueries.contains(query.key) {
+                        self.diskCache?.setComplete(query, keys: query.params.loadsAllData ? nil : Set(view.serverCache.children.map { $0.key.name }))
+                    }
                     return tag.map { self.applyTaggedListenComplete(query.path, tag: $0) } ?? self.applyListenComplete(query.path)
                 }
                 let error = DatabaseError(status: status, message: SyncTree.message(forStatus: status))
