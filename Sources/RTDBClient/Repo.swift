@@ -135,11 +135,9 @@ public actor Repo {
     // MARK: Listening
 
     /// Registers a listener; its first events (the current data, if known) follow at once.
-    /// `cached: false`: a filtered query whose data goes elsewhere (an export's pages)
-    /// neither starts from the disk cache nor is kept there (unfiltered ones always are).
-    public func listen(_ query: QuerySpec, _ registration: EventRegistration, cached: Bool = true) {
+    public func listen(_ query: QuerySpec, _ registration: EventRegistration, diskCache use: DiskCacheUse = .startFromAndKeep) {
         let tree = query.path.isInfo ? infoTree : syncTree
-        raise(tree.addRegistration(registration, for: query, cached: cached))
+        raise(tree.addRegistration(registration, for: query, diskCache: use))
         // `.info` listens are complete once their first events are out.
         for complete in infoListens.takeCompletions() { raise(complete(.ok)) }
     }

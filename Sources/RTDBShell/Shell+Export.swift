@@ -27,8 +27,8 @@ extension Shell {
                 if let after { params = params.startAfter(Node(.string(after.name))) }
                 let page: Node
                 do {
-                    // The server's data, not kept in the disk cache: the file holds it.
-                    page = try await readQuery(QuerySpec(path: path, params: params), cached: false)
+                    // Not kept in the disk cache: the file holds it.
+                    page = try await readQuery(QuerySpec(path: path, params: params), keep: false)
                 } catch let error as ShellError where error.code == "TOO_BIG" {
                     // More than the database sends in one message: fewer children at a time,
                     // down to one, which is then too large on its own.

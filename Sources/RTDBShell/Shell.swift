@@ -412,12 +412,15 @@ public final class Shell {
         for (name, value) in rows { output.write(name.padding(toLength: 14, withPad: " ", startingAt: 0) + value + "\n") }
     }
 
-    /// Runs a query once: listens until the server has answered, then stops.
-    func readQuery(_ query: QuerySpec, cached: Bool = true) async throws -> Node {
+    /// Runs a query once: listens until the server has answered, then stops. Online, the
+    /// answer is the server's; offline, what the disk cache holds. `keep: false`: the data
+    /// is not kept in the disk cache either (it goes elsewhere).
+    func readQuery(_ query: QuerySpec, keep: Bool = true) async throws -> Node {
         let first = OneShot<Node>()
         let registration = EventRegistration(types: [.value], callback: { first.resolve(.success($0.node)) },
                                              cancel: { first.resolve(.failure($0)) })
-        await repo.listen(query, registration, cached: cached)
+        let use: DiskCacheUse = !keep ? .bypass : await repo.isConnected ? .keep : .startFromAndKeep
+        await repo.listen(query, registration, diskCache: use)
         do {
             let value = try await answer(first)
             await repo.unlisten(query, registration)

@@ -266,19 +266,20 @@ final class ClientCacheTests: XCTestCase {
         await offline.close()
     }
 
-    /// A query read not to be cached (an export's page) bypasses the disk cache: it answers
-    /// the server's data, not what the cache holds complete from an earlier read, and
-    /// leaves the cache as it was; a cached registration joining it takes it as it is.
-    func testAnUncachedQueryBypassesTheCache() async throws {
+    /// How a query uses the disk cache: a read while online (`keep`) answers the server's
+    /// data, not what the cache holds complete from an earlier read, and keeps it; one that
+    /// bypasses the cache (an export's page) leaves it as it was, and a registration joining
+    /// it takes it as it is.
+    func testAQueryUsesTheDiskCacheAsAsked() async throws {
         let database = try startServer()
         let writer = Repo(connector: connector(to: database))
         try await writer.set(Path("list"), try json(#"{"a": 1, "b": 2, "c": 3}"#)).acknowledged()
-        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        var repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
         let query = QuerySpec(path: Path("list"), params: QueryParams().ordered(by: .key).limitToFirst(2))
-        func read(_ repo: Repo, cached: Bool) async throws -> (Node, EventRegistration) {
+        func read(_ repo: Repo, _ use: DiskCacheUse) async throws -> (Node, EventRegistration) {
             let answer = OneShot<Node>()
             let registration = EventRegistration(types: [.value]) { answer.resolve(.success($0.node)) }
-            await repo.listen(query, registration, cached: cached)
+            await repo.listen(query, registration, diskCache: use)
             return (try await answer.value(), registration)
         }
         /// Rows, tracked queries, complete ones, their keys.
@@ -287,31 +288,39 @@ final class ClientCacheTests: XCTestCase {
             return [try count("SELECT count(*) FROM server_data"), try count("SELECT count(*) FROM tracked_queries"),
                     try count("SELECT count(*) FROM tracked_queries WHERE complete = 1"), try count("SELECT count(*) FROM tracked_keys")]
         }
+        func offlineRead() async throws -> Node {
+            await repo.close()
+            let offline = try offlineRepo()
+            let (value, _) = try await read(offline, .startFromAndKeep)
+            await offline.close()
+            repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+            return value
+        }
 
-        let (kept, first) = try await read(repo, cached: true)
+        let (kept, first) = try await read(repo, .startFromAndKeep)
         assertEqual(kept, try json(#"{"a": 1, "b": 2}"#))
         await repo.unlisten(query, first)
-        let afterCachedRead = try await rows()
-        XCTAssertEqual(afterCachedRead, [2, 1, 1, 2])
+        let afterFirstRead = try await rows()
+        XCTAssertEqual(afterFirstRead, [2, 1, 1, 2])
 
         try await writer.set(Path("list/a"), Node(10)).acknowledged()
-        let (page, uncached) = try await read(repo, cached: false)
+        let (page, bypassing) = try await read(repo, .bypass)
         assertEqual(page, try json(#"{"a": 10, "b": 2}"#))
-        let (joined, cachedToo) = try await read(repo, cached: true)
+        let (joined, joining) = try await read(repo, .startFromAndKeep)
         assertEqual(joined, page)
         try await writer.set(Path("list/b"), Node(20)).acknowledged()
-        await repo.unlisten(query, uncached)
-        await repo.unlisten(query, cachedToo)
-        let afterUncachedRead = try await rows()
-        XCTAssertEqual(afterUncachedRead, [2, 1, 1, 2])
+        await repo.unlisten(query, bypassing)
+        await repo.unlisten(query, joining)
+        let afterBypass = try await rows()
+        XCTAssertEqual(afterBypass, [2, 1, 1, 2])
+        assertEqual(try await offlineRead(), kept)
+
+        let (fresh, reading) = try await read(repo, .keep)
+        assertEqual(fresh, try json(#"{"a": 10, "b": 20}"#))
+        await repo.unlisten(query, reading)
+        assertEqual(try await offlineRead(), fresh)
         await repo.close()
         await writer.close()
-
-        // What the cache holds is still the first read's.
-        let offline = try offlineRepo()
-        let (cachedPage, _) = try await read(offline, cached: true)
-        assertEqual(cachedPage, try json(#"{"a": 1, "b": 2}"#))
-        await offline.close()
     }
 
     /// A listen removed before the server answered it: the late answer marks nothing
@@ -323,13 +332,13 @@ final class ClientCacheTests: XCTestCase {
         let tree = SyncTree(listenProvider: provider)
         tree.diskCache = cache
         let query = QuerySpec(path: Path("list"), params: QueryParams().ordered(by: .key).limitToFirst(2))
-        for cached in [true, false] {
+        for use in [DiskCacheUse.startFromAndKeep, .bypass] {
             let registration = EventRegistration(types: [.value]) { _ in }
-            _ = tree.addRegistration(registration, for: query, cached: cached)
+            _ = tree.addRegistration(registration, for: query, diskCache: use)
             tree.removeRegistration(registration, for: query)
             XCTAssertEqual(provider.completions.popLast()?(.ok).count, 0)
             cache.commit()
-            XCTAssertEqual(try count("SELECT count(*) FROM tracked_queries WHERE complete = 1"), 0, "cached: \(cached)")
+            XCTAssertEqual(try count("SELECT count(*) FROM tracked_queries WHERE complete = 1"), 0, "\(use)")
         }
         cache.close()
     }

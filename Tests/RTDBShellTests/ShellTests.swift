@@ -253,18 +253,23 @@ extension ShellTests {
         XCTAssertEqual(database.value(at: Path("data/old")), .empty)
     }
 
+    /// A client of the test's database with a disk cache in `folder`.
+    private func repoWithDiskCache(_ folder: String) throws -> Repo {
+        let database = self.database!
+        return Repo(connector: { _, _ in
+            let (client, server) = InProcessTransport.pair()
+            database.accept(server)
+            return client
+        }, reconnect: .never, cache: try ClientCache(folder: folder))
+    }
+
     /// An import through a client with a disk cache leaves its data out of the cache (the
     /// file holds it): the cache keeps what was read before, not the imported megabytes.
     @MainActor
     func testImportDoesNotFillTheDiskCache() async throws {
         let cacheFolder = NSTemporaryDirectory() + "rtdb-import-cache-" + UUID().uuidString
         defer { try? FileManager.default.removeItem(atPath: cacheFolder) }
-        let database = self.database!
-        let repo = Repo(connector: { _, _ in
-            let (client, server) = InProcessTransport.pair()
-            database.accept(server)
-            return client
-        }, reconnect: .never, cache: try ClientCache(folder: cacheFolder))
+        let repo = try repoWithDiskCache(cacheFolder)
         let cached = Shell(repo: repo, output: output)
         assertOutcome(await cached.run(#"set /read {"a": 1}"#), .ok)
         let summary = await repo.cacheSummary
@@ -278,6 +283,34 @@ extension ShellTests {
         let after = try XCTUnwrap(afterwards)
         XCTAssertEqual(after.dataBytes, before)
         XCTAssertEqual(after.queuedWrites, 0)
+        await repo.close()
+    }
+
+    /// Online, a query's one-time read answers the server's data, not what the disk cache
+    /// holds complete from an earlier read; an export adds nothing to the cache.
+    @MainActor
+    func testAQueryReadAnswersTheServersDataAndAnExportLeavesTheCacheAlone() async throws {
+        let cacheFolder = NSTemporaryDirectory() + "rtdb-query-cache-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: cacheFolder) }
+        let repo = try repoWithDiskCache(cacheFolder)
+        let cached = Shell(repo: repo, output: output)
+        assertOutcome(await cached.run(#"set /list {"a": 1, "b": 2, "c": 3}"#), .ok)
+        assertOutcome(await cached.run("get /list --orderByKey --limitToFirst 2 --json"), .ok)
+        assertOutcome(await shell.run("set /list/a 10"), .ok)
+        assertOutcome(await cached.run("get /list --orderByKey --limitToFirst 2 --json"), .ok)
+        assertOutcome(await cached.run("query /list --orderByKey --limitToFirst 2 --json"), .ok)
+        let summary = await repo.cacheSummary
+        let before = try XCTUnwrap(summary).dataBytes
+        assertOutcome(await cached.run("export /list -q"), .ok)
+        XCTAssertEqual(output.stdout, """
+        {"a":1,"b":2}
+        {"a":10,"b":2}
+        [{"key":"a","value":10},{"key":"b","value":2}]
+        {"a":10,"b":2,"c":3}
+
+        """)
+        let afterwards = await repo.cacheSummary
+        XCTAssertEqual(try XCTUnwrap(afterwards).dataBytes, before)
         await repo.close()
     }
 

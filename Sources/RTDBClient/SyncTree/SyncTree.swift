@@ -23,10 +23,8 @@ final class SyncTree {
     /// The disk cache: server data and completed queries are kept there, and a new listen
     /// starts from what it holds when nothing in memory is complete.
     var diskCache: ClientCache?
-    /// Filtered queries that bypass the disk cache, decided when their view is made: their
-    /// data neither starts from it nor is kept in it, and the cache does not track them. For
-    /// reads whose data goes elsewhere (an export's pages, which evicted what was read and
-    /// watched) and must be the server's (not what an earlier session kept).
+    /// Filtered queries whose view was made to bypass the disk cache (`DiskCacheUse`): their
+    /// data is not kept there, and the cache does not track them.
     private var uncachedQueries: Set<String> = []
 
     init(listenProvider: ListenProvider?) {
@@ -123,9 +121,9 @@ final class SyncTree {
 
     // MARK: Registrations
 
-    /// `cached: false`: a filtered query's new view bypasses the disk cache (see
-    /// `uncachedQueries`); a registration joining an existing view takes it as it is.
-    func addRegistration(_ registration: EventRegistration, for query: QuerySpec, cached: Bool = true) -> [Event] {
+    /// `diskCache` says how a new view uses the disk cache; a registration joining an
+    /// existing view takes it as it is.
+    func addRegistration(_ registration: EventRegistration, for query: QuerySpec, diskCache use: DiskCacheUse = .startFromAndKeep) -> [Event] {
         let path = query.path
         var serverCache: Node?
         var ancestorHasCompleteView = false
@@ -144,12 +142,12 @@ final class SyncTree {
             syncPoints = syncPoints.setting(path, syncPoint)
         }
         let viewExists = syncPoint.viewFor(query) != nil
-        if !viewExists && !cached && !query.params.loadsAllData { uncachedQueries.insert(query.key) }
+        if !viewExists && use == .bypass && !query.params.loadsAllData { uncachedQueries.insert(query.key) }
         let onDisk = !uncachedQueries.contains(query.key)
         var serverComplete = serverCache != nil
         var cache = serverCache ?? .empty
         if onDisk { diskCache?.touch(query) }
-        if !serverComplete, onDisk, let (node, complete) = diskCache?.serverCache(for: query) {
+        if !serverComplete, use == .startFromAndKeep, let (node, complete) = diskCache?.serverCache(for: query) {
             // Kept from an earlier session: complete as the server last said, or some children.
             cache = node
             serverComplete = complete
