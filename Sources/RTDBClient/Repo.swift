@@ -124,6 +124,8 @@ public actor Repo {
         unreadableRestoredWrites = unreadable
         restoredWrites = writes.map { ($0.write, $0.row, $0.cached, OneShot<Void>()) }
         for path in cache.keptSynced { try? keepSynced(path, true) }
+        // A cache left over its limit (a smaller --cache-size, or evictions cut short) shrinks.
+        cache.evictIfNeeded(pinned: syncTree.listenedPaths, force: true)
     }
 
     private func commitCache() {
@@ -145,6 +147,7 @@ public actor Repo {
     public func unlisten(_ query: QuerySpec, _ registration: EventRegistration) {
         let tree = query.path.isInfo ? infoTree : syncTree
         for (registration, error) in tree.removeRegistration(registration, for: query) { registration.cancel(error) }
+        if let diskCache, diskCache.overLimit { diskCache.evictIfNeeded(pinned: syncTree.listenedPaths, force: true) }
     }
 
     /// The events of `types` at `query`, from now until the stream's consumer stops (which

@@ -323,6 +323,42 @@ final class ClientCacheTests: XCTestCase {
         await writer.close()
     }
 
+    /// Reads that each stay under the limit but together go past it: what they left is
+    /// evicted once they end (while a read listens, its data is in use and stays). A cache
+    /// found over its limit when opened (here: opened with a smaller one) shrinks at once.
+    func testTheCacheGoesBackUnderItsLimitOnceReadsEndAndWhenOpened() async throws {
+        let database = try startServer()
+        let writer = Repo(connector: connector(to: database))
+        let children = (0..<40).map { "\"k\(10 + $0)\": \"\(String(repeating: "v", count: 100))\"" }
+        try await writer.set(Path("list"), try json("{" + children.joined(separator: ", ") + "}")).acknowledged()
+        await writer.close()
+        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder, limit: 2000))
+        for start in stride(from: 10, to: 50, by: 10) {
+            let query = QuerySpec(path: Path("list"), params: QueryParams().ordered(by: .key).startAt(Node("k\(start)")).limitToFirst(10))
+            let answer = OneShot<Node>()
+            let registration = EventRegistration(types: [.value]) { answer.resolve(.success($0.node)) }
+            await repo.listen(query, registration, diskCache: .keep)
+            let page = try await answer.value()
+            XCTAssertEqual(page.childCount, 10)
+            await repo.unlisten(query, registration)
+        }
+        _ = await repo.commitCacheNow()
+        let summary = await repo.cacheSummary
+        XCTAssertLessThanOrEqual(try XCTUnwrap(summary).dataBytes, 2000)
+        await repo.close()
+
+        let cache = try ClientCache(folder: folder)
+        cache.touch(QuerySpec(path: Path("big")))
+        cache.overwrite(Path("big"), Node(String(repeating: "b", count: 5000)))
+        cache.commit()
+        XCTAssertGreaterThan(cache.dataSize, 5000)
+        cache.close()
+        let reopened = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder, limit: 2000))
+        let reopenedSummary = await reopened.cacheSummary
+        XCTAssertLessThanOrEqual(try XCTUnwrap(reopenedSummary).dataBytes, 2000)
+        await reopened.close()
+    }
+
     /// A listen removed before the server answered it: the late answer marks nothing
     /// complete in the cache (an export reading that page again would have taken the
     /// cache's empty page for the server's, and stopped short).

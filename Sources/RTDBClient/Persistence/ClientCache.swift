@@ -569,6 +569,9 @@ public final class ClientCache {
     /// every acknowledged write's is one, and each costs a look-up in later reads.
     static let maxQueries = 1000
     private var queriesSinceCheck = 0
+    /// The last eviction left the cache over its limit, because what it holds was in use
+    /// (listened to, as a read's data is until its answer is out): evict again when that ends.
+    private(set) var overLimit = false
 
     /// Evicts the least recently used queries' data until the cache is under 80% of its
     /// limit (and of `maxQueries`), when it has grown past either. Data at, above or below
@@ -580,7 +583,8 @@ public final class ClientCache {
         var size = dataSize
         var queries = 0
         attempt { queries = Int(try database.integer("SELECT count(*) FROM tracked_queries")) }
-        guard size > limit || queries > Self.maxQueries else { return }
+        overLimit = size > limit || queries > Self.maxQueries
+        guard overLimit else { return }
         let target = limit * 8 / 10
         let queryTarget = Self.maxQueries * 8 / 10
         change {
@@ -598,6 +602,7 @@ public final class ClientCache {
                 queries -= removed.queries
             }
         }
+        overLimit = size > limit || queries > Self.maxQueries
         commit()
         // The file shrinks too (at the next checkpoint), not just the data it holds.
         attempt { try database.execute("PRAGMA incremental_vacuum") }
