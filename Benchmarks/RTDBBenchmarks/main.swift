@@ -676,7 +676,7 @@ func cacheBenchmark(_ n: Int) async throws {
     var opens: [Double] = []
     for _ in 0..<5 {
         opens.append(try await seconds {
-            let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+            let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder, limit: 100_000_000))
             let note = try await repo.get(Path("notes/n5"))
             precondition(!note.isEmpty, "the cached note is missing")
             await repo.close()

@@ -124,8 +124,7 @@ public actor Repo {
         unreadableRestoredWrites = unreadable
         restoredWrites = writes.map { ($0.write, $0.row, $0.cached, OneShot<Void>()) }
         for path in cache.keptSynced { try? keepSynced(path, true) }
-        // A cache left over its limit (a smaller --cache-size, or evictions cut short) shrinks.
-        cache.evictIfNeeded(pinned: syncTree.listenedPaths, force: true)
+        cache.evictIfOverLimitWhenOpened(pinned: syncTree.listenedPaths)
     }
 
     private func commitCache() {

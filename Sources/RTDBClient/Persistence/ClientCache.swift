@@ -573,6 +573,15 @@ public final class ClientCache {
     /// (listened to, as a read's data is until its answer is out): evict again when that ends.
     private(set) var overLimit = false
 
+    /// At open: a file larger than the limit may hold more data than that (a smaller limit
+    /// than before, or evictions cut short), which is evicted. The file's size bounds the
+    /// data's, so a cache well under its limit is not measured (that reads all of it).
+    func evictIfOverLimitWhenOpened(pinned listened: [Path]) {
+        var bytes = 0
+        attempt { bytes = Int(try database.integer("PRAGMA page_count")) * Int(try database.integer("PRAGMA page_size")) }
+        if bytes > limit { evictIfNeeded(pinned: listened, force: true) }
+    }
+
     /// Evicts the least recently used queries' data until the cache is under 80% of its
     /// limit (and of `maxQueries`), when it has grown past either. Data at, above or below
     /// `pinned` paths (those listened to) and below kept-synced ones stays.
