@@ -146,7 +146,9 @@ public actor Repo {
     public func unlisten(_ query: QuerySpec, _ registration: EventRegistration) {
         let tree = query.path.isInfo ? infoTree : syncTree
         for (registration, error) in tree.removeRegistration(registration, for: query) { registration.cancel(error) }
-        if let diskCache, diskCache.overLimit { diskCache.evictIfNeeded(pinned: syncTree.listenedPaths, force: true) }
+        if let diskCache, diskCache.evictionBlockedBy.contains(query.path) {
+            diskCache.evictIfNeeded(pinned: syncTree.listenedPaths, force: true)
+        }
     }
 
     /// The events of `types` at `query`, from now until the stream's consumer stops (which
@@ -283,24 +285,47 @@ public actor Repo {
     /// Reads the value at `path` from the server; `.info` is answered locally, and so is a
     /// path this client already holds completely (it listens there) while offline.
     public func get(_ path: Path) async throws -> Node {
-        if path.isInfo { return infoListens.value(at: path) }
-        if !connection.connected, let cached = syncTree.knownValue(at: path) {
-            return cached
-        }
+        try await get(QuerySpec(path: path))
+    }
+
+    /// Reads what `query` selects from the server, never from what this client holds: a
+    /// listen's data (kept synced, watched) may have come from the disk cache and not be
+    /// confirmed yet. The answer is kept in the disk cache as a listen's would be, unless
+    /// `keep` is false (data that goes elsewhere: an export's pages). Offline, the answer is
+    /// what this client holds complete for the query (in memory or on disk), if it does.
+    public func get(_ query: QuerySpec, keep: Bool = true) async throws -> Node {
+        let path = query.path
         let answer = OneShot<Node>()
-        connection.send(.get(path: path, query: nil)) { [weak self] response in
+        let filtered = !query.params.loadsAllData
+        if path.isInfo {
+            guard filtered else { return infoListens.value(at: path) }
+            listenOnce(query, answer, diskCache: .startFromAndKeep)
+            return try await answer.value()
+        }
+        if !connection.connected && keep {
+            if !filtered {
+                if let cached = syncTree.knownValue(at: path) { return cached }
+            } else {
+                // The sync tree answers from memory or disk when it holds the query complete.
+                listenOnce(query, answer, diskCache: .startFromAndKeep)
+                executor.queue.asyncAfter(deadline: .now() + offlineReadTimeout) { [weak self] in
+                    self?.assumeIsolated { repo in
+                        if answer.current == nil && !repo.connection.connected { answer.resolve(.failure(DatabaseError.offline)) }
+                    }
+                }
+                return try await answer.value()
+            }
+        }
+        let fallback: DiskCacheUse = keep ? .keep : .bypass
+        connection.send(.get(path: path, query: filtered ? query.params : nil)) { [weak self] response in
             if response.isOK {
                 // An answer without a value (`""`) is the empty string; a missing value is `null`.
                 let value = response.carriesValue ? response.data : Node(.string(""))
-                self?.assumeIsolated { repo in
-                    if let diskCache = repo.diskCache {
-                        diskCache.overwriteComplete(path, value)
-                    }
-                }
+                if keep { self?.assumeIsolated { $0.diskCache?.overwriteComplete(query, value) } }
                 answer.resolve(.success(value))
             } else if response.status == .invalidRequest || !Self.readRefusals.contains(response.status) {
                 // A server that does not know `g`: read as clients did before it existed.
-                self?.assumeIsolated { $0.listenOnce(path, answer) }
+                self?.assumeIsolated { $0.listenOnce(query, answer, diskCache: fallback) }
             } else {
                 answer.resolve(.failure(DatabaseError(status: response.status, message: response.message)))
             }
@@ -308,7 +333,7 @@ public actor Repo {
         // A server that ignores `g` altogether: the same, once it has had time to answer.
         executor.queue.asyncAfter(deadline: .now() + getFallbackDelay) { [weak self] in
             self?.assumeIsolated { repo in
-                if answer.current == nil && repo.connection.connected { repo.listenOnce(path, answer) }
+                if answer.current == nil && repo.connection.connected { repo.listenOnce(query, answer, diskCache: fallback) }
             }
         }
         return try await answer.value()
@@ -327,13 +352,12 @@ public actor Repo {
         getFallbackDelay = seconds
     }
 
-    /// Reads `path` with a listen that ends at its first value; resolves `answer` unless
+    /// Reads `query` with a listen that ends at its first value; resolves `answer` unless
     /// something else did first.
-    private func listenOnce(_ path: Path, _ answer: OneShot<Node>) {
-        let query = QuerySpec(path: path)
+    private func listenOnce(_ query: QuerySpec, _ answer: OneShot<Node>, diskCache use: DiskCacheUse) {
         let registration = EventRegistration(types: [.value], callback: { answer.resolve(.success($0.node)) },
                                              cancel: { answer.resolve(.failure($0)) })
-        listen(query, registration)
+        listen(query, registration, diskCache: use)
         let queue = executor.queue
         answer.whenResolved { [weak self] _ in
             // Not from inside the event being delivered: on the queue, after it.

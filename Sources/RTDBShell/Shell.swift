@@ -412,37 +412,11 @@ public final class Shell {
         for (name, value) in rows { output.write(name.padding(toLength: 14, withPad: " ", startingAt: 0) + value + "\n") }
     }
 
-    /// Runs a query once: listens until the server has answered, then stops. Online, the
-    /// answer is the server's; offline, what the disk cache holds. `keep: false`: the data
-    /// is not kept in the disk cache either (it goes elsewhere).
+    /// Runs a query once: the server's answer (offline, what the client holds complete for
+    /// it). `keep: false`: not kept in the disk cache (the data goes elsewhere).
     func readQuery(_ query: QuerySpec, keep: Bool = true) async throws -> Node {
-        let first = OneShot<Node>()
-        let registration = EventRegistration(types: [.value], callback: { first.resolve(.success($0.node)) },
-                                             cancel: { first.resolve(.failure($0)) })
-        let use: DiskCacheUse = !keep ? .bypass : await repo.isConnected ? .keep : .startFromAndKeep
-        await repo.listen(query, registration, diskCache: use)
-        do {
-            let value = try await answer(first)
-            await repo.unlisten(query, registration)
-            return value
-        } catch {
-            await repo.unlisten(query, registration)
-            throw error
-        }
-    }
-
-    /// Waits for the answer to a read. Offline, data this client does not hold cannot come:
-    /// after the offline wait that says so as the core's reads do.
-    private func answer(_ result: OneShot<Node>) async throws -> Node {
-        let offlineWait = min(options.readTimeout, await repo.offlineReadTimeout)
-        do {
-            return try await withTimeout(offlineWait) { try await result.value() }
-        } catch is TimeoutError {
-            if await !repo.isConnected { throw ShellError("\(DatabaseError.offline)") }
-        } catch let error as DatabaseError {
-            throw ShellError(error)
-        }
-        return try await fromServer(within: options.readTimeout - offlineWait) { try await result.value() }
+        let repo = self.repo
+        return try await fromServer(within: options.readTimeout) { try await repo.get(query, keep: keep) }
     }
 
     /// A watch in the foreground (until the task is cancelled: Ctrl-C) or, on the terminal,

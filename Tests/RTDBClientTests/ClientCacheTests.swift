@@ -3,6 +3,7 @@ import XCTest
 import RTDBData
 import RTDBProtocol
 import RTDBEngine
+import RTDBTestSupport
 @testable import RTDBClient
 
 /// The disk cache on its own (rows, completeness, the write queue) and under a Repo across
@@ -492,13 +493,6 @@ final class ClientCacheTests: XCTestCase {
         assertEqual(await next.takeRestoredWrites().count, 0)
         await next.close()
     }
-}
-
-/// A transport whose connection never comes up: the client stays offline.
-private final class NeverConnects: Transport {
-    func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {}
-    func send(_ message: Message) {}
-    func close() {}
 }
 
 /// Keeps each listen's completion for the test to call when it chooses.

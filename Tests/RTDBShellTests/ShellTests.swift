@@ -312,6 +312,16 @@ extension ShellTests {
         let afterwards = await repo.cacheSummary
         XCTAssertEqual(try XCTUnwrap(afterwards).dataBytes, before)
         await repo.close()
+
+        // Offline, the query read before is answered from the cache; one never read is not.
+        let offline = Repo(connector: { _, _ in NeverConnects() }, reconnect: .never, cache: try ClientCache(folder: cacheFolder))
+        await offline.setOfflineReadTimeout(0.1)
+        let offlineShell = Shell(repo: offline, output: output)
+        assertOutcome(await offlineShell.run("get /list --orderByKey --limitToFirst 2 --json"), .ok)
+        assertOutcome(await offlineShell.run("get /other --orderByKey --limitToFirst 1 --json"), .failed)
+        XCTAssertEqual(output.stdout.split(separator: "\n").last, #"{"a":10,"b":2}"#)
+        XCTAssertEqual(output.stderr, "error: DISCONNECTED: Client is offline.\n")
+        await offline.close()
     }
 
     /// Pages the database refuses as too big are read again with fewer children, down to

@@ -1,8 +1,9 @@
 import RTDBProtocol
 
-/// A server's end of an in-process connection with a network connection's limit: a message
-/// sent with `sendIfItFits` goes only if its encoding is at most `maxBytes`, as a WebSocket
-/// server's does (whose real limit, 256 MB, is too big for a test).
+/// A server's end of an in-process connection with a network connection's limit, as a
+/// WebSocket server's (whose real limit, 256 MB, is too big for a test): a message sent with
+/// `sendIfItFits` goes only if its encoding is at most `maxBytes`, and an answer larger than
+/// that is replaced by a `too_big` refusal.
 public final class MessageLimitedTransport: Transport {
     private let inner: Transport
     private let maxBytes: Int
@@ -16,7 +17,10 @@ public final class MessageLimitedTransport: Transport {
         inner.start(onMessage: onMessage, onClose: onClose)
     }
 
-    public func send(_ message: Message) { inner.send(message) }
+    public func send(_ message: Message) {
+        guard case .response(let id, _) = message, WireCodec.encodeBytes(message).count > maxBytes else { return inner.send(message) }
+        inner.send(.response(id: id, .error(.tooBig, "the answer is over \(maxBytes) bytes")))
+    }
 
     public func sendIfItFits(_ message: Message) -> Bool {
         guard WireCodec.encodeBytes(message).count <= maxBytes else { return false }

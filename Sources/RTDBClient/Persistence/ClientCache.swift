@@ -434,6 +434,16 @@ public final class ClientCache {
         if !covered { setComplete(QuerySpec(path: path), keys: nil) }
     }
 
+    /// The server's whole answer to `query`: for a filtered one, its children, and that the
+    /// query is complete with them (as when its listen completes).
+    func overwriteComplete(_ query: QuerySpec, _ node: Node) {
+        guard !query.params.loadsAllData else { return overwriteComplete(query.path, node) }
+        // A leaf has no children to select: what the query holds there is not said.
+        guard node.isEmpty || !node.children.isEmpty else { return }
+        for (key, child) in node.children { overwrite(query.path.child(key.name), child) }
+        setComplete(query, keys: Set(node.children.map { $0.key.name }))
+    }
+
     /// Forgets what the cache holds at and below `path` (the server's value there is not
     /// known): its rows and queries go, and the queries above are no longer complete.
     /// Returns the bytes and queries removed.
@@ -569,17 +579,18 @@ public final class ClientCache {
     /// every acknowledged write's is one, and each costs a look-up in later reads.
     static let maxQueries = 1000
     private var queriesSinceCheck = 0
-    /// The last eviction left the cache over its limit, because what it holds was in use
-    /// (listened to, as a read's data is until its answer is out): evict again when that ends.
-    private(set) var overLimit = false
+    /// The listened paths that kept the last eviction from bringing the cache under its
+    /// limit (their data was in use, as a watch's is): evict again when one is no longer.
+    private(set) var evictionBlockedBy: Set<Path> = []
 
     /// At open: a file larger than the limit may hold more data than that (a smaller limit
     /// than before, or evictions cut short), which is evicted. The file's size bounds the
     /// data's, so a cache well under its limit is not measured (that reads all of it).
     func evictIfOverLimitWhenOpened(pinned listened: [Path]) {
-        var bytes = 0
-        attempt { bytes = Int(try database.integer("PRAGMA page_count")) * Int(try database.integer("PRAGMA page_size")) }
-        if bytes > limit { evictIfNeeded(pinned: listened, force: true) }
+        // Not known (a failure here is not the cache's), the data is measured.
+        if let pages = try? database.integer("PRAGMA page_count"), let pageSize = try? database.integer("PRAGMA page_size"),
+           Int(pages) * Int(pageSize) <= limit { return }
+        evictIfNeeded(pinned: listened, force: true)
     }
 
     /// Evicts the least recently used queries' data until the cache is under 80% of its
@@ -592,8 +603,8 @@ public final class ClientCache {
         var size = dataSize
         var queries = 0
         attempt { queries = Int(try database.integer("SELECT count(*) FROM tracked_queries")) }
-        overLimit = size > limit || queries > Self.maxQueries
-        guard overLimit else { return }
+        evictionBlockedBy = []
+        guard size > limit || queries > Self.maxQueries else { return }
         let target = limit * 8 / 10
         let queryTarget = Self.maxQueries * 8 / 10
         change {
@@ -601,17 +612,19 @@ public final class ClientCache {
             try database.run("SELECT id, path FROM tracked_queries ORDER BY last_use, id") {
                 candidates.append(($0.integer(0), Self.path(ofRowKey: $0.text(1))))
             }
-            let pinnedPaths = listened + keptSynced
+            var blockedBy: Set<Path> = []
+            defer { evictionBlockedBy = size > limit || queries > Self.maxQueries ? blockedBy : [] }
             for candidate in candidates where size > target || queries > queryTarget {
                 // Data a pinned location uses is not this query's alone: rows at or above the
                 // pin hold it, and rows below it are part of it.
-                if pinnedPaths.contains(where: { $0.overlaps(candidate.path) }) { continue }
+                let pins = listened.filter { $0.overlaps(candidate.path) }
+                blockedBy.formUnion(pins)
+                if !pins.isEmpty || keptSynced.contains(where: { $0.overlaps(candidate.path) }) { continue }
                 let removed = forget(candidate.path)
                 size -= removed.bytes
                 queries -= removed.queries
             }
         }
-        overLimit = size > limit || queries > Self.maxQueries
         commit()
         // The file shrinks too (at the next checkpoint), not just the data it holds.
         attempt { try database.execute("PRAGMA incremental_vacuum") }
