@@ -146,9 +146,6 @@ public actor Repo {
     public func unlisten(_ query: QuerySpec, _ registration: EventRegistration) {
         let tree = query.path.isInfo ? infoTree : syncTree
         for (registration, error) in tree.removeRegistration(registration, for: query) { registration.cancel(error) }
-        if let diskCache, diskCache.evictionBlockedBy.contains(query.path) {
-            diskCache.evictIfNeeded(pinned: syncTree.listenedPaths, force: true)
-        }
     }
 
     /// The events of `types` at `query`, from now until the stream's consumer stops (which
@@ -317,11 +314,17 @@ public actor Repo {
             }
         }
         let fallback: DiskCacheUse = keep ? .keep : .bypass
-        connection.send(.get(path: path, query: filtered ? query.params : nil)) { [weak self] response in
+        // The query as the official clients send it (an order alone too: rules may read it).
+        connection.send(.get(path: path, query: query.params.isDefault ? nil : query.params)) { [weak self] response in
             if response.isOK {
                 // An answer without a value (`""`) is the empty string; a missing value is `null`.
                 let value = response.carriesValue ? response.data : Node(.string(""))
-                if keep { self?.assumeIsolated { $0.diskCache?.overwriteComplete(query, value) } }
+                if keep {
+                    self?.assumeIsolated { repo in
+                        let keptFresh = repo.syncTree.wholeListenedPaths.contains { $0.contains(path) }
+                        repo.diskCache?.overwriteComplete(query, value, locationKeptFresh: keptFresh)
+                    }
+                }
                 answer.resolve(.success(value))
             } else if response.status == .invalidRequest || !Self.readRefusals.contains(response.status) {
                 // A server that does not know `g`: read as clients did before it existed.

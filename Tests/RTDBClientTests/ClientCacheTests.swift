@@ -360,6 +360,33 @@ final class ClientCacheTests: XCTestCase {
         await reopened.close()
     }
 
+    /// A query's answer says nothing of the children outside it: a location the cache held
+    /// whole is no longer known whole after one (a child may have gone), and the query is
+    /// answered offline as the server answered it.
+    func testAQueryAnswerLeavesItsLocationNoLongerKnownWhole() async throws {
+        let database = try startServer()
+        let writer = Repo(connector: connector(to: database))
+        try await writer.set(Path("list"), try json(#"{"a": 1, "b": 2, "c": 3}"#)).acknowledged()
+        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        assertEqual(try await repo.get(Path("list")), try json(#"{"a": 1, "b": 2, "c": 3}"#))
+        try await writer.update(Path("list"), [Update(Path("a"), .empty), Update(Path("d"), Node(4))]).acknowledged()
+        let query = QuerySpec(path: Path("list"), params: QueryParams().ordered(by: .key).limitToFirst(2))
+        assertEqual(try await repo.get(query), try json(#"{"b": 2, "c": 3}"#))
+        await repo.close()
+        await writer.close()
+
+        let offline = try offlineRepo()
+        await offline.setOfflineReadTimeout(0.1)
+        assertEqual(try await offline.get(query), try json(#"{"b": 2, "c": 3}"#))
+        do {
+            let value = try await offline.get(Path("list"))
+            XCTFail("answered offline with \(value)")
+        } catch let error as DatabaseError {
+            XCTAssertEqual(error.message, DatabaseError.offline.message)
+        }
+        await offline.close()
+    }
+
     /// A listen removed before the server answered it: the late answer marks nothing
     /// complete in the cache (an export reading that page again would have taken the
     /// cache's empty page for the server's, and stopped short).

@@ -111,13 +111,7 @@ final class RepoTests: XCTestCase {
 
     func testGetFallsBackToAOneTimeListenOnServersWithoutG() async throws {
         for ignores in [false, true] {
-            final class Log: @unchecked Sendable {
-                let lock = NSLock()
-                var requests: [String] = []
-                func add(_ text: String) { lock.withLock { requests.append(text) } }
-                var all: [String] { lock.withLock { requests } }
-            }
-            let log = Log()
+            let log = RequestLog()
             let repo = scriptedRepo { server, id, request in
                 switch request {
                 case .get:
@@ -140,6 +134,28 @@ final class RepoTests: XCTestCase {
             await assertEventually { log.all == ["g", "l /a/b", "n /a/b"] }
             await repo.close()
         }
+    }
+
+    /// A query read is a `g` carrying the query as the official clients send it, an order
+    /// alone included (rules may read it); a location's read carries none.
+    func testAQueryReadSendsItsQueryWithG() async throws {
+        let log = RequestLog()
+        let repo = scriptedRepo { server, id, request in
+            if case .get = request { log.add(String(decoding: WireCodec.encodeBytes(.request(id: id, request)), as: UTF8.self)) }
+            server.send(.response(id: id, .value(Node("answer"))))
+        }
+        _ = try await repo.firstConnectionEstablished()
+        let owner = Path("owner")
+        for params in [QueryParams(), QueryParams().ordered(by: .child(owner)), QueryParams().ordered(by: .child(owner)).limitToLast(2)] {
+            assertEqual(try await repo.get(QuerySpec(path: Path("list"), params: params)), Node("answer"))
+        }
+        let sent = log.all.map { $0.replacingOccurrences(of: #""r":\d+"#, with: #""r":N"#, options: .regularExpression) }
+        XCTAssertEqual(sent, [
+            #"{"t":"d","d":{"r":N,"a":"g","b":{"p":"/list","q":{}}}}"#,
+            #"{"t":"d","d":{"r":N,"a":"g","b":{"p":"/list","q":{"i":"owner"}}}}"#,
+            #"{"t":"d","d":{"r":N,"a":"g","b":{"p":"/list","q":{"l":2,"vf":"r","i":"owner"}}}}"#,
+        ])
+        await repo.close()
     }
 
     /// A read the server refuses as too big for one message fails with that reason; it is
@@ -180,4 +196,12 @@ final class RepoTests: XCTestCase {
         assertEqual(try await get("/.info/connected"), Node(true))
         guard case .leaf(.number) = try await get("/.info/serverTimeOffset").content else { return XCTFail() }
     }
+}
+
+/// What a scripted server was asked, in order (appended from the server's thread).
+private final class RequestLog: @unchecked Sendable {
+    private let lock = NSLock()
+    private var requests: [String] = []
+    func add(_ text: String) { lock.withLock { requests.append(text) } }
+    var all: [String] { lock.withLock { requests } }
 }

@@ -435,13 +435,25 @@ public final class ClientCache {
     }
 
     /// The server's whole answer to `query`: for a filtered one, its children, and that the
-    /// query is complete with them (as when its listen completes).
-    func overwriteComplete(_ query: QuerySpec, _ node: Node) {
+    /// query is complete with them (as when its listen completes). Unless a listen keeps it
+    /// fresh, the location is no longer known whole: children outside the answer may have
+    /// gone since it was.
+    func overwriteComplete(_ query: QuerySpec, _ node: Node, locationKeptFresh: Bool) {
         guard !query.params.loadsAllData else { return overwriteComplete(query.path, node) }
         // A leaf has no children to select: what the query holds there is not said.
         guard node.isEmpty || !node.children.isEmpty else { return }
         for (key, child) in node.children { overwrite(query.path.child(key.name), child) }
+        if !locationKeptFresh { change { try markIncomplete(atAndAbove: query.path) } }
         setComplete(query, keys: Set(node.children.map { $0.key.name }))
+    }
+
+    /// The queries at `path` and above no longer hold all they say they do.
+    private func markIncomplete(atAndAbove path: Path) throws {
+        var at: Path? = path
+        while let location = at {
+            try database.run("UPDATE tracked_queries SET complete = 0 WHERE path = ?", [.text(Self.rowKey(location))])
+            at = location.parent
+        }
     }
 
     /// Forgets what the cache holds at and below `path` (the server's value there is not
@@ -457,11 +469,7 @@ public final class ClientCache {
             try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", range)
             try database.run("DELETE FROM tracked_keys WHERE query_id IN (SELECT id FROM tracked_queries WHERE path >= ? AND path < ?)", range)
             try database.run("DELETE FROM tracked_queries WHERE path >= ? AND path < ?", range)
-            var above = path
-            while let parent = above.parent {
-                try database.run("UPDATE tracked_queries SET complete = 0 WHERE path = ?", [.text(Self.rowKey(parent))])
-                above = parent
-            }
+            if let parent = path.parent { try markIncomplete(atAndAbove: parent) }
             savedKeys = [:]
         }
         return removed

@@ -207,6 +207,9 @@ final class SyncTree {
             if let tag = queryToTag.removeValue(forKey: gone.key) { tagToQuery[tag] = nil }
             uncachedQueries.remove(gone.key)
         }
+        // However the listen ended (unlistened, refused, revoked, a transaction's), the
+        // eviction it held up can run now.
+        if let diskCache, diskCache.evictionBlockedBy.contains(path) { diskCache.evictIfNeeded(pinned: listenedPaths, force: true) }
         return cancelled
     }
 
