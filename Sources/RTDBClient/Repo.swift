@@ -484,7 +484,10 @@ public actor Repo {
                 } else {
                     let whole = syncTree.wholeListenedPaths
                     for (path, node, estimated) in acknowledged where !whole.contains(where: { $0.contains(path) }) {
-                        if estimated || (!cached && !listened.contains(where: { path.contains($0) })) {
+                        if estimated {
+                            // The places listened to whole below hold what the server sent.
+                            diskCache.forget(path, except: whole.filter { path.contains($0) })
+                        } else if !cached && !listened.contains(where: { path.contains($0) }) {
                             diskCache.forget(path)
                         } else {
                             diskCache.overwriteComplete(path, node)

@@ -46,6 +46,18 @@ final class ClientCacheTests: XCTestCase {
 
     private func json(_ text: String) throws -> Node { try JSONReader.parse(text) }
 
+    /// Each of `paths`, read offline, fails as the cache does not hold it.
+    private func assertNotAnsweredOffline(_ repo: Repo, _ paths: [String], line: UInt = #line) async {
+        for path in paths {
+            do {
+                let value = try await repo.get(Path(path))
+                XCTFail("\(path) answered offline with \(value)", line: line)
+            } catch {
+                XCTAssertEqual((error as? DatabaseError)?.message, DatabaseError.offline.message, path, line: line)
+            }
+        }
+    }
+
     /// A number from the cache file, read on a connection of its own beside the cache's.
     private func count(_ sql: String) throws -> Int {
         Int(try SQLiteDatabase(path: folder + "/cache.sqlite").integer(sql))
@@ -256,14 +268,7 @@ final class ClientCacheTests: XCTestCase {
         let offline = try offlineRepo()
         await offline.setOfflineReadTimeout(0.1)
         assertEqual(try await offline.get(Path("keep")), Node(1))
-        for path in ["a", "a/x", "a/y", "b"] {
-            do {
-                let value = try await offline.get(Path(path))
-                XCTFail("\(path) answered offline with \(value)")
-            } catch let error as DatabaseError {
-                XCTAssertEqual(error.message, DatabaseError.offline.message, path)
-            }
-        }
+        await assertNotAnsweredOffline(offline, ["a", "a/x", "a/y", "b"])
         await offline.close()
     }
 
@@ -482,6 +487,24 @@ final class ClientCacheTests: XCTestCase {
         } catch let error as DatabaseError {
             XCTAssertEqual(error.message, DatabaseError.offline.message)
         }
+        await offline.close()
+    }
+
+    /// A write with a server value over a kept-synced location: the estimate is forgotten,
+    /// and what is kept synced below stays (the server sent it before its acknowledgement).
+    func testAServerValueWriteKeepsWhatIsKeptSyncedBelowIt() async throws {
+        let database = try startServer()
+        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        try await repo.keepSynced(Path("a/k"), true)
+        try await repo.set(Path("a"), Node(children: ChildMap(unsorted: [
+            (ChildKey("k"), try json(#"{"v": 1}"#)), (ChildKey("t"), Node(.serverValue(.increment(5)))),
+        ]))).acknowledged()
+        await repo.close()
+        assertEqual(database.value(at: Path("a/t")), Node(5))
+        let offline = try offlineRepo()
+        await offline.setOfflineReadTimeout(0.1)
+        assertEqual(try await offline.get(Path("a/k")), try json(#"{"v": 1}"#))
+        await assertNotAnsweredOffline(offline, ["a", "a/t"])
         await offline.close()
     }
 

@@ -457,18 +457,19 @@ public final class ClientCache {
     }
 
     /// Forgets what the cache holds at and below `path` (the server's value there is not
-    /// known): its rows and queries go, and the queries above are no longer complete.
-    /// Returns the bytes and queries removed.
+    /// known), but for the locations `kept` below it: its rows and queries go, and the
+    /// queries above are no longer complete. Returns the bytes and queries removed.
     @discardableResult
-    func forget(_ path: Path) -> (bytes: Int, queries: Int) {
+    func forget(_ path: Path, except kept: [Path] = []) -> (bytes: Int, queries: Int) {
         var removed = (bytes: 0, queries: 0)
         change {
-            let range = Self.rowRange(path)
-            removed.bytes = Int(try database.integer("SELECT \(Self.rowBytes) FROM server_data WHERE path >= ? AND path < ?", range))
-            removed.queries = Int(try database.integer("SELECT count(*) FROM tracked_queries WHERE path >= ? AND path < ?", range))
-            try database.run("DELETE FROM server_data WHERE path >= ? AND path < ?", range)
-            try database.run("DELETE FROM tracked_keys WHERE query_id IN (SELECT id FROM tracked_queries WHERE path >= ? AND path < ?)", range)
-            try database.run("DELETE FROM tracked_queries WHERE path >= ? AND path < ?", range)
+            let range = Self.rowRange(path) + kept.flatMap { Self.rowRange($0) }
+            let rows = "path >= ? AND path < ?" + String(repeating: " AND NOT (path >= ? AND path < ?)", count: kept.count)
+            removed.bytes = Int(try database.integer("SELECT \(Self.rowBytes) FROM server_data WHERE \(rows)", range))
+            removed.queries = Int(try database.integer("SELECT count(*) FROM tracked_queries WHERE \(rows)", range))
+            try database.run("DELETE FROM server_data WHERE \(rows)", range)
+            try database.run("DELETE FROM tracked_keys WHERE query_id IN (SELECT id FROM tracked_queries WHERE \(rows))", range)
+            try database.run("DELETE FROM tracked_queries WHERE \(rows)", range)
             if let parent = path.parent { try markIncomplete(atAndAbove: parent) }
             savedKeys = [:]
         }
