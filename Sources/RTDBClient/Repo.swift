@@ -463,6 +463,7 @@ public actor Repo {
         raise(events)
         let acknowledged = acknowledgedData
         let entryCount = write.entryCount
+        let listenedBefore = diskCache != nil && acknowledged.contains { $0.estimated } ? syncTree.wholeListenedPaths : []
         connection.send(request) { [self] response in
             raise(syncTree.ackUserWrite(id, revert: !response.isOK))
             queuedWrites[id] = nil
@@ -485,8 +486,9 @@ public actor Repo {
                     let whole = syncTree.wholeListenedPaths
                     for (path, node, estimated) in acknowledged where !whole.contains(where: { $0.contains(path) }) {
                         if estimated {
-                            // The places listened to whole below hold what the server sent.
-                            diskCache.forget(path, except: whole.filter { path.contains($0) })
+                            // The places listened to whole below since before the write was
+                            // sent (their listens went first) hold what the server sent.
+                            diskCache.forget(path, except: whole.filter { path.contains($0) && listenedBefore.contains($0) })
                         } else if !cached && !listened.contains(where: { path.contains($0) }) {
                             diskCache.forget(path)
                         } else {

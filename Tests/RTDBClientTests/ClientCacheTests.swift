@@ -495,17 +495,32 @@ final class ClientCacheTests: XCTestCase {
     func testAServerValueWriteKeepsWhatIsKeptSyncedBelowIt() async throws {
         let database = try startServer()
         let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        try await repo.set(Path("a"), try json(#"{"k": {"v": 0}, "t": 1, "u": 2}"#)).acknowledged()
         try await repo.keepSynced(Path("a/k"), true)
         try await repo.set(Path("a"), Node(children: ChildMap(unsorted: [
             (ChildKey("k"), try json(#"{"v": 1}"#)), (ChildKey("t"), Node(.serverValue(.increment(5)))),
         ]))).acknowledged()
         await repo.close()
-        assertEqual(database.value(at: Path("a/t")), Node(5))
+        assertEqual(database.value(at: Path("a/t")), Node(6))
         let offline = try offlineRepo()
         await offline.setOfflineReadTimeout(0.1)
         assertEqual(try await offline.get(Path("a/k")), try json(#"{"v": 1}"#))
-        await assertNotAnsweredOffline(offline, ["a", "a/t"])
+        await assertNotAnsweredOffline(offline, ["a", "a/t", "a/u"])
         await offline.close()
+    }
+
+    /// Forgetting a place but for a location below it keeps that location's data even when
+    /// it lay in a row above it (one of those forgotten).
+    func testForgettingButForALocationKeepsItsDataFromARowAbove() throws {
+        let cache = try ClientCache(folder: folder)
+        cache.overwrite(Path("a/b"), try json(#"{"k": {"v": 1}, "x": 2}"#))
+        cache.setComplete(QuerySpec(path: Path("a/b/k")), keys: nil)
+        cache.forget(Path("a"), except: [Path("a/b/k")])
+        let kept = try XCTUnwrap(cache.serverCache(for: QuerySpec(path: Path("a/b/k"))))
+        assertEqual(kept.node, try json(#"{"v": 1}"#))
+        XCTAssertTrue(kept.complete)
+        XCTAssertNil(cache.serverCache(for: QuerySpec(path: Path("a/b/x"))))
+        cache.close()
     }
 
     /// Every acknowledged location is a tracked query: they are bounded as the data is.

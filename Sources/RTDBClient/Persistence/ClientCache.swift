@@ -462,6 +462,9 @@ public final class ClientCache {
     @discardableResult
     func forget(_ path: Path, except kept: [Path] = []) -> (bytes: Int, queries: Int) {
         var removed = (bytes: 0, queries: 0)
+        // A kept location's data may lie in a row above it (between it and `path`), which goes.
+        let keptData = kept.map { ($0, node(at: $0)) }
+        defer { for (location, node) in keptData { overwrite(location, node) } }
         change {
             let range = Self.rowRange(path) + kept.flatMap { Self.rowRange($0) }
             let rows = "path >= ? AND path < ?" + String(repeating: " AND NOT (path >= ? AND path < ?)", count: kept.count)
