@@ -60,8 +60,9 @@ let package = Package(
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ], linkerSettings: [
-            // Swift exports every symbol of an executable (25,000 here); nothing looks them
-            // up, and the runtime's start-up scans them (dladdr): 3% of a one-shot command.
+            // Swift exports every symbol of an executable; nothing looks them up, and the
+            // runtime's start-up scans them (dladdr). Release only: debug builds keep the
+            // defaults the tests run with.
             .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release)),
         ]),
         .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBRules", "RTDBEngine", "RTDBServer", "RTDBClient", "RTDBTransport", "CSQLite",

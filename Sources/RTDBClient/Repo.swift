@@ -111,7 +111,7 @@ public actor Repo {
     }
 
     /// Takes up what an earlier session kept: its queued writes (shown at once, sent in their
-    /// order once connected) and its kept-synced locations.
+    /// order once connected) and its kept-synced locations; a cache over its limit shrinks.
     private func restore(from cache: ClientCache) {
         syncTree.diskCache = cache
         cache.onFirstChange = { [weak self] in
@@ -136,7 +136,11 @@ public actor Repo {
     // MARK: Listening
 
     /// Registers a listener; its first events (the current data, if known) follow at once.
-    public func listen(_ query: QuerySpec, _ registration: EventRegistration, diskCache use: DiskCacheUse = .startFromAndKeep) {
+    public func listen(_ query: QuerySpec, _ registration: EventRegistration) {
+        listen(query, registration, diskCache: .startFromAndKeep)
+    }
+
+    func listen(_ query: QuerySpec, _ registration: EventRegistration, diskCache use: DiskCacheUse) {
         let tree = query.path.isInfo ? infoTree : syncTree
         raise(tree.addRegistration(registration, for: query, diskCache: use))
         // `.info` listens are complete once their first events are out.
@@ -279,8 +283,7 @@ public actor Repo {
 
     // MARK: Reads
 
-    /// Reads the value at `path` from the server; `.info` is answered locally, and so is a
-    /// path this client already holds completely (it listens there) while offline.
+    /// Reads the value at `path` (see `get(_:keepInDiskCache:)`).
     public func get(_ path: Path) async throws -> Node {
         try await get(QuerySpec(path: path))
     }
@@ -288,9 +291,11 @@ public actor Repo {
     /// Reads what `query` selects from the server, never from what this client holds: a
     /// listen's data (kept synced, watched) may have come from the disk cache and not be
     /// confirmed yet. The answer is kept in the disk cache as a listen's would be, unless
-    /// `keep` is false (data that goes elsewhere: an export's pages). Offline, the answer is
-    /// what this client holds complete for the query (in memory or on disk), if it does.
-    public func get(_ query: QuerySpec, keep: Bool = true) async throws -> Node {
+    /// `keepInDiskCache` is false (data that goes elsewhere: an export's pages). Offline,
+    /// the answer is what this client holds complete for the query (in memory or on disk:
+    /// watched, kept synced, or left complete by earlier reads and writes); `.info` is
+    /// always answered locally.
+    public func get(_ query: QuerySpec, keepInDiskCache keep: Bool = true) async throws -> Node {
         let path = query.path
         let answer = OneShot<Node>()
         let filtered = !query.params.loadsAllData

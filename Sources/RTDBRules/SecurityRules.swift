@@ -9,7 +9,7 @@ public struct SecurityRules: Sendable {
 
     /// Everyone may read and write everything: the default without `--rules`.
     /// Built as its text parses (a test compares them) rather than parsed: every embedded
-    /// database starts with these, and parsing them was 1.6% of a one-shot command.
+    /// database starts with these, and a one-shot command paid for the parse.
     public static let open = SecurityRules(source: "{\n  \"rules\": {\n    \".read\": true,\n    \".write\": true\n  }\n}\n", root: RuleNode(
         read: .constant(.bool(true)), write: .constant(.bool(true)), validate: nil, indexOn: [], children: [:], wildcard: nil))
 

@@ -4,8 +4,8 @@ import Glibc
 #endif
 
 /// The variables of this process's environment, read one at a time. `ProcessInfo`'s
-/// `environment` copies every variable into a new dictionary at each use, which was 3% of a
-/// one-shot command's start-up for the one or two it reads.
+/// `environment` copies every variable into a new dictionary at each use, a cost at every
+/// start for the one or two a command reads.
 public enum ProcessEnvironment {
     /// The variable's value, or nil when it is not set.
     public static func value(_ name: String) -> String? {

@@ -28,7 +28,7 @@ extension Shell {
                 let page: Node
                 do {
                     // Not kept in the disk cache: the file holds it.
-                    page = try await readQuery(QuerySpec(path: path, params: params), keep: false)
+                    page = try await read(QuerySpec(path: path, params: params), keepInDiskCache: false)
                 } catch let error as ShellError where error.code == "TOO_BIG" {
                     // More than the database sends in one message: fewer children at a time,
                     // down to one, which is then too large on its own.

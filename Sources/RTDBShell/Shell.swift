@@ -182,7 +182,7 @@ public final class Shell {
                 let value = try await read(query.path)
                 output.write(renderer.value(shallow ? value.shallow : value, export: export))
             } else {
-                let value = try await readQuery(query)
+                let value = try await read(query)
                 output.write(renderer.orderedObject(value, index: query.params.index, shallow: shallow, export: export))
             }
         case let .ls(path, long):
@@ -232,7 +232,7 @@ public final class Shell {
             try await finish(repo.setPriority(path, priority), at: path, source: source, line: lineNumber)
         case let .query(query, watch, events, background):
             if watch { return try await runWatch(query, events: events, background: background, json: json, renderer: renderer) }
-            let value = try await readQuery(query)
+            let value = try await read(query)
             output.write(renderer.queryResult(value, index: query.params.index))
         case let .watch(query, events, background):
             return try await runWatch(query, events: events, background: background, json: json, renderer: renderer)
@@ -412,13 +412,6 @@ public final class Shell {
         for (name, value) in rows { output.write(name.padding(toLength: 14, withPad: " ", startingAt: 0) + value + "\n") }
     }
 
-    /// Runs a query once: the server's answer (offline, what the client holds complete for
-    /// it). `keep: false`: not kept in the disk cache (the data goes elsewhere).
-    func readQuery(_ query: QuerySpec, keep: Bool = true) async throws -> Node {
-        let repo = self.repo
-        return try await fromServer(within: options.readTimeout) { try await repo.get(query, keep: keep) }
-    }
-
     /// A watch in the foreground (until the task is cancelled: Ctrl-C) or, on the terminal,
     /// in the background.
     private func runWatch(_ query: QuerySpec, events: Set<EventType>, background: Bool, json: Bool,
@@ -464,15 +457,16 @@ public final class Shell {
     }
 
     func read(_ path: Path) async throws -> Node {
-        let repo = self.repo
-        return try await fromServer(within: options.readTimeout) { try await repo.get(path) }
+        try await read(QuerySpec(path: path))
     }
 
-    /// What the server answers within `seconds`, its refusal and its silence (counted from
-    /// the read's start, `readTimeout`) as the shell reports them.
-    private func fromServer(within seconds: TimeInterval, _ operation: @escaping @Sendable () async throws -> Node) async throws -> Node {
+    /// What the server answers for `query` (offline, what the client holds complete for it),
+    /// its refusal and its silence past `readTimeout`, as the shell reports them.
+    /// `keepInDiskCache: false`: the data goes elsewhere (an export's pages).
+    func read(_ query: QuerySpec, keepInDiskCache: Bool = true) async throws -> Node {
+        let repo = self.repo
         do {
-            return try await withTimeout(seconds, operation)
+            return try await withTimeout(options.readTimeout) { try await repo.get(query, keepInDiskCache: keepInDiskCache) }
         } catch is TimeoutError {
             throw ShellError("the server did not answer within \(DurationWord.describe(options.readTimeout))")
         } catch let error as DatabaseError {

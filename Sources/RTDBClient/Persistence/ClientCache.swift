@@ -597,9 +597,9 @@ public final class ClientCache {
 
     /// At open: a file larger than the limit may hold more data than that (a smaller limit
     /// than before, or evictions cut short), which is evicted. The file's size bounds the
-    /// data's, so a cache well under its limit is not measured (that reads all of it).
+    /// data's, so a file within the limit is not measured (measuring reads all of it).
     func evictIfOverLimitWhenOpened(pinned listened: [Path]) {
-        // Not known (a failure here is not the cache's), the data is measured.
+        // If the file's size cannot be read (not a failure of the cache), the data is measured.
         if let pages = try? database.integer("PRAGMA page_count"), let pageSize = try? database.integer("PRAGMA page_size"),
            Int(pages) * Int(pageSize) <= limit { return }
         evictIfNeeded(pinned: listened, force: true)

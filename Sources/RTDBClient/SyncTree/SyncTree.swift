@@ -209,7 +209,9 @@ final class SyncTree {
         }
         // However the listen ended (unlistened, refused, revoked, a transaction's), the
         // eviction it held up can run now.
-        if let diskCache, diskCache.evictionBlockedBy.contains(path) { diskCache.evictIfNeeded(pinned: listenedPaths, force: true) }
+        if let diskCache, syncPoints.get(path) == nil, diskCache.evictionBlockedBy.contains(path) {
+            diskCache.evictIfNeeded(pinned: listenedPaths, force: true)
+        }
         return cancelled
     }
 
