@@ -442,9 +442,15 @@ public final class ClientCache {
         guard !query.params.loadsAllData else { return overwriteComplete(query.path, node) }
         // A leaf has no children to select: what the query holds there is not said.
         guard node.isEmpty || !node.children.isEmpty else { return }
-        for (key, child) in node.children { overwrite(query.path.child(key.name), child) }
+        overwriteChildren(at: query.path, node)
         if !locationKeptFresh { change { try markIncomplete(atAndAbove: query.path) } }
         setComplete(query, keys: Set(node.children.map { $0.key.name }))
+    }
+
+    /// A query's data at `path`: its children, not the location's (children outside it are
+    /// not known gone).
+    func overwriteChildren(at path: Path, _ node: Node) {
+        for (key, child) in node.children { overwrite(path.child(key.name), child) }
     }
 
     /// The queries at `path` and above no longer hold all they say they do.

@@ -82,12 +82,7 @@ final class SyncTree {
     func applyTaggedOverwrite(_ path: Path, _ node: Node, tag: Int) -> [Event] {
         guard let (queryPath, id, key) = query(forTag: tag), let relative = path.relative(to: queryPath) else { return [] }
         if let diskCache, !uncachedQueries.contains(key) {
-            // The query's children, not the location's: children outside it are not known gone.
-            if relative.isRoot {
-                for (key, child) in node.children { diskCache.overwrite(path.child(key.name), child) }
-            } else {
-                diskCache.overwrite(path, node)
-            }
+            if relative.isRoot { diskCache.overwriteChildren(at: path, node) } else { diskCache.overwrite(path, node) }
         }
         return applyTagged(queryPath, .overwrite(.taggedQuery(id), relative, node))
     }
