@@ -178,13 +178,10 @@ public final class Shell {
         if parsed.noColor { renderer.color = false }
         switch parsed.command {
         case let .get(query, shallow, export):
-            if query.params.isDefault {
-                let value = try await read(query.path)
-                output.write(renderer.value(shallow ? value.shallow : value, export: export))
-            } else {
-                let value = try await read(query)
-                output.write(renderer.orderedObject(value, index: query.params.index, shallow: shallow, export: export))
-            }
+            let value = try await read(query)
+            // A query's children come in its order; a location's value as JSON has it.
+            output.write(query.params.isDefault ? renderer.value(shallow ? value.shallow : value, export: export)
+                                                : renderer.orderedObject(value, index: query.params.index, shallow: shallow, export: export))
         case let .ls(path, long):
             let value = try await read(path)
             if value.isLeaf {
