@@ -284,7 +284,7 @@ def test_a_listener_that_never_reads_is_disconnected(srv):
     writer.close()
     stalled.close()
     still_serving(srv)
-    # What was waiting for it goes back to the system (the server trims every 10 s). The
+    # What was waiting for it goes back to the system (the server's allocator returns it). The
     # engine's share (the records since its last checkpoint) goes too: an idle store
     # checkpoints after 5 s, so what is left to measure is the listener's.
     assert wait_until(lambda: srv.rss_kb("RssAnon") < before + 24_000, 25), (before, srv.rss_kb("RssAnon"))
