@@ -267,6 +267,40 @@ func openBenchmark(_ folder: String) throws {
     database.close()
 }
 
+/// A query index's own work for one write to an ordered child (its entry taken out and put
+/// back at its new place) in an index of `n` children, on one thread, for a profiler
+/// (`valgrind --tool=callgrind` counts its instructions exactly).
+func indexUpdatesBenchmark(_ n: Int, updates: Int) {
+    var rng = SplitMix(seed: 1)
+    var values = (0..<n).map { _ in Double(rng.next() % 1_000_000_000) }
+    let keys = (0..<n).map { ChildKey("k\($0)") }
+    let sorted = (0..<n).sorted { values[$0] != values[$1] ? values[$0] < values[$1] : ChildKey.compare(keys[$0], keys[$1]) < 0 }
+    var tree = WeightBalancedTree<IndexEntry>(count: n) { IndexEntry(value: Node(values[sorted[$0]]), key: keys[sorted[$0]]) }
+    let picks = (0..<updates).map { _ in Int(rng.next() % UInt64(n)) }
+    let time = seconds {
+        for (i, k) in picks.enumerated() {
+            tree = tree.removing(IndexEntry(value: Node(values[k]), key: keys[k]))
+            values[k] = Double(1_000_000_000 + i)
+            tree = tree.inserting(IndexEntry(value: Node(values[k]), key: keys[k]))
+        }
+    }
+    precondition(tree.count == n)
+    print(String(format: "index-updates: %d updates in an index of %d: %.2f µs each", updates, n, time / Double(updates) * 1e6))
+}
+
+/// A fixed sequence of pseudo-random numbers (the same on every run, and no system call).
+struct SplitMix: RandomNumberGenerator {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
+
 /// Single writes through the client core, pipelined, all acknowledged and durable.
 func writeBenchmark(_ n: Int) async throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-write-" + UUID().uuidString
@@ -817,6 +851,7 @@ case "query":
     let sizes = Int(arguments.dropFirst().first ?? "").map { [$0] } ?? [10_000, 100_000, 1_000_000]
     let writes = Int(arguments.dropFirst(2).first ?? "") ?? 100_000
     for n in sizes { try await queryBenchmark(n, writes: writes) }
+case "index-updates": indexUpdatesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000, updates: Int(arguments.dropFirst(2).first ?? "") ?? 100_000)
 case "writes": try await writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 case "cache": try await cacheBenchmark(Int(arguments.dropFirst().first ?? "") ?? 20_000)
 case "rules": try await rulesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 50_000, rounds: Int(arguments.dropFirst(2).first ?? "") ?? 3)

@@ -23,6 +23,12 @@ protocol BranchLoader<Element>: AnyObject, Sendable {
 /// A subtree is either a branch in memory or a stored one, read from its file each time it is
 /// visited and never kept: a tree opened from a file costs nothing until it is walked, and an
 /// update copies the branches on its path into memory, leaving the rest where it is.
+///
+/// The engine's query indexes, in another module, use it with `IndexEntry`: the operations
+/// they call are also compiled for that element here (`@_specialize(exported:)`), where a
+/// generic call from another module would run unspecialized, through witness tables (a
+/// third more instructions for each write to an indexed child: `RTDBBenchmarks
+/// index-updates` under callgrind).
 public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     /// A branch in memory or a stored subtree; `branch` gives the top branch either way.
     // Unchecked only because the class is open to its two subclasses: nothing in it changes.
@@ -81,6 +87,7 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
 
     /// Builds in O(n) from `count` elements given by position, in strictly increasing order
     /// (with no array of them: an index of a million children built one first).
+    @_specialize(exported: true, where Element == IndexEntry)
     public init(count: Int, sorted element: (Int) -> Element) {
         func build(_ lo: Int, _ hi: Int) -> Branch? {
             if lo >= hi { return nil }
@@ -100,6 +107,7 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     public var isEmpty: Bool { root == nil }
 
     /// The stored element that orders equal to `probe`.
+    @_specialize(exported: true, where Element == IndexEntry)
     public func find(_ probe: Element) -> Element? {
         var t = root
         while let n = t?.branch {
@@ -111,10 +119,12 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     }
 
     /// Adds `element`, replacing an equal one.
+    @_specialize(exported: true, where Element == IndexEntry)
     public func inserting(_ element: Element) -> WeightBalancedTree {
         WeightBalancedTree(root: Self.insert(root, element))
     }
 
+    @_specialize(exported: true, where Element == IndexEntry)
     public func removing(_ probe: Element) -> WeightBalancedTree {
         WeightBalancedTree(root: Self.remove(root, probe))
     }
@@ -186,6 +196,7 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         return t.element
     }
 
+    @_specialize(exported: true, where Element == IndexEntry)
     public func element(at index: Int) -> Element {
         precondition(index >= 0 && index < count, "index out of range")
         guard var t = root?.branch else { preconditionFailure("index out of range") }
@@ -209,6 +220,7 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     }
 
     /// How many elements sort before a position described by `compare(position, element)`.
+    @_specialize(exported: true, where Element == IndexEntry)
     public func rank(_ compare: (Element) -> Int) -> Int {
         var t = root
         var r = 0
