@@ -26,6 +26,10 @@ struct RTDBCommand: AsyncParsableCommand {
             case let serve as ServeCommand: try serve.run()
             case var other: try other.run()
             }
+        } catch let code as ExitCode {
+            // How the shell ends, successful or not, having said what it had to: ArgumentParser's
+            // general path would first build (and discard) an error message for it.
+            Foundation.exit(code.rawValue)
         } catch {
             if exitCode(for: error) == .validationFailure {
                 let message = fullMessage(for: error)
