@@ -4,6 +4,10 @@ import Foundation
 /// handed to the script runner as it asks for them; at most `capacity` lines wait in
 /// memory, so a long script is never read whole.
 ///
+/// A reader that waits for room is woken once half of the lines are taken, not at each one:
+/// woken for every line, it read one, found the buffer full again and slept, a thread switch
+/// per line of a long script.
+///
 /// `@unchecked Sendable`: its state is guarded by `condition`, which the compiler cannot see.
 final class StandardInputLines: @unchecked Sendable {
     private let condition = NSCondition()
@@ -11,6 +15,8 @@ final class StandardInputLines: @unchecked Sendable {
     private var head = 0
     private var finished = false
     private var waiting: CheckedContinuation<String?, Never>?
+    /// Whether the reader sleeps until there is room.
+    private var readerWaits = false
     private let capacity: Int
 
     init(capacity: Int = 4096) {
@@ -47,7 +53,10 @@ final class StandardInputLines: @unchecked Sendable {
             buffer.removeAll(keepingCapacity: true)
             head = 0
         }
-        condition.signal()
+        if readerWaits && buffer.count - head <= capacity / 2 {
+            readerWaits = false
+            condition.signal()
+        }
         return line
     }
 
@@ -60,7 +69,10 @@ final class StandardInputLines: @unchecked Sendable {
                 next.resume(returning: line)
                 continue
             }
-            while buffer.count - head >= capacity { condition.wait() }
+            while buffer.count - head >= capacity {
+                readerWaits = true
+                condition.wait()
+            }
             buffer.append(line)
             condition.unlock()
         }

@@ -15,11 +15,35 @@ struct Binary {
         var stderr: String
     }
 
-    /// `folder`: the working directory (the test's own when nil).
-    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:], in folder: String? = nil) throws -> Result {
+    /// `folder`: the working directory (the test's own when nil). `timeout`: a run still
+    /// going after it is stopped and reported as an error rather than waited for.
+    static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:], in folder: String? = nil,
+                    timeout: TimeInterval? = nil) throws -> Result {
         let running = try start(arguments, environment: environment, in: folder)
-        if let input { running.input.write(Data(input.utf8)) }
-        try running.input.close()
+        guard let timeout else {
+            if let input { running.input.write(Data(input.utf8)) }
+            try running.input.close()
+            running.process.waitUntilExit()
+            return Result(status: running.process.terminationStatus, stdout: running.stdout.text(), stderr: running.stderr.text())
+        }
+        // Written beside the wait: a process that stops reading would block the writer.
+        signal(SIGPIPE, SIG_IGN)  // and a process stopped below closes the pipe under it
+        let handle = running.input, bytes = Data((input ?? "").utf8)
+        let written = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            try? handle.write(contentsOf: bytes)
+            try? handle.close()
+            written.signal()
+        }
+        let deadline = Date().addingTimeInterval(timeout)
+        while running.process.isRunning && Date() < deadline { usleep(10_000) }
+        if running.process.isRunning {
+            kill(running.process.processIdentifier, SIGKILL)
+            running.process.waitUntilExit()
+            written.wait()
+            throw NSError(domain: "rtdb-tests", code: 2, userInfo: [NSLocalizedDescriptionKey: "rtdb \(arguments) still ran after \(timeout) s"])
+        }
+        written.wait()
         running.process.waitUntilExit()
         return Result(status: running.process.terminationStatus, stdout: running.stdout.text(), stderr: running.stderr.text())
     }

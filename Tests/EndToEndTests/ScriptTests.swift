@@ -53,6 +53,21 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(try rtdb(["get", "/", "--json"]).stdout, #"{"a":1}"# + "\n", "line 3 did not run; line 1 is durable")
     }
 
+    /// Longer than the lines read ahead (4,096): every line runs, in order, and an error
+    /// still names its own line; the lines after it do not run.
+    func testAScriptLongerThanTheReadAheadRunsWholeAndInOrder() throws {
+        var lines = (0..<9_000).map { "set /n/k\($0) \($0)" }
+        lines += ["get /n/k8999", "set /n/k0 {", "set /after 1"]
+        // A reader left waiting for room would hang the script: stopped after a minute.
+        let result = try Binary.run(["--data", folder], input: lines.joined(separator: "\n") + "\n", timeout: 60)
+        XCTAssertEqual(result.stdout, "8999\n")
+        XCTAssertEqual(result.stderr.split(separator: "\n").first, "error: line 9002, column 11: unbalanced '{': the JSON value is not closed")
+        XCTAssertEqual(result.status, 1)
+        let keys = try rtdb(["get", "/n", "--shallow", "--json"]).stdout
+        XCTAssertEqual(try JSONSerialization.jsonObject(with: Data(keys.utf8)) as? [String: Bool], Dictionary(uniqueKeysWithValues: (0..<9_000).map { ("k\($0)", true) }))
+        XCTAssertEqual(try rtdb(["get", "/after"]).stdout, "null\n")
+    }
+
     func testKeepGoingRunsTheRestAndStillFails() throws {
         let result = try rtdb(["--keep-going"], input: "set /a 1\nbogus\nset /c 3\n")
         XCTAssertEqual(result.status, 1)
