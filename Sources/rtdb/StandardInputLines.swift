@@ -11,20 +11,28 @@ import Foundation
 /// `@unchecked Sendable`: its state is guarded by `condition`, which the compiler cannot see.
 final class StandardInputLines: @unchecked Sendable {
     private let condition = NSCondition()
+    /// Lines read and not yet taken are `buffer[head...]`.
     private var buffer: [String] = []
     private var head = 0
     private var finished = false
+    /// The runner, waiting for a line; only while `buffer` holds none.
     private var waiting: CheckedContinuation<String?, Never>?
     /// Whether the reader sleeps until there is room.
     private var readerWaits = false
     private let capacity: Int
+    /// The next line of the input, nil at its end (standard input's, but for tests).
+    private let source: () -> String?
 
-    init(capacity: Int = 4096) {
+    init(capacity: Int = 4096, source: @escaping () -> String? = { readLine(strippingNewline: true) }) {
         self.capacity = capacity
+        self.source = source
         let reader = Thread { [self] in readAll() }
         reader.name = "rtdb.stdin"
         reader.start()
     }
+
+    /// How many lines the buffer holds, taken ones included (fewer than twice `capacity`).
+    var linesHeld: Int { condition.withLock { buffer.count } }
 
     nonisolated(nonsending) func next() async -> String? {
         // A line already read is taken without suspending (the common case in a long script).
@@ -52,6 +60,11 @@ final class StandardInputLines: @unchecked Sendable {
         if head == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             head = 0
+        } else if head >= capacity {
+            // A reader that keeps ahead never lets the buffer empty: the lines taken go
+            // (moving at most `capacity` lines, once every `capacity` taken).
+            buffer.removeFirst(head)
+            head = 0
         }
         if readerWaits && buffer.count - head <= capacity / 2 {
             readerWaits = false
@@ -61,17 +74,19 @@ final class StandardInputLines: @unchecked Sendable {
     }
 
     private func readAll() {
-        while let line = readLine(strippingNewline: true) {
+        while let line = source() {
             condition.lock()
+            while buffer.count - head >= capacity {
+                readerWaits = true
+                condition.wait()
+            }
+            // After the wait: the runner may have taken every line meanwhile and be waiting
+            // for the next, which is this one.
             if let next = waiting {
                 waiting = nil
                 condition.unlock()
                 next.resume(returning: line)
                 continue
-            }
-            while buffer.count - head >= capacity {
-                readerWaits = true
-                condition.wait()
             }
             buffer.append(line)
             condition.unlock()
