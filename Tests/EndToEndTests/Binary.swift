@@ -20,14 +20,7 @@ struct Binary {
     static func run(_ arguments: [String], input: String? = nil, environment: [String: String] = [:], in folder: String? = nil,
                     timeout: TimeInterval? = nil) throws -> Result {
         let running = try start(arguments, environment: environment, in: folder)
-        guard let timeout else {
-            if let input { running.input.write(Data(input.utf8)) }
-            try running.input.close()
-            running.process.waitUntilExit()
-            return Result(status: running.process.terminationStatus, stdout: running.stdout.text(), stderr: running.stderr.text())
-        }
         // Written beside the wait: a process that stops reading would block the writer.
-        signal(SIGPIPE, SIG_IGN)  // and a process stopped below closes the pipe under it
         let handle = running.input, bytes = Data((input ?? "").utf8)
         let written = DispatchSemaphore(value: 0)
         DispatchQueue.global().async {
@@ -35,16 +28,19 @@ struct Binary {
             try? handle.close()
             written.signal()
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while running.process.isRunning && Date() < deadline { usleep(10_000) }
-        if running.process.isRunning {
-            kill(running.process.processIdentifier, SIGKILL)
-            running.process.waitUntilExit()
-            written.wait()
-            throw NSError(domain: "rtdb-tests", code: 2, userInfo: [NSLocalizedDescriptionKey: "rtdb \(arguments) still ran after \(timeout) s"])
+        if let timeout {
+            let deadline = Date().addingTimeInterval(timeout)
+            while running.process.isRunning && Date() < deadline { usleep(10_000) }
+            if running.process.isRunning {
+                kill(running.process.processIdentifier, SIGKILL)
+                running.process.waitUntilExit()
+                written.wait()
+                let stderr = running.stderr.text()
+                throw NSError(domain: "rtdb-tests", code: 2, userInfo: [NSLocalizedDescriptionKey: "rtdb \(arguments) still ran after \(timeout) s; its standard error: \(stderr)"])
+            }
         }
-        written.wait()
         running.process.waitUntilExit()
+        written.wait()
         return Result(status: running.process.terminationStatus, stdout: running.stdout.text(), stderr: running.stderr.text())
     }
 
@@ -63,6 +59,9 @@ struct Binary {
     }
 
     static func start(_ arguments: [String], environment: [String: String] = [:], in folder: String? = nil) throws -> Running {
+        // A process that exits (or is stopped) before reading all its input closes the pipe
+        // under its writer: an error for the writer, not a signal that ends the tests.
+        signal(SIGPIPE, SIG_IGN)
         let process = Process()
         process.executableURL = URL(fileURLWithPath: path)
         process.arguments = arguments
