@@ -4,8 +4,10 @@ import PackageDescription
 /// The program's allocator on Linux: mimalloc (Debian's libmimalloc-dev), linked so that it
 /// replaces glibc's malloc for the whole process. The client core, the connection and the
 /// engine run on different threads, and memory one of them allocates another frees: glibc's
-/// small per-thread caches overflow on that traffic, and a quarter of a pipelined write's CPU
-/// went to its allocator (`Benchmarks/run`, the `writes` and `stdin` rows).
+/// small per-thread caches overflow on that traffic (its malloc and free were 15% of a
+/// pipelined write's profile); with mimalloc a write takes a quarter less CPU in all
+/// (`Benchmarks/run`, the `writes` and `stdin` rows). The test bundle
+/// links it too (EndToEndTests take in the executable's module): the tests run on it.
 let mimalloc = LinkerSetting.linkedLibrary("mimalloc", .when(platforms: [.linux]))
 
 let package = Package(

@@ -106,22 +106,7 @@ extension ServeCommand {
         raiseDescriptorLimit()
         // Timers and signal sources first: Dispatch opens its event descriptor on first use,
         // and must not find the descriptors used up by clients.
-        // Memory freed by closed connections goes back to the system, not only to the
-        // allocator's free lists (a disconnected slow reader may have held 32 MiB).
-        #if canImport(CMimalloc)
-        // mimalloc gives back a freed stretch of its memory only when the thread that owns
-        // it allocates again, after a delay; a server's threads may then be idle for hours.
-        // At once instead: a little CPU on each large free, for a server's lifetime.
-        mi_option_set(mi_option_decommit_delay, 0)
-        #endif
-        let trim = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        trim.schedule(deadline: .now() + 10, repeating: 10)
-        trim.setEventHandler {
-            #if canImport(CMimalloc)
-            mi_collect(true)
-            #endif
-        }
-        trim.resume()
+        let trim = returnFreedMemory()
         // Shut down cleanly on SIGINT and SIGTERM: stop accepting, then make writes durable.
         let done = DispatchSemaphore(value: 0)
         var sources: [DispatchSourceSignal] = []
@@ -162,6 +147,28 @@ extension ServeCommand {
 }
 
 /// Many clients need many descriptors: take the most the system allows this process.
+/// Memory freed by closed connections goes back to the system, not only to the allocator's
+/// free lists (a disconnected slow reader may have held 32 MiB). The timer it returns (nil
+/// without mimalloc) must be kept.
+private func returnFreedMemory() -> DispatchSourceTimer? {
+    #if canImport(CMimalloc)
+    // mimalloc returns a free stretch of a thread's memory after a delay, and only when that
+    // thread allocates again: a server's threads may then idle for hours. Without the delay, a
+    // stretch goes back as it becomes free (on a thread's own frees, or when it next takes in
+    // what others freed), for a little CPU on each large free.
+    rtdb_mi_return_memory_at_once()
+    // And every 10 s, what the timer's thread holds and what threads that have ended
+    // (Dispatch's come and go) left behind.
+    let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+    timer.schedule(deadline: .now() + 10, repeating: 10)
+    timer.setEventHandler { mi_collect(true) }
+    timer.resume()
+    return timer
+    #else
+    return nil
+    #endif
+}
+
 private func raiseDescriptorLimit() {
     var limit = rlimit()
     guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
