@@ -146,7 +146,6 @@ extension ServeCommand {
     }
 }
 
-/// Many clients need many descriptors: take the most the system allows this process.
 /// Memory freed by closed connections goes back to the system, not only to the allocator's
 /// free lists (a disconnected slow reader may have held 32 MiB). The timer it returns (nil
 /// without mimalloc) must be kept.
@@ -169,6 +168,7 @@ private func returnFreedMemory() -> DispatchSourceTimer? {
     #endif
 }
 
+/// Many clients need many descriptors: take the most the system allows this process.
 private func raiseDescriptorLimit() {
     var limit = rlimit()
     guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
