@@ -79,7 +79,7 @@ let package = Package(
             mimalloc,
         ]),
         .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBRules", "RTDBEngine", "RTDBServer", "RTDBClient", "RTDBTransport", "CSQLite",
-                                                                 .product(name: "NIOPosix", package: "swift-nio")],
+                                                                 "RTDBTestSupport", .product(name: "NIOPosix", package: "swift-nio")],
                           path: "Benchmarks/RTDBBenchmarks", linkerSettings: [mimalloc]),
 
         .testTarget(name: "RTDBDataTests", dependencies: ["RTDBData", "RTDBTestSupport"]),

@@ -9,6 +9,7 @@ import RTDBTransport
 import RTDBData
 import RTDBEngine
 import RTDBServer
+import RTDBTestSupport
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
@@ -271,7 +272,7 @@ func openBenchmark(_ folder: String) throws {
 /// back at its new place) in an index of `n` children, on one thread, for a profiler
 /// (`valgrind --tool=callgrind` counts its instructions exactly).
 func indexUpdatesBenchmark(_ n: Int, updates: Int) {
-    var rng = SplitMix(seed: 1)
+    var rng = SeededRandom(seed: 1)  // the same numbers on every run, and no system call
     var values = (0..<n).map { _ in Double(rng.next() % 1_000_000_000) }
     let keys = (0..<n).map { ChildKey("k\($0)") }
     let sorted = (0..<n).sorted { values[$0] != values[$1] ? values[$0] < values[$1] : ChildKey.compare(keys[$0], keys[$1]) < 0 }
@@ -286,19 +287,6 @@ func indexUpdatesBenchmark(_ n: Int, updates: Int) {
     }
     precondition(tree.count == n)
     print(String(format: "index-updates: %d updates in an index of %d: %.2f µs each", updates, n, time / Double(updates) * 1e6))
-}
-
-/// A fixed sequence of pseudo-random numbers (the same on every run, and no system call).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
 }
 
 /// Single writes through the client core, pipelined, all acknowledged and durable.
