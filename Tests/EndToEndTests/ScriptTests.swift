@@ -8,8 +8,8 @@ final class ScriptTests: XCTestCase {
 
     override func setUp() { folder = Binary.temporaryFolder() }
 
-    func rtdb(_ args: [String], input: String? = nil) throws -> Binary.Result {
-        try Binary.run(["--data", folder] + args, input: input)
+    func rtdb(_ args: [String], input: String? = nil, timeout: TimeInterval? = nil) throws -> Binary.Result {
+        try Binary.run(["--data", folder] + args, input: input, timeout: timeout)
     }
 
     func testPipedScript() throws {
@@ -59,7 +59,7 @@ final class ScriptTests: XCTestCase {
         var lines = (0..<9_000).map { "set /n/k\($0) \($0)" }
         lines += ["get /n/k8999", "set /n/k0 {", "set /after 1"]
         // A reader left waiting for room would hang the script: stopped after a minute.
-        let result = try Binary.run(["--data", folder], input: lines.joined(separator: "\n") + "\n", timeout: 60)
+        let result = try rtdb([], input: lines.joined(separator: "\n") + "\n", timeout: 60)
         XCTAssertEqual(result.stdout, "8999\n")
         XCTAssertEqual(result.stderr.split(separator: "\n").first, "error: line 9002, column 11: unbalanced '{': the JSON value is not closed")
         XCTAssertEqual(result.status, 1)

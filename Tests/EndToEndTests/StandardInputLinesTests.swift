@@ -8,13 +8,8 @@ final class StandardInputLinesTests: XCTestCase {
     /// last one included, and then the end.
     func testEveryLineArrivesOnceAndInOrderWhateverTheTiming() async {
         let total = 20_000
-        var produced = 0
-        let lines = StandardInputLines(capacity: 2) {
-            guard produced < total else { return nil }
-            defer { produced += 1 }
-            if produced % 13 == 0 { usleep(50) }  // behind: the runner waits for this line
-            return "line \(produced)"
-        }
+        // Every 13th line late: the runner waits for it.
+        let lines = numbered(total, capacity: 2) { if $0 % 13 == 0 { usleep(50) } }
         var received: [String] = []
         while let line = await lines.next() {
             received.append(line)
@@ -31,12 +26,7 @@ final class StandardInputLinesTests: XCTestCase {
     /// a long script is never held whole.
     func testTakenLinesAreLetGoWhileTheReaderStaysAhead() async {
         let total = 3_000
-        var produced = 0
-        let lines = StandardInputLines(capacity: 4) {
-            guard produced < total else { return nil }
-            defer { produced += 1 }
-            return "line \(produced)"
-        }
+        let lines = numbered(total, capacity: 4)
         var count = 0, mostHeld = 0
         while await lines.next() != nil {
             count += 1
@@ -45,5 +35,17 @@ final class StandardInputLinesTests: XCTestCase {
         }
         XCTAssertEqual(count, total)
         XCTAssertLessThan(mostHeld, 8)
+    }
+
+    /// `total` lines, "line 0" first, read ahead `capacity` at a time; `before(n)` runs as
+    /// line n is read.
+    private func numbered(_ total: Int, capacity: Int, before: @escaping (Int) -> Void = { _ in }) -> StandardInputLines {
+        var produced = 0
+        return StandardInputLines(capacity: capacity) {
+            guard produced < total else { return nil }
+            defer { produced += 1 }
+            before(produced)
+            return "line \(produced)"
+        }
     }
 }
