@@ -31,6 +31,13 @@ public struct ChildKey: Hashable, Comparable, Sendable, CustomStringConvertible 
         self.sentinel = 0
     }
 
+    /// The key of an array's element at `position`, made once for the first positions.
+    static func position(_ position: Int) -> ChildKey {
+        position >= 0 && position < firstPositions.count ? firstPositions[position] : ChildKey(position: position)
+    }
+
+    private static let firstPositions = (0..<64).map(ChildKey.init(position:))
+
     private init(sentinel: Int8, name: String) {
         self.name = name
         self.intValue = nil

@@ -51,55 +51,77 @@ public struct ChildMap: Sendable, Sequence, Equatable {
 
     /// Builds from entries in any order; later duplicates win.
     public init(unsorted entries: [(ChildKey, Node)]) {
-        self.init(reading: ContiguousArray(entries.lazy.map { ChildEntry(key: $0.0, value: $0.1) }))
+        let buffer = UnsafeMutableBufferPointer<ChildEntry>.allocate(capacity: entries.count)
+        defer { buffer.deallocate() }
+        _ = buffer.initialize(from: entries.lazy.map { ChildEntry(key: $0.0, value: $0.1) })
+        self.init(movingFrom: buffer)
     }
 
     /// Builds from children read in any order (later duplicates win): a document's object.
-    init(reading entries: ContiguousArray<ChildEntry>) {
-        var entries = entries
-        if ChildMap.sortFindingDuplicates(&entries) {
+    /// Takes the entries out of `buffer`, which is left uninitialized: each is moved once, to
+    /// its place in the map (a copy retains and later releases its key and value).
+    init(movingFrom buffer: UnsafeMutableBufferPointer<ChildEntry>) {
+        guard let base = buffer.baseAddress, !buffer.isEmpty else {
+            self.init()
+            return
+        }
+        var kept = buffer.count
+        if ChildMap.sortFindingDuplicates(buffer) {
             // The sort is stable: of equal keys, the one read last is last, and is kept.
-            var kept = 0
-            for i in entries.indices {
-                if kept > 0 && ChildKey.compare(entries[kept - 1].key, entries[i].key) == 0 {
-                    entries.swapAt(kept - 1, i)
+            kept = 0
+            for i in buffer.indices {
+                if kept > 0 && ChildKey.compare(buffer[kept - 1].key, buffer[i].key) == 0 {
+                    buffer.swapAt(kept - 1, i)
                 } else {
-                    entries.swapAt(kept, i)
+                    buffer.swapAt(kept, i)
                     kept += 1
                 }
             }
-            entries.removeLast(entries.count - kept)
+            (base + kept).deinitialize(count: buffer.count - kept)
         }
-        self.init(sortedEntries: entries, prioritizedCount: ChildMap.countPrioritized(entries))
+        var prioritized = 0
+        for i in 0..<kept where buffer[i].value.priority != nil { prioritized += 1 }
+        if kept <= ChildMap.packedLimit {
+            // Reserved, then appended: an array made with `unsafeUninitializedCapacity` went
+            // through the standard library's unspecialized code, which looked the storage's
+            // type up at every map made.
+            var entries = ContiguousArray<ChildEntry>()
+            entries.reserveCapacity(kept)
+            for i in 0..<kept { entries.append((base + i).move()) }
+            self.init(sortedEntries: entries, prioritizedCount: prioritized)
+        } else {
+            // `build` asks for each position once.
+            self.init(tree: WeightBalancedTree(count: kept) { (base + $0).move() }, prioritizedCount: prioritized)
+        }
     }
 
     /// Sorts by key, stably; true when two keys are equal.
-    private static func sortFindingDuplicates(_ entries: inout ContiguousArray<ChildEntry>) -> Bool {
-        if entries.count > packedLimit {
+    private static func sortFindingDuplicates(_ buffer: UnsafeMutableBufferPointer<ChildEntry>) -> Bool {
+        guard let base = buffer.baseAddress else { return false }
+        if buffer.count > packedLimit {
             // Data this project wrote (snapshots, logs, the wire) is already in key order.
-            if zip(entries.indices, entries.indices.dropFirst()).allSatisfy({ ChildKey.compare(entries[$0].key, entries[$1].key) < 0 }) {
-                return false
+            var sorted = true
+            for i in buffer.indices.dropFirst() where ChildKey.compare(base[i - 1].key, base[i].key) >= 0 {
+                sorted = false
+                break
             }
-            return sortByPositions(&entries)
+            return sorted ? false : sortByPositions(buffer)
         }
         // An object's few keys: an insertion sort that moves entries rather than copying
         // them (a copy retains, and a sorted input costs only its n - 1 comparisons).
         var duplicates = false
-        entries.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            for i in buffer.indices.dropFirst() {
-                var j = i
-                while j > 0 {
-                    let c = ChildKey.compare(base[j - 1].key, base[i].key)
-                    if c == 0 { duplicates = true }
-                    if c <= 0 { break }
-                    j -= 1
-                }
-                if j < i {
-                    let moving = (base + i).move()
-                    (base + j + 1).moveInitialize(from: base + j, count: i - j)
-                    (base + j).initialize(to: moving)
-                }
+        for i in buffer.indices.dropFirst() {
+            var j = i
+            while j > 0 {
+                let c = ChildKey.compare(base[j - 1].key, base[i].key)
+                if c == 0 { duplicates = true }
+                if c <= 0 { break }
+                j -= 1
+            }
+            if j < i {
+                let moving = (base + i).move()
+                (base + j + 1).moveInitialize(from: base + j, count: i - j)
+                (base + j).initialize(to: moving)
             }
         }
         return duplicates
@@ -108,35 +130,33 @@ public struct ChildMap: Sendable, Sequence, Equatable {
     /// A big list's sort: the positions are sorted (ties by position, so it is stable), then
     /// each entry is moved once to its place. Sorting the entries themselves copied (and so
     /// retained and released) each one at every step of the merge.
-    private static func sortByPositions(_ entries: inout ContiguousArray<ChildEntry>) -> Bool {
+    private static func sortByPositions(_ buffer: UnsafeMutableBufferPointer<ChildEntry>) -> Bool {
+        guard let base = buffer.baseAddress else { return false }
+        var order = ContiguousArray<Int>(buffer.indices)
+        order.sort { a, b in
+            let c = ChildKey.compare(base[a].key, base[b].key)
+            return c < 0 || (c == 0 && a < b)
+        }
         var duplicates = false
-        entries.withUnsafeMutableBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return }
-            var order = ContiguousArray<Int>(buffer.indices)
-            order.sort { a, b in
-                let c = ChildKey.compare(base[a].key, base[b].key)
-                return c < 0 || (c == 0 && a < b)
-            }
-            for k in order.indices.dropFirst() where ChildKey.compare(base[order[k - 1]].key, base[order[k]].key) == 0 {
-                duplicates = true
-                break
-            }
-            // Place k takes the entry at order[k]; each cycle of that permutation is walked
-            // once, the place it starts from held aside. A place done is marked with -1.
-            for start in order.indices where order[start] >= 0 {
-                guard order[start] != start else { continue }
-                let held = (base + start).move()
-                var place = start
-                while true {
-                    let from = order[place]
-                    order[place] = -1
-                    if from == start {
-                        (base + place).initialize(to: held)
-                        break
-                    }
-                    (base + place).moveInitialize(from: base + from, count: 1)
-                    place = from
+        for k in order.indices.dropFirst() where ChildKey.compare(base[order[k - 1]].key, base[order[k]].key) == 0 {
+            duplicates = true
+            break
+        }
+        // Place k takes the entry at order[k]; each cycle of that permutation is walked
+        // once, the place it starts from held aside. A place done is marked with -1.
+        for start in order.indices where order[start] >= 0 {
+            guard order[start] != start else { continue }
+            let held = (base + start).move()
+            var place = start
+            while true {
+                let from = order[place]
+                order[place] = -1
+                if from == start {
+                    (base + place).initialize(to: held)
+                    break
                 }
+                (base + place).moveInitialize(from: base + from, count: 1)
+                place = from
             }
         }
         return duplicates

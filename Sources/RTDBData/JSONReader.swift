@@ -106,8 +106,15 @@ public struct JSONReader {
         let bytes: UnsafeBufferPointer<UInt8>
         let options: Options
         var index = 0
-        /// The keys from the root to the value being read, and their UTF-8 length with separators.
-        var keys: [String]
+        /// The location the value being read is under: the keys of `base` (or of an update's
+        /// entry), then the keys entered in the document, each as where it is written.
+        /// Named only in errors, so no key is made a string to enter it.
+        var baseKeys: [String]
+        /// An object's key by the offset of its opening quote; an array's position `p` as
+        /// `-1 - p`: plain integers, nothing to retain at each key entered.
+        var trail: [Int] = []
+        /// How many keys `baseKeys` and `trail` hold, and their UTF-8 length with separators.
+        var depth: Int
         var pathBytes: Int
         /// Objects and arrays open around the current value. Keys count against the depth
         /// limit as they are entered, but `.priority`, `.value` and `.sv` are not keys, so
@@ -116,32 +123,47 @@ public struct JSONReader {
         static let maxNesting = Path.maxDepth + 8
         /// The children of the objects and arrays open around the value being read.
         let read = EntryStack()
+        /// Keys met before, once the document has had a few (see `remember`).
+        var knownKeys: KnownKeys?
+        var keysRead = 0
 
         init(bytes: UnsafeBufferPointer<UInt8>, options: Options) {
             self.bytes = bytes
             self.options = options
-            self.keys = options.base.keys
+            self.baseKeys = options.base.keys
+            self.depth = baseKeys.count
             self.pathBytes = options.base.utf8Length
         }
 
-        var currentPath: String { "/" + keys.joined(separator: "/") }
+        var currentPath: String {
+            let entered = trail.map { key -> String in
+                if key < 0 { return String(-1 - key) }
+                // Read again from the input: it was read once already, so it reads.
+                var again = Cursor(bytes: bytes, options: options)
+                again.index = key
+                return (try? again.readString()) ?? ""
+            }
+            return "/" + (baseKeys + entered).joined(separator: "/")
+        }
 
-        /// Enters a child: checks depth and path length, then the caller reads and calls `leave`.
-        mutating func enter(_ key: String, at offset: Int) throws {
-            let added = key.utf8.count + (keys.isEmpty ? 0 : 1)
-            keys.append(key)
-            pathBytes += added
-            if keys.count > Path.maxDepth {
-                throw error(DataError.pathTooDeep(path: currentPath, depth: keys.count).description, at: offset)
+        /// Enters a child whose key (see `trail`) is `length` UTF-8 bytes: checks depth and
+        /// path length, then the caller reads and calls `leave(length)`.
+        mutating func enter(_ key: Int, length: Int, at offset: Int) throws {
+            trail.append(key)
+            pathBytes += length + (depth == 0 ? 0 : 1)
+            depth += 1
+            if depth > Path.maxDepth {
+                throw error(DataError.pathTooDeep(path: currentPath, depth: depth).description, at: offset)
             }
             if pathBytes > Path.maxBytes {
                 throw error(DataError.pathTooLong(path: currentPath, bytes: pathBytes).description, at: offset)
             }
         }
 
-        mutating func leave() {
-            let key = keys.removeLast()
-            pathBytes -= key.utf8.count + (keys.isEmpty ? 0 : 1)
+        mutating func leave(_ length: Int) {
+            trail.removeLast()
+            depth -= 1
+            pathBytes -= length + (depth == 0 ? 0 : 1)
         }
 
         func error(_ message: String, at offset: Int? = nil) -> JSONParseError {
@@ -178,7 +200,7 @@ public struct JSONReader {
                 nesting += 1
                 defer { nesting -= 1 }
                 if nesting > Cursor.maxNesting {
-                    throw error(DataError.pathTooDeep(path: currentPath, depth: keys.count + nesting).description)
+                    throw error(DataError.pathTooDeep(path: currentPath, depth: depth + nesting).description)
                 }
                 return bytes[index] == UInt8(ascii: "{") ? try readObject() : try readArray()
             case UInt8(ascii: "\""):
@@ -327,23 +349,50 @@ public struct JSONReader {
         mutating func readString() throws -> String {
             let quote = index
             index += 1
-            let start = index
-            var plain = true
-            var high: UInt8 = 0  // every byte or-ed: below 0x80, the string is ASCII
+            let ascii = try skipPlainBytes()
+            return try finishString(openedAt: quote, ascii: ascii)
+        }
+
+        /// Moves to the string's first '"' or '\\' (or the end of input), refusing a control
+        /// character on the way; true when every byte passed was ASCII.
+        @inline(__always) mutating func skipPlainBytes() throws -> Bool {
+            let ones: UInt64 = 0x0101_0101_0101_0101
+            let highBits: UInt64 = 0x8080_8080_8080_8080
+            var high: UInt64 = 0  // every byte or-ed: no high bit set, the string is ASCII
+            if let base = bytes.baseAddress {
+                // Eight bytes at a time while none of them is '"', '\\' or below 0x20: the
+                // word tests "has a zero byte" (after xor) and "has a byte below n" answer
+                // exactly whether any byte matches, not which one; the byte loop finds it.
+                while index &+ 8 <= bytes.count {
+                    let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                    let quotes = word ^ (ones &* 0x22), backslashes = word ^ (ones &* 0x5C)
+                    let special = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
+                        | ((word &- ones &* 0x20) & ~word)
+                    if special & highBits != 0 { break }
+                    high |= word
+                    index &+= 8
+                }
+            }
             while index < bytes.count {
                 let b = bytes[index]
-                if b == UInt8(ascii: "\"") { break }
-                if b == UInt8(ascii: "\\") { plain = false; break }
+                if b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { break }
                 if b < 0x20 { throw error("control character in string (U+00\(String(b, radix: 16, uppercase: true).leftPadded(to: 2))) must be escaped") }
-                high |= b
+                high |= UInt64(b)
                 index += 1
             }
+            return high & highBits == 0
+        }
+
+        /// Reads the rest of the string opened at `quote`, `index` being where
+        /// `skipPlainBytes` stopped and `ascii` what it answered.
+        mutating func finishString(openedAt quote: Int, ascii: Bool) throws -> String {
+            let start = quote + 1
             if index >= bytes.count { throw error("unterminated string", at: quote) }
-            if plain {
+            if bytes[index] == UInt8(ascii: "\"") {
                 let slice = UnsafeBufferPointer(rebasing: bytes[start..<index])
                 index += 1
                 // ASCII is valid UTF-8 as it is: no validation to pay for (most keys and values).
-                if high < 0x80 || JSONReader.isValidUTF8(slice) { return String(decoding: slice, as: UTF8.self) }
+                if ascii || JSONReader.isValidUTF8(slice) { return String(decoding: slice, as: UTF8.self) }
                 throw error("string is not valid UTF-8", at: start)
             }
             var out: [UInt8] = Array(UnsafeBufferPointer(rebasing: bytes[start..<index]))
@@ -416,11 +465,12 @@ public struct JSONReader {
             if index < bytes.count && bytes[index] == UInt8(ascii: "]") { index += 1; return .empty }
             var position = 0
             while true {
-                let key = ChildKey(position: position)
-                try enter(key.name, at: index)
+                let key = ChildKey.position(position)
+                let length = key.name.utf8.count
+                try enter(-1 - position, length: length, at: index)
                 let child = try readValue()
-                leave()
-                if !child.isEmpty { read.push(ChildEntry(key: key, value: child)) }
+                leave(length)
+                if !child.isEmpty { read.push(ChildEntry(key: key, value: consume child)) }
                 position += 1
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unterminated array: expected ',' or ']'") }
@@ -429,7 +479,7 @@ public struct JSONReader {
                 throw error("expected ',' or ']' in array, found \(describeCurrent())")
             }
             // "0", "1", … "10" are integer keys and already in order.
-            return Node(children: ChildMap(reading: read.take(from: base)))
+            return Node(children: ChildMap(movingFrom: read.removeLast(from: base)))
         }
 
         mutating func readObject() throws -> Node {
@@ -448,7 +498,17 @@ public struct JSONReader {
                     throw error("expected a key in double quotes, found \(describeCurrent())")
                 }
                 let keyStart = index
-                let key = try readString()
+                index += 1
+                let ascii = try skipPlainBytes()
+                if let keys = knownKeys, index < bytes.count, bytes[index] == UInt8(ascii: "\""),
+                   let known = keys.find(UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<index])) {
+                    index += 1
+                    try expect(UInt8(ascii: ":"), "':' after the key")
+                    try readChild(known, at: keyStart)
+                    hadChildren = true
+                    if try endOfMember(openedAt: open) { break } else { continue }
+                }
+                let key = try finishString(openedAt: keyStart, ascii: ascii)
                 // The key as written, quotes aside: the key itself unless it had escapes
                 // (each of which is longer than what it stands for).
                 let raw = UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<(index - 1)])
@@ -480,20 +540,15 @@ public struct JSONReader {
                     serverValue = try readServerValue(at: keyStart)
                 default:
                     if let reason = unescaped ? Path.problem(utf8: raw) : Path.problem(with: key) {
-                        let path = currentPath + (keys.isEmpty ? "" : "/") + key
+                        let path = currentPath + (depth == 0 ? "" : "/") + key
                         throw error(DataError.invalidKey(key: key, path: path, reason: reason).description, at: keyStart)
                     }
-                    try enter(key, at: keyStart)
-                    let child = try readValue()
-                    leave()
+                    let childKey = unescaped ? ChildKey(key, utf8: raw) : ChildKey(key)
+                    if unescaped { remember(childKey, spelled: raw) }
+                    try readChild(childKey, at: keyStart)
                     hadChildren = true
-                    if !child.isEmpty { read.push(ChildEntry(key: unescaped ? ChildKey(key, utf8: raw) : ChildKey(key), value: child)) }
                 }
-                skipWhitespace()
-                guard index < bytes.count else { throw error("unterminated object: expected ',' or '}'", at: open) }
-                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-                if bytes[index] == UInt8(ascii: "}") { index += 1; break }
-                throw error("expected ',' or '}' in object, found \(describeCurrent())")
+                if try endOfMember(openedAt: open) { break }
             }
             if let serverValue {
                 if value != nil || hadChildren {
@@ -507,7 +562,36 @@ public struct JSONReader {
                 }
                 return value.withPriority(value.isEmpty ? nil : priority)
             }
-            return Node(children: ChildMap(reading: read.take(from: base)), priority: priority)
+            return Node(children: ChildMap(movingFrom: read.removeLast(from: base)), priority: priority)
+        }
+
+        /// Reads the value of an object's member whose key was read at `keyStart`.
+        @inline(__always) mutating func readChild(_ key: ChildKey, at keyStart: Int) throws {
+            let length = key.name.utf8.count
+            try enter(keyStart, length: length, at: keyStart)
+            let child = try readValue()
+            leave(length)
+            if !child.isEmpty { read.push(ChildEntry(key: key, value: consume child)) }
+        }
+
+        /// After an object's member: true at its closing '}', false after a ','.
+        @inline(__always) mutating func endOfMember(openedAt open: Int) throws -> Bool {
+            skipWhitespace()
+            guard index < bytes.count else { throw error("unterminated object: expected ',' or '}'", at: open) }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; return false }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return true }
+            throw error("expected ',' or '}' in object, found \(describeCurrent())")
+        }
+
+        /// Keeps a valid key read from `raw` for `knownKeys`, which is made at the
+        /// `KnownKeys.after`th key: a small document does not pay for the table.
+        mutating func remember(_ key: ChildKey, spelled raw: UnsafeBufferPointer<UInt8>) {
+            if let knownKeys {
+                knownKeys.remember(key, spelled: raw)
+                return
+            }
+            keysRead += 1
+            if keysRead == KnownKeys.after { knownKeys = KnownKeys() }
         }
 
         mutating func readServerValue(at offset: Int) throws -> ServerValue {
@@ -548,11 +632,12 @@ public struct JSONReader {
                     throw error(e.description, at: keyStart)
                 }
                 try expect(UInt8(ascii: ":"), "':' after the path")
-                let saved = (keys, pathBytes)
-                keys = full.keys
+                let saved = (baseKeys, depth, pathBytes)
+                baseKeys = full.keys
+                depth = baseKeys.count
                 pathBytes = full.utf8Length
                 let node = try readValue()
-                (keys, pathBytes) = saved
+                (baseKeys, depth, pathBytes) = saved
                 entries.append((relative, node))
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unterminated object: expected ',' or '}'") }
@@ -561,6 +646,51 @@ public struct JSONReader {
                 throw error("expected ',' or '}' in object, found \(describeCurrent())")
             }
             return entries
+        }
+    }
+
+    /// Valid keys already read, by their spelling: most documents repeat a few keys (the
+    /// fields of their records) thousands of times, and a key found here is not made a
+    /// string, validated and read as a number again.
+    final class KnownKeys {
+        /// The number of keys a document reads before it has a table.
+        static let after = 16
+        /// Keys longer than this are not kept (long keys are mostly unique: push IDs).
+        static let longest = 32
+        private static let slotCount = 256
+        /// A key per slot, the last one kept that hashed there.
+        private let slots: UnsafeMutablePointer<ChildKey?>
+
+        init() {
+            slots = .allocate(capacity: KnownKeys.slotCount)
+            slots.initialize(repeating: nil, count: KnownKeys.slotCount)
+        }
+
+        deinit {
+            slots.deinitialize(count: KnownKeys.slotCount)
+            slots.deallocate()
+        }
+
+        /// FNV-1a over the bytes, folded to a slot.
+        @inline(__always) private static func slot(_ raw: UnsafeBufferPointer<UInt8>) -> Int {
+            var hash: UInt32 = 2_166_136_261
+            for byte in raw { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
+            return Int(truncatingIfNeeded: (hash ^ (hash >> 16)) & UInt32(slotCount - 1))
+        }
+
+        @inline(__always) func find(_ raw: UnsafeBufferPointer<UInt8>) -> ChildKey? {
+            guard raw.count <= KnownKeys.longest, let key = slots[KnownKeys.slot(raw)] else { return nil }
+            let same = key.name.utf8.withContiguousStorageIfAvailable { stored in
+                guard stored.count == raw.count else { return false }
+                for i in 0..<raw.count where stored[i] != raw[i] { return false }
+                return true
+            }
+            return same == true ? key : nil
+        }
+
+        func remember(_ key: ChildKey, spelled raw: UnsafeBufferPointer<UInt8>) {
+            guard raw.count <= KnownKeys.longest else { return }
+            slots[KnownKeys.slot(raw)] = key
         }
     }
 
@@ -578,7 +708,7 @@ public struct JSONReader {
             base?.deallocate()
         }
 
-        func push(_ entry: ChildEntry) {
+        func push(_ entry: consuming ChildEntry) {
             if count == capacity {
                 capacity = max(64, capacity * 2)
                 let grown = UnsafeMutablePointer<ChildEntry>.allocate(capacity: capacity)
@@ -593,14 +723,12 @@ public struct JSONReader {
             count += 1
         }
 
-        /// Moves out the entries from `start` on.
-        func take(from start: Int) -> ContiguousArray<ChildEntry> {
+        /// Gives up the entries from `start` on: the caller moves every one out of the
+        /// buffer before the next `push`.
+        func removeLast(from start: Int) -> UnsafeMutableBufferPointer<ChildEntry> {
             let n = count - start
             count = start
-            return ContiguousArray(unsafeUninitializedCapacity: n) { buffer, initialized in
-                if let target = buffer.baseAddress, let base { target.moveInitialize(from: base + start, count: n) }
-                initialized = n
-            }
+            return UnsafeMutableBufferPointer(start: base.map { $0 + start }, count: n)
         }
     }
 }

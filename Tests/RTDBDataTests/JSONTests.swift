@@ -71,6 +71,83 @@ final class JSONTests: XCTestCase {
         }
     }
 
+    /// The reader scans strings eight bytes at a time too: a byte that ends the plain run (a
+    /// quote, a backslash, a control character) or is not ASCII, at every position of every
+    /// length around those words, is found where it is.
+    func testReaderFindsEveryByteThatMattersAtEveryPosition() throws {
+        for length in 1...26 {
+            let plain = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
+            for at in 0..<length {
+                // A control character is refused at its own offset (1 + at, after the quote).
+                var control = plain
+                control[at] = 0x1F
+                XCTAssertEqual(try? JSONReader.parse(data: [0x22] + control + [0x22]), nil)
+                XCTAssertEqual(error(String(decoding: [0x22] + control + [0x22], as: UTF8.self))?.offset, 1 + at, "\(length) \(at)")
+                // An escape anywhere.
+                var escaped = Array(plain.map { Character(UnicodeScalar($0)) })
+                escaped[at] = "\n"
+                let text = "\"" + String(escaped).replacingOccurrences(of: "\n", with: "\\n") + "\""
+                XCTAssertEqual(try JSONReader.parse(text), Node(String(escaped)), "\(length) \(at)")
+                // Two bytes of "é", and an invalid byte, where a word holds part of them.
+                var accented = plain
+                accented.insert(contentsOf: [0xC3, 0xA9], at: at)
+                XCTAssertEqual(try JSONReader.parse(data: [0x22] + accented + [0x22]), Node(String(decoding: accented, as: UTF8.self)))
+                var invalid = plain
+                invalid[at] = 0xFF
+                XCTAssertThrowsError(try JSONReader.parse(data: [0x22] + invalid + [0x22])) { error in
+                    XCTAssertEqual((error as? JSONParseError)?.message, "string is not valid UTF-8")
+                }
+            }
+            // Unterminated at every length: the error is at the opening quote.
+            XCTAssertEqual(error(String(decoding: [0x22] + plain, as: UTF8.self)), JSONParseError(message: "unterminated string", offset: 0))
+        }
+    }
+
+    /// Keys a document repeats are kept by their spelling and given again: the same key
+    /// however it is written (escaped or not), different keys never confused (thousands
+    /// sharing a table of 256), long keys, integer keys, and bad keys refused wherever met.
+    func testKeysMetAgainAreReadAsTheyAreWritten() throws {
+        // 2,000 records of 3 fields drawn from 600 names: the names collide in the table.
+        var records: [String] = []
+        var expected: [(ChildKey, Node)] = []
+        for i in 0..<2_000 {
+            let names = ["f\(i % 600)", "field_\((i * 7) % 600)_with_a_name_longer_than_32_bytes", "\(i % 40)"]
+            records.append("\"r\(i)\": {" + names.enumerated().map { "\"\($1)\": \($0)" }.joined(separator: ", ") + "}")
+            let fields = names.enumerated().map { (ChildKey($1), Node(Double($0))) }
+            expected.append((ChildKey("r\(i)"), Node(children: ChildMap(unsorted: fields))))
+        }
+        let document = try JSONReader.parse("{" + records.joined(separator: ", ") + "}")
+        XCTAssertEqual(document, Node(children: ChildMap(unsorted: expected)))
+        XCTAssertEqual(document.child(at: Path("r1234/f34")), Node(0))
+        XCTAssertEqual(document.child(ChildKey("r1234")).children.keys.map(\.intValue), [34, nil, nil])
+
+        // A key met often, then written with an escape: the same key, and the later value wins.
+        let many = (0..<20).map { "\"name\": \($0)" }.joined(separator: ", ")
+        let same = try JSONReader.parse("[{\(many)}, {\"name\": 1, \"n\\u0061me\": 2}, {\"n\\u0061me\": 3, \"name\": 4}]")
+        XCTAssertEqual(JSONWriter.string(same), #"[{"name":19},{"name":2},{"name":4}]"#)
+
+        // Refused after the table exists, with the path of escaped keys and positions.
+        let prefix = (0..<40).map { "\"k\($0)\": 1" }.joined(separator: ", ")
+        XCTAssertEqual(error("{\(prefix), \"l\\u0069st\": [0, {\"ok\": {\"bad.key\": 1}}]}")?.message,
+                       ##"invalid key "bad.key" in "/list/1/ok/bad.key": keys must not contain ".", "$", "#", "[", "]" or "/" (found ".")"##)
+        XCTAssertEqual(error("{\(prefix), \"k1.\": 1}")?.offset, prefix.utf8.count + 3)
+        let deep = (0..<33).map { _ in "{\"k1\": " }.joined() + "1" + String(repeating: "}", count: 33)
+        let tooDeep = error("{\(prefix), \"x\": \(deep)}")?.message ?? ""
+        XCTAssertTrue(tooDeep.hasPrefix("path \"/x/k1/k1/") && tooDeep.contains("is 33 levels deep"), tooDeep)
+    }
+
+    /// Objects of more keys than an array holds, in reverse and with duplicates: a tree, in
+    /// key order, the last duplicate kept.
+    func testBigObjectsReadInAnyOrderKeepTheirLastDuplicate() throws {
+        let members = (0..<40).reversed().map { "\"k\($0)\": \($0)" } + ["\"k7\": \"again\"", "\"k39\": \"last\""]
+        let node = try JSONReader.parse("{" + members.joined(separator: ", ") + "}")
+        XCTAssertTrue(node.children.checkInvariants())
+        XCTAssertEqual(node.children.count, 40)
+        XCTAssertEqual(node.child("k7"), Node("again"))
+        XCTAssertEqual(node.child("k39"), Node("last"))
+        XCTAssertEqual(node.children.keys.map(\.name), (0..<40).map { "k\($0)" }.sorted())
+    }
+
     /// A value written in pieces is the same bytes as one written whole, whatever the caller
     /// already held.
     func testDrainingWriterGivesTheSameBytes() throws {
