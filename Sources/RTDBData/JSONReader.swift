@@ -360,15 +360,22 @@ public struct JSONReader {
             let highBits: UInt64 = 0x8080_8080_8080_8080
             var high: UInt64 = 0  // every byte or-ed: no high bit set, the string is ASCII
             if let base = bytes.baseAddress {
-                // Eight bytes at a time while none of them is '"', '\\' or below 0x20: the
-                // word tests "has a zero byte" (after xor) and "has a byte below n" answer
-                // exactly whether any byte matches, not which one; the byte loop finds it.
+                // Eight bytes at a time, while none of them is '"', '\\' or below 0x20 (the
+                // word tests "has a zero byte", after xor, and "has a byte below n"). Their
+                // lowest flag is exact (a false one only follows a true one, in a higher
+                // byte), so the first such byte is found without looking at the ones before.
                 while index &+ 8 <= bytes.count {
-                    let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+                    let word = UInt64(littleEndian: UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self))
                     let quotes = word ^ (ones &* 0x22), backslashes = word ^ (ones &* 0x5C)
-                    let special = ((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
-                        | ((word &- ones &* 0x20) & ~word)
-                    if special & highBits != 0 { break }
+                    let special = (((quotes &- ones) & ~quotes) | ((backslashes &- ones) & ~backslashes)
+                        | ((word &- ones &* 0x20) & ~word)) & highBits
+                    if special != 0 {
+                        let before = special.trailingZeroBitCount / 8
+                        // The bytes before it, for the ASCII check (none when it is first).
+                        high |= word & ((1 &<< UInt64(before * 8)) &- 1)
+                        index &+= before
+                        break
+                    }
                     high |= word
                     index &+= 8
                 }
@@ -655,42 +662,62 @@ public struct JSONReader {
     final class KnownKeys {
         /// The number of keys a document reads before it has a table.
         static let after = 16
-        /// Keys longer than this are not kept (long keys are mostly unique: push IDs).
-        static let longest = 32
         private static let slotCount = 256
-        /// A key per slot, the last one kept that hashed there.
-        private let slots: UnsafeMutablePointer<ChildKey?>
+
+        /// A key's bytes as two words and a count: compared and hashed in a few
+        /// instructions. Only keys of at most 16 bytes have one (most field names; longer
+        /// keys are mostly unique: push IDs).
+        struct Spelling: Equatable {
+            var words: (UInt64, UInt64) = (0, 0)
+            var count = -1  // no key's
+
+            init?(_ raw: UnsafeBufferPointer<UInt8>) {
+                guard raw.count <= 16 else { return nil }
+                withUnsafeMutableBytes(of: &words) { $0.copyMemory(from: UnsafeRawBufferPointer(raw)) }
+                count = raw.count
+            }
+
+            init() {}
+
+            static func == (a: Spelling, b: Spelling) -> Bool {
+                a.words.0 == b.words.0 && a.words.1 == b.words.1 && a.count == b.count
+            }
+
+            /// A multiplicative hash, its top bits the slot.
+            var slot: Int {
+                let mixed = (words.0 &* 0x9E37_79B9_7F4A_7C15) ^ (words.1 &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(count)
+                return Int(truncatingIfNeeded: (mixed &* 0x1656_67B1_9E37_79F9) >> 56)
+            }
+        }
+
+        /// Per slot, the last key kept that hashed there, and its spelling.
+        private let spellings: UnsafeMutablePointer<Spelling>
+        private let keys: UnsafeMutablePointer<ChildKey?>
 
         init() {
-            slots = .allocate(capacity: KnownKeys.slotCount)
-            slots.initialize(repeating: nil, count: KnownKeys.slotCount)
+            spellings = .allocate(capacity: KnownKeys.slotCount)
+            spellings.initialize(repeating: Spelling(), count: KnownKeys.slotCount)
+            keys = .allocate(capacity: KnownKeys.slotCount)
+            keys.initialize(repeating: nil, count: KnownKeys.slotCount)
         }
 
         deinit {
-            slots.deinitialize(count: KnownKeys.slotCount)
-            slots.deallocate()
-        }
-
-        /// FNV-1a over the bytes, folded to a slot.
-        @inline(__always) private static func slot(_ raw: UnsafeBufferPointer<UInt8>) -> Int {
-            var hash: UInt32 = 2_166_136_261
-            for byte in raw { hash = (hash ^ UInt32(byte)) &* 16_777_619 }
-            return Int(truncatingIfNeeded: (hash ^ (hash >> 16)) & UInt32(slotCount - 1))
+            spellings.deallocate()
+            keys.deinitialize(count: KnownKeys.slotCount)
+            keys.deallocate()
         }
 
         @inline(__always) func find(_ raw: UnsafeBufferPointer<UInt8>) -> ChildKey? {
-            guard raw.count <= KnownKeys.longest, let key = slots[KnownKeys.slot(raw)] else { return nil }
-            let same = key.name.utf8.withContiguousStorageIfAvailable { stored in
-                guard stored.count == raw.count else { return false }
-                for i in 0..<raw.count where stored[i] != raw[i] { return false }
-                return true
-            }
-            return same == true ? key : nil
+            guard let spelling = Spelling(raw) else { return nil }
+            let slot = spelling.slot
+            return spellings[slot] == spelling ? keys[slot] : nil
         }
 
         func remember(_ key: ChildKey, spelled raw: UnsafeBufferPointer<UInt8>) {
-            guard raw.count <= KnownKeys.longest else { return }
-            slots[KnownKeys.slot(raw)] = key
+            guard let spelling = Spelling(raw) else { return }
+            let slot = spelling.slot
+            spellings[slot] = spelling
+            keys[slot] = key
         }
     }
 

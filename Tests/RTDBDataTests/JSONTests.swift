@@ -107,11 +107,12 @@ final class JSONTests: XCTestCase {
     /// however it is written (escaped or not), different keys never confused (thousands
     /// sharing a table of 256), long keys, integer keys, and bad keys refused wherever met.
     func testKeysMetAgainAreReadAsTheyAreWritten() throws {
-        // 2,000 records of 3 fields drawn from 600 names: the names collide in the table.
+        // 2,000 records of 4 fields drawn from 600 names: the names collide in the table, and
+        // some differ only past their eighth byte, or are longer than the table keeps.
         var records: [String] = []
         var expected: [(ChildKey, Node)] = []
         for i in 0..<2_000 {
-            let names = ["f\(i % 600)", "field_\((i * 7) % 600)_with_a_name_longer_than_32_bytes", "\(i % 40)"]
+            let names = ["f\(i % 600)", "category_\(i % 300)", "field_\((i * 7) % 600)_with_a_name_longer_than_16_bytes", "\(i % 40)"]
             records.append("\"r\(i)\": {" + names.enumerated().map { "\"\($1)\": \($0)" }.joined(separator: ", ") + "}")
             let fields = names.enumerated().map { (ChildKey($1), Node(Double($0))) }
             expected.append((ChildKey("r\(i)"), Node(children: ChildMap(unsorted: fields))))
@@ -119,7 +120,8 @@ final class JSONTests: XCTestCase {
         let document = try JSONReader.parse("{" + records.joined(separator: ", ") + "}")
         XCTAssertEqual(document, Node(children: ChildMap(unsorted: expected)))
         XCTAssertEqual(document.child(at: Path("r1234/f34")), Node(0))
-        XCTAssertEqual(document.child(ChildKey("r1234")).children.keys.map(\.intValue), [34, nil, nil])
+        XCTAssertEqual(document.child(ChildKey("r1234")).children.keys.map(\.intValue), [34, nil, nil, nil])
+        XCTAssertEqual(document.child(at: Path("r1234/category_34")), Node(1))
 
         // A key met often, then written with an escape: the same key, and the later value wins.
         let many = (0..<20).map { "\"name\": \($0)" }.joined(separator: ", ")
