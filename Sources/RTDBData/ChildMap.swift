@@ -53,7 +53,8 @@ public struct ChildMap: Sendable, Sequence, Equatable {
     public init(unsorted entries: [(ChildKey, Node)]) {
         let buffer = UnsafeMutableBufferPointer<ChildEntry>.allocate(capacity: entries.count)
         defer { buffer.deallocate() }
-        _ = buffer.initialize(from: entries.lazy.map { ChildEntry(key: $0.0, value: $0.1) })
+        let (_, initialized) = buffer.initialize(from: entries.lazy.map { ChildEntry(key: $0.0, value: $0.1) })
+        precondition(initialized == entries.count, "an array gives as many elements as it counts")
         self.init(movingFrom: buffer)
     }
 

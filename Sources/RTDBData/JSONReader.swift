@@ -685,7 +685,7 @@ public struct JSONReader {
 
             /// A multiplicative hash, its top bits the slot.
             var slot: Int {
-                let mixed = (words.0 &* 0x9E37_79B9_7F4A_7C15) ^ (words.1 &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(count)
+                let mixed = (words.0 &* 0x9E37_79B9_7F4A_7C15) ^ (words.1 &* 0xC2B2_AE3D_27D4_EB4F) ^ UInt64(truncatingIfNeeded: count)
                 return Int(truncatingIfNeeded: (mixed &* 0x1656_67B1_9E37_79F9) >> 56)
             }
         }

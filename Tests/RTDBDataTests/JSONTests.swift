@@ -73,32 +73,52 @@ final class JSONTests: XCTestCase {
 
     /// The reader scans strings eight bytes at a time too: a byte that ends the plain run (a
     /// quote, a backslash, a control character) or is not ASCII, at every position of every
-    /// length around those words, is found where it is.
+    /// length around those words, is found where it is: in a string alone, where the closing
+    /// quote is the input's last byte, and in a string with more input after it.
     func testReaderFindsEveryByteThatMattersAtEveryPosition() throws {
+        /// The string as a value, alone and as the first element of an array; then where its
+        /// opening quote is in each.
+        func read(_ quoted: [UInt8]) -> [(result: Result<Node, Error>, quote: Int)] {
+            [(quoted, 0), (Array("[".utf8) + quoted + Array(#", "and more after it"]"#.utf8), 1)].map { input, quote in
+                (Result { try JSONReader.parse(data: input) }.map { quote == 0 ? $0 : $0.child("0") }, quote)
+            }
+        }
         for length in 1...26 {
             let plain = (0..<length).map { UInt8(ascii: "a") + UInt8($0 % 26) }
             for at in 0..<length {
-                // A control character is refused at its own offset (1 + at, after the quote).
+                // A control character is refused at its own offset (after the quote).
                 var control = plain
                 control[at] = 0x1F
-                XCTAssertEqual(try? JSONReader.parse(data: [0x22] + control + [0x22]), nil)
-                XCTAssertEqual(error(String(decoding: [0x22] + control + [0x22], as: UTF8.self))?.offset, 1 + at, "\(length) \(at)")
+                for (result, quote) in read([0x22] + control + [0x22]) {
+                    XCTAssertThrowsError(try result.get()) { error in
+                        XCTAssertEqual((error as? JSONParseError)?.offset, quote + 1 + at, "\(length) \(at)")
+                    }
+                }
                 // An escape anywhere.
                 var escaped = Array(plain.map { Character(UnicodeScalar($0)) })
                 escaped[at] = "\n"
                 let text = "\"" + String(escaped).replacingOccurrences(of: "\n", with: "\\n") + "\""
-                XCTAssertEqual(try JSONReader.parse(text), Node(String(escaped)), "\(length) \(at)")
+                for (result, _) in read(Array(text.utf8)) {
+                    XCTAssertEqual(try result.get(), Node(String(escaped)), "\(length) \(at)")
+                }
                 // Two bytes of "é", and an invalid byte, where a word holds part of them.
                 var accented = plain
                 accented.insert(contentsOf: [0xC3, 0xA9], at: at)
-                XCTAssertEqual(try JSONReader.parse(data: [0x22] + accented + [0x22]), Node(String(decoding: accented, as: UTF8.self)))
+                for (result, _) in read([0x22] + accented + [0x22]) {
+                    XCTAssertEqual(try result.get(), Node(String(decoding: accented, as: UTF8.self)), "\(length) \(at)")
+                }
                 var invalid = plain
                 invalid[at] = 0xFF
-                XCTAssertThrowsError(try JSONReader.parse(data: [0x22] + invalid + [0x22])) { error in
-                    XCTAssertEqual((error as? JSONParseError)?.message, "string is not valid UTF-8")
+                for (result, _) in read([0x22] + invalid + [0x22]) {
+                    XCTAssertThrowsError(try result.get()) { error in
+                        XCTAssertEqual((error as? JSONParseError)?.message, "string is not valid UTF-8", "\(length) \(at)")
+                    }
                 }
             }
-            // Unterminated at every length: the error is at the opening quote.
+            // The plain string itself, and unterminated: the error is at the opening quote.
+            for (result, _) in read([0x22] + plain + [0x22]) {
+                XCTAssertEqual(try result.get(), Node(String(decoding: plain, as: UTF8.self)))
+            }
             XCTAssertEqual(error(String(decoding: [0x22] + plain, as: UTF8.self)), JSONParseError(message: "unterminated string", offset: 0))
         }
     }
