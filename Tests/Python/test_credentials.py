@@ -174,11 +174,17 @@ def test_a_shell_started_offline_fetches_its_token_and_sends_the_restored_writes
             with urllib.request.urlopen(owner, timeout=10) as answer:
                 return json.loads(answer.read()) == 1
         assert wait_until(landed, timeout=30), "the restored write did not land"
-        out, err = shell.communicate("pending\n", timeout=60)
+        # The server shows a write once applied, its acknowledgement follows the commit: the
+        # shell is asked only after its end of input, which waits for that acknowledgement.
+        out, err = shell.communicate("", timeout=60)
         assert shell.returncode == 0, err
-        assert out == "no writes waiting for the server\n", (out, err)
         assert "offline: cannot reach" in err and "1 queued write restored" in err, err
         assert "rejected" not in err and endpoint.failures == [], err
+        after = subprocess.run([BINARY, "--url", url, "--credentials", key, "-c", "pending"],
+                               capture_output=True, text=True, env=env, timeout=60)
+        assert after.returncode == 0, after.stderr
+        assert after.stdout == "no writes waiting for the server\n", (after.stdout, after.stderr)
+        assert "restored" not in after.stderr, after.stderr
     finally:
         process.terminate()
         process.wait(timeout=30)
