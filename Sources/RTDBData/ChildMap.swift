@@ -80,8 +80,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
             }
             (base + kept).deinitialize(count: buffer.count - kept)
         }
-        var prioritized = 0
-        for i in 0..<kept where buffer[i].value.priority != nil { prioritized += 1 }
+        let prioritized = ChildMap.countPrioritized(buffer[..<kept])
         if kept <= ChildMap.packedLimit {
             // Reserved, then appended: an array made with `unsafeUninitializedCapacity` went
             // through the standard library's unspecialized code, which looked the storage's
@@ -163,7 +162,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         return duplicates
     }
 
-    private static func countPrioritized(_ entries: ContiguousArray<ChildEntry>) -> Int {
+    private static func countPrioritized(_ entries: some Collection<ChildEntry>) -> Int {
         var n = 0
         for entry in entries where entry.value.priority != nil { n += 1 }
         return n

@@ -472,12 +472,7 @@ public struct JSONReader {
             if index < bytes.count && bytes[index] == UInt8(ascii: "]") { index += 1; return .empty }
             var position = 0
             while true {
-                let key = ChildKey.position(position)
-                let length = key.name.utf8.count
-                try enter(-1 - position, length: length, at: index)
-                let child = try readValue()
-                leave(length)
-                if !child.isEmpty { read.push(ChildEntry(key: key, value: consume child)) }
+                try readChild(ChildKey.position(position), trail: -1 - position, at: index)
                 position += 1
                 skipWhitespace()
                 guard index < bytes.count else { throw error("unterminated array: expected ',' or ']'") }
@@ -511,7 +506,7 @@ public struct JSONReader {
                    let known = keys.find(UnsafeBufferPointer(rebasing: bytes[(keyStart + 1)..<index])) {
                     index += 1
                     try expect(UInt8(ascii: ":"), "':' after the key")
-                    try readChild(known, at: keyStart)
+                    try readChild(known, trail: keyStart, at: keyStart)
                     hadChildren = true
                     if try endOfMember(openedAt: open) { break } else { continue }
                 }
@@ -552,7 +547,7 @@ public struct JSONReader {
                     }
                     let childKey = unescaped ? ChildKey(key, utf8: raw) : ChildKey(key)
                     if unescaped { remember(childKey, spelled: raw) }
-                    try readChild(childKey, at: keyStart)
+                    try readChild(childKey, trail: keyStart, at: keyStart)
                     hadChildren = true
                 }
                 if try endOfMember(openedAt: open) { break }
@@ -572,10 +567,11 @@ public struct JSONReader {
             return Node(children: ChildMap(movingFrom: read.removeLast(from: base)), priority: priority)
         }
 
-        /// Reads the value of an object's member whose key was read at `keyStart`.
-        @inline(__always) mutating func readChild(_ key: ChildKey, at keyStart: Int) throws {
+        /// Reads the value under `key`, entered as `trail` (see there), whose key or element
+        /// starts at `offset`.
+        @inline(__always) mutating func readChild(_ key: ChildKey, trail: Int, at offset: Int) throws {
             let length = key.name.utf8.count
-            try enter(keyStart, length: length, at: keyStart)
+            try enter(trail, length: length, at: offset)
             let child = try readValue()
             leave(length)
             if !child.isEmpty { read.push(ChildEntry(key: key, value: consume child)) }
