@@ -225,6 +225,37 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         }
     }
 
+    /// This map with the child at `key` replaced by `change(old)` (`old` empty when there is
+    /// none; an empty result removes it), looked up once.
+    public func modifying(_ key: ChildKey, _ change: (Node) -> Node) -> ChildMap {
+        var prioritized = prioritizedCount
+        switch storage {
+        case .packed(var entries):
+            let at = ChildMap.search(entries, key)
+            let old = at.found ? entries[at.index].value : .empty
+            let new = change(old)
+            if old.priority != nil { prioritized -= 1 }
+            if new.priority != nil { prioritized += 1 }
+            if new.isEmpty {
+                guard at.found else { return self }
+                entries.remove(at: at.index)
+            } else if at.found {
+                entries[at.index] = ChildEntry(key: key, value: new)
+            } else {
+                entries.insert(ChildEntry(key: key, value: new), at: at.index)
+            }
+            return ChildMap(sortedEntries: entries, prioritizedCount: prioritized)
+        case .tree(let tree):
+            let updated = tree.modifying(ChildEntry(key: key, value: .empty)) { old in
+                let new = change(old?.value ?? .empty)
+                if old?.value.priority != nil { prioritized -= 1 }
+                if new.priority != nil { prioritized += 1 }
+                return new.isEmpty ? nil : ChildEntry(key: key, value: new)
+            }
+            return ChildMap(tree: updated, prioritizedCount: prioritized)
+        }
+    }
+
     /// This map with the child at each of `keys` (strictly increasing) replaced by
     /// `change(i, old)` (`old` empty when there is none; an empty result removes it).
     public func updating(sorted keys: [ChildKey], _ change: (Int, Node) -> Node) -> ChildMap {

@@ -117,8 +117,10 @@ public struct Node: Sendable, Equatable {
         guard let first = keys.first else { return node }
         if first == ".priority" && keys.count == 1 { return withPriority(node.leafValue) }
         let key = ChildKey(first)
-        let updated = child(key).setting(keys.dropFirst(), to: node)
-        return updatingChild(key, updated)
+        let rest = keys.dropFirst()
+        // A leaf, and a priority with keys below it, as `updatingChild` has them.
+        if isLeaf || key.name == ".priority" { return updatingChild(key, child(key).setting(rest, to: node)) }
+        return Node(content: .children(children.modifying(key) { $0.setting(rest, to: node) }), priority: priority)
     }
 
     /// Applies a multi-path update: each entry replaces the node at its relative path, in

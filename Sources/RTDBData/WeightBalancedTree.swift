@@ -129,6 +129,35 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         WeightBalancedTree(root: Self.remove(root, probe))
     }
 
+    /// This tree with the element equal to `probe` changed, in one descent: `change` gets
+    /// that element (nil when there is none) and returns what takes its place (nil: nothing).
+    /// A lookup and then an insertion walked the path twice, each step a comparison.
+    public func modifying(_ probe: Element, _ change: (Element?) -> Element?) -> WeightBalancedTree {
+        withoutActuallyEscaping(change) { change in
+            var change = change
+            return WeightBalancedTree(root: Self.modify(root, probe, &change))
+        }
+    }
+
+    /// `t` itself when nothing changed. `change` is passed `inout` (by address): passed by
+    /// value, the optimizer hands the values its context captured (a caller's node being
+    /// written, its key) down the recursion one by one, and copied them at every level.
+    private static func modify(_ t: Subtree?, _ probe: Element, _ change: inout (Element?) -> Element?) -> Subtree? {
+        guard let t else { return change(nil).map { Branch($0, nil, nil) } }
+        let b = t.branch
+        let c = Element.order(probe, b.element)
+        if c < 0 {
+            let l = modify(b.left, probe, &change)
+            return l === b.left ? t : balance(b.element, l, b.right)
+        }
+        if c > 0 {
+            let r = modify(b.right, probe, &change)
+            return r === b.right ? t : balance(b.element, b.left, r)
+        }
+        guard let changed = change(b.element) else { return glue(b.left, b.right) }
+        return Branch(changed, b.left, b.right)
+    }
+
     /// This tree with an element changed for each of `probes` (in strictly increasing
     /// order): `change(i, old)` gets the position of the probe and the element equal to it
     /// (nil when there is none) and returns what replaces it (nil: nothing, it is removed).
@@ -138,10 +167,14 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     /// another visited 2k log n (each read from the file when stored) and copied k log n,
     /// most of them freed again at once.
     public func updating(sorted probes: [Element], _ change: (Int, Element?) -> Element?) -> WeightBalancedTree {
-        WeightBalancedTree(root: Self.update(root, probes, probes.indices, change))
+        withoutActuallyEscaping(change) { change in
+            var change = change
+            return WeightBalancedTree(root: Self.update(root, probes, probes.indices, &change))
+        }
     }
 
-    private static func update(_ t: Subtree?, _ probes: [Element], _ range: Range<Int>, _ change: (Int, Element?) -> Element?) -> Subtree? {
+    /// `change` is `inout` for the reason given at `modify`.
+    private static func update(_ t: Subtree?, _ probes: [Element], _ range: Range<Int>, _ change: inout (Int, Element?) -> Element?) -> Subtree? {
         if range.isEmpty { return t }
         guard let t, case let b = t.branch else {
             let added = range.compactMap { change($0, nil) }
@@ -159,8 +192,8 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
             middle = change(lo, b.element)
             rest = lo + 1
         }
-        let left = update(b.left, probes, range.lowerBound..<lo, change)
-        let right = update(b.right, probes, rest..<range.upperBound, change)
+        let left = update(b.left, probes, range.lowerBound..<lo, &change)
+        let right = update(b.right, probes, rest..<range.upperBound, &change)
         guard let middle else { return merge(left, right) }
         if rest == lo && left === b.left && right === b.right { return t }
         return link(left, middle, right)

@@ -100,6 +100,17 @@ final class ChildMapTests: XCTestCase {
                         return removes[i] ? .empty : value
                     }
                     for (key, remove) in zip(keys, removes) { model[key.name] = remove ? nil : value }
+                case 2:
+                    // One child changed where it is found: removed, replaced or added.
+                    let remove = Bool.random(using: &rng)
+                    var calls = 0
+                    map = map.modifying(ChildKey(key)) { old in
+                        calls += 1
+                        XCTAssertEqual(old, model[key] ?? .empty)
+                        return remove ? .empty : value
+                    }
+                    XCTAssertEqual(calls, 1)
+                    model[key] = remove ? nil : value
                 default:
                     map = map.inserting(ChildKey(key), value)
                     model[key] = value
@@ -233,6 +244,62 @@ final class BatchWriteTests: XCTestCase {
             for change in sorted { tree = change.keep ? tree.inserting(change.element) : tree.removing(change.element) }
             XCTAssertTrue(batch.checkInvariants(), "round \(round)")
             XCTAssertEqual(batch.map { "\($0.key)=\(JSONWriter.string($0.value))" }, tree.map { "\($0.key)=\(JSONWriter.string($0.value))" })
+        }
+    }
+
+    /// A change to one element in one descent gives what a lookup and then an insertion or
+    /// a removal give; a change that changes nothing leaves the very same tree.
+    func testTreeModifyingMatchesInsertingAndRemoving() {
+        var rng = SeededRandom(seed: 20261126)
+        let text = { (tree: WeightBalancedTree<ChildEntry>) in tree.map { "\($0.key)=\(JSONWriter.string($0.value))" } }
+        for round in 0..<200 {
+            let size = [0, 1, 5, 40, 300][round % 5]
+            var tree = WeightBalancedTree(sorted: (0..<size).map { ChildEntry(key: ChildKey(String($0 * 2)), value: Node(Double($0))) })
+            for step in 0..<40 {
+                let key = ChildKey(String(Int.random(in: 0..<(size * 2 + 20), using: &rng)))
+                let probe = ChildEntry(key: key, value: .empty)
+                let replacement = Bool.random(using: &rng) ? ChildEntry(key: key, value: Node("v\(step)")) : nil
+                var seen: [Node?] = []
+                let modified = tree.modifying(probe) { old in
+                    seen.append(old?.value)
+                    return replacement
+                }
+                XCTAssertEqual(seen, [tree.find(probe)?.value], "round \(round) step \(step)")
+                let expected = replacement.map { tree.inserting($0) } ?? tree.removing(probe)
+                XCTAssertTrue(modified.checkInvariants(), "round \(round) step \(step)")
+                XCTAssertEqual(text(modified), text(expected), "round \(round) step \(step)")
+                if replacement == nil && tree.find(probe) == nil { XCTAssertTrue(modified.sameStorage(as: tree)) }
+                tree = modified
+            }
+        }
+    }
+
+    /// `setting` changes each child on its way where it finds it; it gives what replacing
+    /// each child on the way with `updatingChild` gives (its definition), over leaves that
+    /// become objects, priorities, and lists packed and as trees.
+    func testSettingMatchesChildByChild() throws {
+        func reference(_ node: Node, _ keys: ArraySlice<String>, _ value: Node) -> Node {
+            guard let first = keys.first else { return value }
+            if first == ".priority" && keys.count == 1 { return node.withPriority(value.leafValue) }
+            let key = ChildKey(first)
+            return node.updatingChild(key, reference(node.child(key), keys.dropFirst(), value))
+        }
+        var rng = SeededRandom(seed: 20261126)
+        let list = (0..<40).map { #""k\#($0)":{"n":\#($0)}"# }.joined(separator: ",")
+        var node = try JSONReader.parse(#"{"a":{"x":1,"y":{"z":2}},"b":"leaf","c":{".priority":3,"k":true},"list":{\#(list)}}"#)
+        let paths = ["a", "a/x", "a/y/z", "a/w", "b", "b/q", "b/q/r", "c/.priority", "c/k", "c/m", "c/m/.priority", "list/k7", "list/k7/n",
+                     "list/k39/n", "list/k40/n", "list/k3/.priority", "new/n", ".priority", "list/.priority"]
+        let values = [Node.empty, Node(1), Node("s"), try JSONReader.parse(#"{"p":{"q":1}}"#), Node(.string("x"), priority: .number(1))]
+        for step in 0..<3000 {
+            let path = Path(paths.randomElement(using: &rng)!), value = values.randomElement(using: &rng)!
+            let expected = reference(node, path.keys[...], value)
+            let actual = node.setting(path, to: value)
+            XCTAssertEqual(actual, expected, "step \(step): \(path) = \(JSONWriter.string(value))")
+            XCTAssertEqual(JSONWriter.string(actual, options: .init(export: true)), JSONWriter.string(expected, options: .init(export: true)))
+            XCTAssertTrue(actual.children.checkInvariants())
+            XCTAssertEqual(actual.children.prioritizedCount, actual.children.filter { $0.value.priority != nil }.count)
+            // Now and then the list is refilled, so it goes on being written as a tree.
+            node = step % 300 == 299 ? actual.setting(Path("list"), to: try JSONReader.parse("{\(list)}")) : actual
         }
     }
 
