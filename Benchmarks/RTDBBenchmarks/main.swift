@@ -289,6 +289,22 @@ func indexUpdatesBenchmark(_ n: Int, updates: Int) {
     print(String(format: "index-updates: %d updates in an index of %d: %.2f µs each", updates, n, time / Double(updates) * 1e6))
 }
 
+/// The data tree's own work for writes below the children of a list of `n` children (as the
+/// engine applies a `set` of `notes/kK/lastModified`, or an `update` of `batch` of them), on
+/// one thread, for a profiler.
+func treeWritesBenchmark(_ n: Int, writes: Int, batch: Int) {
+    var rng = SeededRandom(seed: 1)
+    let children = (0..<n).map { (ChildKey("k\($0)"), Node(children: ChildMap(unsorted: [(ChildKey("lastModified"), Node(Double(rng.next() % 1_000_000_000)))]))) }
+    var root = Node(children: ChildMap(unsorted: [(ChildKey("notes"), Node(children: ChildMap(unsorted: children)))]))
+    let entries = (0..<writes).map { i in (Path("notes/k\(rng.next() % UInt64(n))/lastModified"), Node(Double(1_000_000_000 + i))) }
+    let batches = stride(from: 0, to: writes, by: max(1, batch)).map { Array(entries[$0..<min(writes, $0 + max(1, batch))]) }
+    let time = seconds {
+        for update in batches { root = root.merging(update) }
+    }
+    precondition(root.child(at: Path("notes")).childCount == n)
+    print(String(format: "tree-writes: %d writes in updates of %d below the children of a list of %d: %.2f µs each", writes, max(1, batch), n, time / Double(max(1, writes)) * 1e6))
+}
+
 /// Single writes through the client core, pipelined, all acknowledged and durable.
 func writeBenchmark(_ n: Int) async throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-write-" + UUID().uuidString
@@ -840,6 +856,10 @@ case "query":
     let writes = Int(arguments.dropFirst(2).first ?? "") ?? 100_000
     for n in sizes { try await queryBenchmark(n, writes: writes) }
 case "index-updates": indexUpdatesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000, updates: Int(arguments.dropFirst(2).first ?? "") ?? 100_000)
+case "tree-writes":
+    // `tree-writes N WRITES BATCH`: the data tree alone, for a profiler.
+    treeWritesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000, writes: Int(arguments.dropFirst(2).first ?? "") ?? 100_000,
+                        batch: Int(arguments.dropFirst(3).first ?? "") ?? 1)
 case "writes": try await writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 case "cache": try await cacheBenchmark(Int(arguments.dropFirst().first ?? "") ?? 20_000)
 case "rules": try await rulesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 50_000, rounds: Int(arguments.dropFirst(2).first ?? "") ?? 3)
