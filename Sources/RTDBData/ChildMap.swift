@@ -162,6 +162,12 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         return duplicates
     }
 
+    /// Keeps `count`, the children with a priority, as the child `old` gives way to `new`.
+    private static func recount(_ count: inout Int, _ old: Node?, _ new: Node) {
+        if old?.priority != nil { count -= 1 }
+        if new.priority != nil { count += 1 }
+    }
+
     private static func countPrioritized(_ entries: some Collection<ChildEntry>) -> Int {
         var n = 0
         for entry in entries where entry.value.priority != nil { n += 1 }
@@ -201,29 +207,10 @@ public struct ChildMap: Sendable, Sequence, Equatable {
 
     public subscript(name: String) -> Node? { self[ChildKey(name)] }
 
-    public func inserting(_ key: ChildKey, _ value: Node) -> ChildMap {
-        var prioritized = prioritizedCount
-        switch storage {
-        case .packed(var entries):
-            let at = ChildMap.search(entries, key)
-            let entry = ChildEntry(key: key, value: value)
-            if at.found {
-                if entries[at.index].value.priority != nil { prioritized -= 1 }
-                entries[at.index] = entry
-            } else {
-                entries.insert(entry, at: at.index)
-            }
-            if value.priority != nil { prioritized += 1 }
-            return ChildMap(sortedEntries: entries, prioritizedCount: prioritized)
-        case .tree(let tree):
-            // Most data has no priorities: then there is nothing to look up.
-            if prioritized > 0 || value.priority != nil {
-                if self[key]?.priority != nil { prioritized -= 1 }
-                if value.priority != nil { prioritized += 1 }
-            }
-            return ChildMap(tree: tree.inserting(ChildEntry(key: key, value: value)), prioritizedCount: prioritized)
-        }
-    }
+    /// This map with `value` at `key` (an empty value removes the child).
+    public func inserting(_ key: ChildKey, _ value: Node) -> ChildMap { modifying(key) { _ in value } }
+
+    public func removing(_ key: ChildKey) -> ChildMap { modifying(key) { _ in .empty } }
 
     /// This map with the child at `key` replaced by `change(old)` (`old` empty when there is
     /// none; an empty result removes it), looked up once.
@@ -234,8 +221,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
             let at = ChildMap.search(entries, key)
             let old = at.found ? entries[at.index].value : .empty
             let new = change(old)
-            if old.priority != nil { prioritized -= 1 }
-            if new.priority != nil { prioritized += 1 }
+            ChildMap.recount(&prioritized, old, new)
             if new.isEmpty {
                 guard at.found else { return self }
                 entries.remove(at: at.index)
@@ -248,8 +234,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         case .tree(let tree):
             let updated = tree.modifying(ChildEntry(key: key, value: .empty)) { old in
                 let new = change(old?.value ?? .empty)
-                if old?.value.priority != nil { prioritized -= 1 }
-                if new.priority != nil { prioritized += 1 }
+                ChildMap.recount(&prioritized, old?.value, new)
                 return new.isEmpty ? nil : ChildEntry(key: key, value: new)
             }
             return ChildMap(tree: updated, prioritizedCount: prioritized)
@@ -277,8 +262,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
                     i += 1
                 }
                 let new = change(k, old)
-                if old.priority != nil { prioritized -= 1 }
-                if new.priority != nil { prioritized += 1 }
+                ChildMap.recount(&prioritized, old, new)
                 if !new.isEmpty { out.append(ChildEntry(key: key, value: new)) }
             }
             out.append(contentsOf: entries[i...])
@@ -286,24 +270,10 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         case .tree(let tree):
             let updated = tree.updating(sorted: keys.map { ChildEntry(key: $0, value: .empty) }) { i, old in
                 let new = change(i, old?.value ?? .empty)
-                if old?.value.priority != nil { prioritized -= 1 }
-                if new.priority != nil { prioritized += 1 }
+                ChildMap.recount(&prioritized, old?.value, new)
                 return new.isEmpty ? nil : ChildEntry(key: keys[i], value: new)
             }
             return ChildMap(tree: updated, prioritizedCount: prioritized)
-        }
-    }
-
-    public func removing(_ key: ChildKey) -> ChildMap {
-        switch storage {
-        case .packed(var entries):
-            let at = ChildMap.search(entries, key)
-            guard at.found else { return self }
-            let removed = entries.remove(at: at.index)
-            return ChildMap(sortedEntries: entries, prioritizedCount: prioritizedCount - (removed.value.priority != nil ? 1 : 0))
-        case .tree(let tree):
-            let prioritized = prioritizedCount > 0 && self[key]?.priority != nil ? prioritizedCount - 1 : prioritizedCount
-            return ChildMap(tree: tree.removing(ChildEntry(key: key, value: .empty)), prioritizedCount: prioritized)
         }
     }
 

@@ -130,8 +130,9 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     }
 
     /// This tree with the element equal to `probe` changed, in one descent: `change` gets
-    /// that element (nil when there is none) and returns what takes its place (nil: nothing).
-    /// A lookup and then an insertion walked the path twice, each step a comparison.
+    /// that element (nil when there is none) and returns what takes its place (nil: nothing),
+    /// which must order equal to `probe`. A lookup and then an insertion walked the path
+    /// twice, each step a comparison.
     public func modifying(_ probe: Element, _ change: (Element?) -> Element?) -> WeightBalancedTree {
         withoutActuallyEscaping(change) { change in
             var change = change
@@ -139,11 +140,16 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         }
     }
 
-    /// `t` itself when nothing changed. `change` is passed `inout` (by address): passed by
-    /// value, the optimizer hands the values its context captured (a caller's node being
-    /// written, its key) down the recursion one by one, and copied them at every level.
+    /// `t` itself when there was no such element and `change` added none. `change` is
+    /// passed `inout` (by address): passed by value, the optimizer hands the values its
+    /// context captured (a caller's node being written, its key) down the recursion one by
+    /// one, and copied them at every level.
     private static func modify(_ t: Subtree?, _ probe: Element, _ change: inout (Element?) -> Element?) -> Subtree? {
-        guard let t else { return change(nil).map { Branch($0, nil, nil) } }
+        guard let t else {
+            guard let added = change(nil) else { return nil }
+            assert(Element.order(added, probe) == 0, "an added element goes where its probe was looked for")
+            return Branch(added, nil, nil)
+        }
         let b = t.branch
         let c = Element.order(probe, b.element)
         if c < 0 {
@@ -155,6 +161,7 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
             return r === b.right ? t : balance(b.element, b.left, r)
         }
         guard let changed = change(b.element) else { return glue(b.left, b.right) }
+        assert(Element.order(changed, probe) == 0, "a changed element keeps its place")
         return Branch(changed, b.left, b.right)
     }
 

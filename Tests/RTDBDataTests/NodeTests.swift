@@ -116,6 +116,7 @@ final class ChildMapTests: XCTestCase {
                     model[key] = value
                 }
                 XCTAssertTrue(map.checkInvariants(), "round \(round) step \(step)")
+                XCTAssertEqual(map.prioritizedCount, model.values.filter { $0.priority != nil }.count, "round \(round) step \(step)")
             }
             let sortedKeys = model.keys.map(ChildKey.init).sorted()
             XCTAssertEqual(map.keys, sortedKeys)
@@ -296,11 +297,18 @@ final class BatchWriteTests: XCTestCase {
             let actual = node.setting(path, to: value)
             XCTAssertEqual(actual, expected, "step \(step): \(path) = \(JSONWriter.string(value))")
             XCTAssertEqual(JSONWriter.string(actual, options: .init(export: true)), JSONWriter.string(expected, options: .init(export: true)))
-            XCTAssertTrue(actual.children.checkInvariants())
-            XCTAssertEqual(actual.children.prioritizedCount, actual.children.filter { $0.value.priority != nil }.count)
+            checkMaps(actual, "step \(step)")
             // Now and then the list is refilled, so it goes on being written as a tree.
             node = step % 300 == 299 ? actual.setting(Path("list"), to: try JSONReader.parse("{\(list)}")) : actual
         }
+    }
+
+    /// Every map in `node` is ordered and balanced, and counts its children with a priority.
+    private func checkMaps(_ node: Node, _ message: String) {
+        guard case .children(let map) = node.content else { return }
+        XCTAssertTrue(map.checkInvariants(), message)
+        XCTAssertEqual(map.prioritizedCount, map.filter { $0.value.priority != nil }.count, message)
+        for entry in map { checkMaps(entry.value, message) }
     }
 
     func testMergingMatchesOneAtATime() throws {
