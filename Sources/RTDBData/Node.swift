@@ -95,11 +95,18 @@ public struct Node: Sendable, Equatable {
     /// Replaces one child (empty removes it). Removing a child of a leaf leaves the leaf as it
     /// is; adding one turns the leaf into a children node that keeps the leaf's priority.
     public func updatingChild(_ key: ChildKey, _ node: Node) -> Node {
-        if key.name == ".priority" { return withPriority(node.leafValue) }
-        if isLeaf && node.isEmpty { return self }
-        var map = children
-        map = node.isEmpty ? map.removing(key) : map.inserting(key, node)
-        return Node(content: .children(map), priority: priority)
+        modifyingChild(key) { _ in node }
+    }
+
+    /// Replaces one child with `change(old)` (`old` empty when there is none), looked up once;
+    /// otherwise as `updatingChild`. The key ".priority" replaces the priority.
+    public func modifyingChild(_ key: ChildKey, _ change: (Node) -> Node) -> Node {
+        if key.name == ".priority" { return withPriority(change(child(key)).leafValue) }
+        if isLeaf {
+            let node = change(.empty)
+            return node.isEmpty ? self : Node(children: ChildMap().inserting(key, node), priority: priority)
+        }
+        return Node(content: .children(children.modifying(key, change)), priority: priority)
     }
 
     /// True when the child (or, for ".priority", the priority) is not empty; leaves have none.
@@ -115,12 +122,8 @@ public struct Node: Sendable, Equatable {
 
     private func setting(_ keys: ArraySlice<String>, to node: Node) -> Node {
         guard let first = keys.first else { return node }
-        if first == ".priority" && keys.count == 1 { return withPriority(node.leafValue) }
-        let key = ChildKey(first)
         let rest = keys.dropFirst()
-        // A leaf, and a priority with keys below it, as `updatingChild` has them.
-        if isLeaf || key.name == ".priority" { return updatingChild(key, child(key).setting(rest, to: node)) }
-        return Node(content: .children(children.modifying(key) { $0.setting(rest, to: node) }), priority: priority)
+        return modifyingChild(ChildKey(first)) { $0.setting(rest, to: node) }
     }
 
     /// Applies a multi-path update: each entry replaces the node at its relative path, in

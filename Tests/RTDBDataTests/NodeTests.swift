@@ -275,21 +275,31 @@ final class BatchWriteTests: XCTestCase {
         }
     }
 
-    /// `setting` changes each child on its way where it finds it; it gives what replacing
-    /// each child on the way with `updatingChild` gives (its definition), over leaves that
-    /// become objects, priorities, and lists packed and as trees.
+    /// `setting` changes each child on its way where it finds it. It gives what a reference
+    /// gives that rebuilds each map on the way from its entries (no lookup, insertion or
+    /// removal in a map), over leaves that become objects, priorities at the end and in the
+    /// middle of a path, and lists packed and as trees.
     func testSettingMatchesChildByChild() throws {
         func reference(_ node: Node, _ keys: ArraySlice<String>, _ value: Node) -> Node {
             guard let first = keys.first else { return value }
-            if first == ".priority" && keys.count == 1 { return node.withPriority(value.leafValue) }
+            let below = { (old: Node) in reference(old, keys.dropFirst(), value) }
+            // The priority itself; with keys below it, what is written there is an object.
+            if first == ".priority" { return node.withPriority(below(.empty).leafValue) }
             let key = ChildKey(first)
-            return node.updatingChild(key, reference(node.child(key), keys.dropFirst(), value))
+            if node.isLeaf {
+                let new = below(.empty)
+                return new.isEmpty ? node : Node(children: ChildMap(unsorted: [(key, new)]), priority: node.priority)
+            }
+            var entries = node.children.filter { $0.key != key }.map { ($0.key, $0.value) }
+            let new = below(node.children[key] ?? .empty)
+            if !new.isEmpty { entries.append((key, new)) }
+            return Node(children: ChildMap(unsorted: entries), priority: node.priority)
         }
         var rng = SeededRandom(seed: 20261126)
         let list = (0..<40).map { #""k\#($0)":{"n":\#($0)}"# }.joined(separator: ",")
         var node = try JSONReader.parse(#"{"a":{"x":1,"y":{"z":2}},"b":"leaf","c":{".priority":3,"k":true},"list":{\#(list)}}"#)
         let paths = ["a", "a/x", "a/y/z", "a/w", "b", "b/q", "b/q/r", "c/.priority", "c/k", "c/m", "c/m/.priority", "list/k7", "list/k7/n",
-                     "list/k39/n", "list/k40/n", "list/k3/.priority", "new/n", ".priority", "list/.priority"]
+                     "list/k39/n", "list/k40/n", "list/k3/.priority", "new/n", ".priority", "list/.priority", "c/.priority/x"]
         let values = [Node.empty, Node(1), Node("s"), try JSONReader.parse(#"{"p":{"q":1}}"#), Node(.string("x"), priority: .number(1))]
         for step in 0..<3000 {
             let path = Path(paths.randomElement(using: &rng)!), value = values.randomElement(using: &rng)!
