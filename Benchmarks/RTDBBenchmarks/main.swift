@@ -297,12 +297,13 @@ func treeWritesBenchmark(_ n: Int, writes: Int, batch: Int) {
     let children = (0..<n).map { (ChildKey("k\($0)"), Node(children: ChildMap(unsorted: [(ChildKey("lastModified"), Node(Double(rng.next() % 1_000_000_000)))]))) }
     var root = Node(children: ChildMap(unsorted: [(ChildKey("notes"), Node(children: ChildMap(unsorted: children)))]))
     let entries = (0..<writes).map { i in (Path("notes/k\(rng.next() % UInt64(n))/lastModified"), Node(Double(1_000_000_000 + i))) }
-    let batches = stride(from: 0, to: writes, by: max(1, batch)).map { Array(entries[$0..<min(writes, $0 + max(1, batch))]) }
+    let batch = max(1, batch)
+    let batches = stride(from: 0, to: writes, by: batch).map { Array(entries[$0..<min(writes, $0 + batch)]) }
     let time = seconds {
         for update in batches { root = root.merging(update) }
     }
     precondition(root.child(at: Path("notes")).childCount == n)
-    print(String(format: "tree-writes: %d writes in updates of %d below the children of a list of %d: %.2f µs each", writes, max(1, batch), n, time / Double(max(1, writes)) * 1e6))
+    print(String(format: "tree-writes: %d writes in updates of %d below the children of a list of %d: %.2f µs each", writes, batch, n, time / Double(max(1, writes)) * 1e6))
 }
 
 /// Single writes through the client core, pipelined, all acknowledged and durable.
