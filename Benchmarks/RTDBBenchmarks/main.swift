@@ -291,19 +291,19 @@ func indexUpdatesBenchmark(_ n: Int, updates: Int) {
 
 /// The data tree's own work for writes below the children of a list of `n` children (as the
 /// engine applies a `set` of `notes/kK/lastModified`, or an `update` of `batch` of them), on
-/// one thread, for a profiler.
+/// one thread, for a profiler. `n` and `batch` are at least 1; no writes measures the setup
+/// alone, to subtract from a profile.
 func treeWritesBenchmark(_ n: Int, writes: Int, batch: Int) {
     var rng = SeededRandom(seed: 1)
     let children = (0..<n).map { (ChildKey("k\($0)"), Node(children: ChildMap(unsorted: [(ChildKey("lastModified"), Node(Double(rng.next() % 1_000_000_000)))]))) }
     var root = Node(children: ChildMap(unsorted: [(ChildKey("notes"), Node(children: ChildMap(unsorted: children)))]))
     let entries = (0..<writes).map { i in (Path("notes/k\(rng.next() % UInt64(n))/lastModified"), Node(Double(1_000_000_000 + i))) }
-    let batch = max(1, batch)
     let batches = stride(from: 0, to: writes, by: batch).map { Array(entries[$0..<min(writes, $0 + batch)]) }
     let time = seconds {
         for update in batches { root = root.merging(update) }
     }
     precondition(root.child(at: Path("notes")).childCount == n)
-    print(String(format: "tree-writes: %d writes in updates of %d below the children of a list of %d: %.2f µs each", writes, batch, n, time / Double(max(1, writes)) * 1e6))
+    print(String(format: "tree-writes: %d writes in updates of %d below the children of a list of %d: %.2f µs each", writes, batch, n, writes == 0 ? 0 : time / Double(writes) * 1e6))
 }
 
 /// Single writes through the client core, pipelined, all acknowledged and durable.
@@ -859,8 +859,13 @@ case "query":
 case "index-updates": indexUpdatesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000, updates: Int(arguments.dropFirst(2).first ?? "") ?? 100_000)
 case "tree-writes":
     // `tree-writes N WRITES BATCH`: the data tree alone, for a profiler.
-    treeWritesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000, writes: Int(arguments.dropFirst(2).first ?? "") ?? 100_000,
-                        batch: Int(arguments.dropFirst(3).first ?? "") ?? 1)
+    let n = Int(arguments.dropFirst().first ?? "") ?? 1_000_000, writes = Int(arguments.dropFirst(2).first ?? "") ?? 100_000
+    let batch = Int(arguments.dropFirst(3).first ?? "") ?? 1
+    guard n >= 1, writes >= 0, batch >= 1 else {
+        FileHandle.standardError.write(Data("tree-writes: N (children, at least 1), WRITES (0 or more) and BATCH (at least 1)\n".utf8))
+        exit(2)
+    }
+    treeWritesBenchmark(n, writes: writes, batch: batch)
 case "writes": try await writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 case "cache": try await cacheBenchmark(Int(arguments.dropFirst().first ?? "") ?? 20_000)
 case "rules": try await rulesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 50_000, rounds: Int(arguments.dropFirst(2).first ?? "") ?? 3)
