@@ -234,8 +234,10 @@ struct RESTRouter: Sendable {
                 throw RESTFailure(status: .badRequest, message: "the rules are not valid UTF-8")
             }
             let rules: SecurityRules
+            // Worded as the emulator words it (`LINE:COL: Parse error.`), which tooling such as
+            // @firebase/rules-unit-testing matches, then what was wrong.
             do { rules = try SecurityRules(parsing: text) } catch {
-                throw RESTFailure(status: .badRequest, message: "the rules were not changed: \(error)")
+                throw RESTFailure(status: .badRequest, message: "\(error.line):\(error.column): Parse error. \(error.message); the rules were not changed")
             }
             namespaces.setRules(rules, for: namespace)
             return RESTReply(status: .ok, body: Array(#"{"status":"ok"}"#.utf8))

@@ -243,7 +243,10 @@ def test_rules_errors_name_line_and_column_and_keep_the_old_rules(server):
     text = '{\n  "rules": {\n    ".read": "auth.uid == ",\n  }\n}'
     status, _, answer = request(server.port, "PUT", f"/.settings/rules.json?ns={namespace}", text.encode(), OWNER)
     assert status == 400
-    assert json.loads(answer)["error"] == "the rules were not changed: line 3, column 27: in .read: expected a value, found the end of the expression"
+    assert json.loads(answer)["error"] == "3:27: Parse error. in .read: expected a value, found the end of the expression; the rules were not changed"
+    # What @firebase/rules-unit-testing sends in its own test of a file that does not parse.
+    status, _, answer = request(server.port, "PUT", f"/.settings/rules.json?ns={namespace}", b"invalid json %{!@[", OWNER)
+    assert (status, json.loads(answer)) == (400, {"error": "1:1: Parse error. unexpected 'i'; the rules were not changed"})
     status, _, answer = request(server.port, "GET", f"/.settings/rules.json?ns={namespace}", b"", OWNER)
     assert status == 200 and json.loads(answer) == good
     # Only the owner reads or changes them.
