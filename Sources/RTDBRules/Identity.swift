@@ -30,14 +30,17 @@ public enum Identity: Sendable, Equatable {
         case expired
     }
 
-    /// The identity a credential names, as the emulator takes it: `owner`, or a JWT (signed or
-    /// not; its signature is not checked) whose claims are used as they are. `now` in seconds.
+    /// The identity a credential names, as the emulator takes it: `owner`, or a JWT whose
+    /// claims are used as they are (its signature is not checked). A signed token is refused
+    /// from its `exp` on; an unsigned one (`alg: none`, no signature) never expires: the
+    /// official SDKs make their emulator test tokens (`mockUserToken`) that way with an `exp`
+    /// of 3600, in 1970, and the emulator takes them. `now` in seconds.
     public static func from(credential: String, now: Double) throws(Refusal) -> Identity {
         if credential == ownerCredential { return .admin }
         guard let claims = claims(ofToken: credential) else {
             throw .invalid("the credential is neither \"owner\" nor a JSON Web Token")
         }
-        return try from(claims: claims, now: now)
+        return try from(claims: claims, now: isUnsigned(token: credential) ? nil : now)
     }
 
     /// As `from(credential:now:)`; the owner may act as someone else: `acting` is the `auth`
@@ -49,22 +52,24 @@ public enum Identity: Sendable, Equatable {
     }
 
     /// A user from a token's claims (`sub` or `user_id`; a legacy token's `d.uid`), or from the
-    /// object an admin names with `authvar` / `auth_variable_override`.
-    public static func from(claims: JSONValue, now: Double) throws(Refusal) -> Identity {
+    /// object an admin names with `authvar` / `auth_variable_override`. Without `now` its
+    /// `exp` is not a deadline (an unsigned token's).
+    public static func from(claims: JSONValue, now: Double?) throws(Refusal) -> Identity {
         var claims = claims
-        let expires = claims["exp"]?.number
+        let expires = now == nil ? nil : claims["exp"]?.number
         // A legacy Firebase token carries its user in "d" (and no "sub").
         if claims["sub"] == nil, claims["user_id"] == nil, let legacy = claims["d"], legacy.members != nil { claims = legacy }
         guard let uid = claims["sub"]?.string ?? claims["user_id"]?.string ?? claims["uid"]?.string, !uid.isEmpty else {
             throw .invalid("the token names no user: it has no \"sub\", \"user_id\" or \"uid\" claim")
         }
-        if let expires, now >= expires { throw .expired }
+        if let expires, let now, now >= expires { throw .expired }
         return .user(uid: uid, claims: claims, expires: expires)
     }
 
     /// An unsigned ID token (`alg: none`) for `uid`, as the emulator's `mockUserToken` makes
     /// them: for local servers, which take its claims as they are. `claims` are added to the
-    /// standard ones (an object); `now` in seconds; valid for an hour.
+    /// standard ones (an object); `now` in seconds. Its `exp` is an hour on, though servers that
+    /// take unsigned tokens do not hold it to that.
     public static func unsignedToken(uid: String, claims: JSONValue = .object([]), now: Double) -> String {
         let seconds = JSONValue.number(now.rounded(.down))
         var payload: [(String, JSONValue)] = [
@@ -79,6 +84,14 @@ public enum Identity: Sendable, Equatable {
         }
         let header = JSONValue.object([("alg", .string("none")), ("typ", .string("JWT"))])
         return Base64URL.encode(Array(header.serialized().utf8)) + "." + Base64URL.encode(Array(JSONValue.object(payload).serialized().utf8)) + "."
+    }
+
+    /// Whether a JWT is unsigned: its header says `"alg": "none"` and its signature is empty.
+    public static func isUnsigned(token: String) -> Bool {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[2].isEmpty, let header = Base64URL.decode(parts[0]),
+              let fields = try? JSONValue.parse(String(decoding: header, as: UTF8.self)) else { return false }
+        return fields["alg"]?.string == "none"
     }
 
     /// The claims of a JWT, unverified; nil when `token` is not one.

@@ -16,15 +16,28 @@ TABLE = json.load(open(os.path.join(ROOT, "Tests", "RTDBRulesTests", "RuleCases.
 OWNER = {"Authorization": "Bearer owner"}
 
 
+def part(value):
+    return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+
+
 def token(claims, expires_in=3600, alg="none"):
-    """An unsigned ID token, as the emulator and mockUserToken make them."""
-    def part(value):
-        return base64.urlsafe_b64encode(json.dumps(value).encode()).rstrip(b"=").decode()
+    """An ID token: unsigned (as the emulator and mockUserToken make them), or with `alg`
+    and a signature, which a local server does not check but whose expiry it holds."""
     now = int(time.time())
     payload = {"iat": now, "exp": now + expires_in, **{k: v for k, v in claims.items() if k != "uid"}}
     if "uid" in claims:
         payload["sub"] = payload["user_id"] = claims["uid"]
-    return part({"alg": alg, "typ": "JWT"}) + "." + part(payload) + "."
+    signature = "" if alg == "none" else part("not checked")
+    return part({"alg": alg, "typ": "JWT"}) + "." + part(payload) + "." + signature
+
+
+def mock_user_token(uid):
+    """The token of the JS SDK's `connectDatabaseEmulator(..., {mockUserToken: {user_id, sub}})`
+    (and @firebase/rules-unit-testing's authenticatedContext): unsigned, issued at 0, expired
+    in 1970."""
+    payload = {"iss": "https://securetoken.google.com/demo-project", "aud": "demo-project", "iat": 0, "exp": 3600,
+               "auth_time": 0, "sub": uid, "user_id": uid, "firebase": {"sign_in_provider": "custom", "identities": {}}}
+    return part({"alg": "none", "type": "JWT"}) + "." + part(payload) + "."
 
 
 def credential(auth):
@@ -199,7 +212,7 @@ def test_a_rules_change_ends_a_rest_stream_with_cancel(server):
 
 def test_expired_and_invalid_tokens(server):
     namespace = "rules-tokens"
-    expired = token({"uid": "ada"}, expires_in=-10)
+    expired = token({"uid": "ada"}, expires_in=-10, alg="RS256")
     status, answer = rest(server, "GET", "/x", namespace, query={"auth": expired})
     assert status == 401 and b"expired" in answer
     status, answer = rest(server, "GET", "/x", namespace, query={"auth": "not-a-token"})
@@ -215,13 +228,50 @@ def test_expired_and_invalid_tokens(server):
     assert expired not in server.log() and "not-a-token" not in server.log()
 
 
+def test_the_sdks_emulator_test_token_is_taken_as_the_emulator_takes_it(server):
+    """mockUserToken's `exp` lies in 1970: the emulator takes it as it is, and so does rtdb serve,
+    over the realtime protocol, REST (both ways of sending it) and a REST stream."""
+    namespace = "rules-mock-token"
+    rules = {"rules": {"users": {"$uid": {".read": "auth.uid == $uid", ".write": "auth.uid == $uid"}}}}
+    assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
+    alice = mock_user_token("alice")
+    ws = WebSocket(server.port, namespace=namespace)
+    ws.hello()
+    ws.send({"t": "d", "d": {"r": 1, "a": "auth", "b": {"cred": alice}}})
+    assert ws.response(1) == {"s": "ok", "d": ""}
+    ws.send({"t": "d", "d": {"r": 2, "a": "p", "b": {"p": "/users/alice/name", "d": "Alice"}}})
+    assert ws.response(2) == {"s": "ok", "d": ""}
+    ws.send({"t": "d", "d": {"r": 3, "a": "p", "b": {"p": "/users/bob/name", "d": "Alice"}}})
+    assert ws.response(3)["s"] == "permission_denied"
+    ws.send({"t": "d", "d": {"r": 4, "a": "q", "b": {"p": "/users/alice", "h": ""}}})
+    assert ws.response(4)["s"] == "ok"
+    ws.close()
+    query = {"auth": alice}
+    assert rest(server, "PUT", "/users/alice/age", namespace, 36, query=query) == (200, b"36")
+    status, answer = rest(server, "PUT", "/users/bob/age", namespace, 36, query=query)
+    assert status == 401 and b"Permission denied" in answer
+    bearer = {"Authorization": "Bearer " + alice}
+    assert rest(server, "GET", "/users/alice", namespace, headers=bearer) == (200, b'{"age":36,"name":"Alice"}')
+    assert rest(server, "GET", "/users/bob", namespace, headers=bearer)[0] == 401
+    import socket
+    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
+    s.sendall(f"GET /users/alice.json?ns={namespace}&auth={alice} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
+    seen = b""
+    while b'"data":{"age":36,"name":"Alice"}' not in seen:
+        chunk = s.recv(4096)
+        assert chunk, seen
+        seen += chunk
+    assert seen.startswith(b"HTTP/1.1 200 OK")
+    s.close()
+
+
 def test_a_token_that_expires_while_connected_is_revoked(server):
     namespace = "rules-expiry"
     rules = {"rules": {"private": {".read": "auth != null"}}}
     assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
     ws = WebSocket(server.port, namespace=namespace)
     ws.hello()
-    ws.send({"t": "d", "d": {"r": 1, "a": "auth", "b": {"cred": token({"uid": "ada"}, expires_in=2)}}})
+    ws.send({"t": "d", "d": {"r": 1, "a": "auth", "b": {"cred": token({"uid": "ada"}, expires_in=2, alg="RS256")}}})
     assert ws.response(1)["s"] == "ok"
     ws.send({"t": "d", "d": {"r": 2, "a": "q", "b": {"p": "/private", "h": ""}}})
     assert ws.response(2)["s"] == "ok"
@@ -353,7 +403,7 @@ def test_a_rest_stream_ends_with_auth_revoked_when_its_token_expires(server):
     assert rest(server, "PUT", "/.settings/rules", namespace, {"rules": {"feed": {".read": "auth != null"}}}, auth="owner")[0] == 200
     import socket
     s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
-    cred = token({"uid": "ada"}, expires_in=2)
+    cred = token({"uid": "ada"}, expires_in=2, alg="RS256")
     s.sendall(f"GET /feed.json?ns={namespace}&auth={cred} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
     seen = b""
     while b"event: auth_revoked" not in seen:

@@ -80,8 +80,17 @@ final class RulesParsingTests: XCTestCase {
         guard case let .user(uid, claims, expires) = try Identity.from(credential: token, now: now) else { return XCTFail("not a user") }
         XCTAssertEqual(uid, "ada")
         XCTAssertEqual(claims["admin"], .bool(true))
-        XCTAssertEqual(expires, now + 3600)
-        XCTAssertThrowsError(try Identity.from(credential: token, now: now + 3600)) { XCTAssertEqual($0 as? Identity.Refusal, .expired) }
+        XCTAssertEqual(claims["exp"], .number(now + 3600))
+        // Unsigned, it never expires (the SDKs' mockUserToken says 1970); signed, it does.
+        XCTAssertEqual(expires, nil)
+        XCTAssertEqual(try Identity.from(credential: token, now: now + 3600), .user(uid: uid, claims: claims, expires: nil))
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        let signed = Base64URL.encode(Array(#"{"alg":"RS256","typ":"JWT"}"#.utf8)) + "." + parts[1] + ".c2ln"
+        XCTAssertEqual(try Identity.from(credential: signed, now: now), .user(uid: uid, claims: claims, expires: now + 3600))
+        XCTAssertThrowsError(try Identity.from(credential: signed, now: now + 3600)) { XCTAssertEqual($0 as? Identity.Refusal, .expired) }
+        // "none" with a signature is no unsigned token.
+        XCTAssertThrowsError(try Identity.from(credential: String(token.dropLast()) + ".c2ln", now: now + 3600))
+        XCTAssertFalse(Identity.isUnsigned(token: String(token.dropLast()) + ".c2ln"))
         for bad in ["", "a.b", "a.b.c", "a.\(Base64URL.encode(Array("[1]".utf8))).c", "a.\(Base64URL.encode(Array("{}".utf8))).c"] {
             XCTAssertThrowsError(try Identity.from(credential: bad, now: now), bad)
         }
