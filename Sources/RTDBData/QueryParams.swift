@@ -104,6 +104,7 @@ public struct QueryParams: Equatable, Sendable, CustomStringConvertible {
 
     /// Whether a child lies within the bounds (limits aside).
     public func matches(key: ChildKey, node: Node) -> Bool {
+        if start == nil && end == nil { return true }
         let position = index.position(of: key, node)
         return withinStart(position) && withinEnd(position)
     }

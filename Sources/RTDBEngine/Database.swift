@@ -31,20 +31,6 @@ public final class Database: @unchecked Sendable {
     /// queries on ever new lists or orderings cannot make every write slower for good.
     static let idleIndexLimit = 16
     private var wrote = false
-    /// Filtered listens that writes changed since their data was last sent, in the order
-    /// first changed, with the children changed (nil: all of them). They are answered once
-    /// the requests queued with those writes are applied: pipelined writes move a watched
-    /// window once, not once each.
-    /// An ended listen stays in the list (its session may be gone: `Listen.session` is
-    /// unowned) but leaves `touchedAt`, which is checked before anything is sent.
-    private var touchedQueries: [(listen: Listen, changed: Set<ChildKey>?)] = []
-    private var touchedAt: [ObjectIdentifier: Int] = [:]
-    /// Writes applied but not yet handed to the store, held while queries are to be answered
-    /// so that no acknowledgement overtakes the data of its write (a client would show its
-    /// write undone, then done again). An index built while some are held (answering those
-    /// queries, or another request) reaches the store with them, not before: the store's tree
-    /// lacks them, and a checkpoint would store an index ahead of it.
-    private var heldWrites: [(record: LogRecord, completion: (StoreError?) -> Void)] = []
     /// Milliseconds since the epoch; replaceable in tests.
     var clock: () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
     /// Who may read and write what; open unless the server was given rules.
@@ -61,7 +47,6 @@ public final class Database: @unchecked Sendable {
         store.onCheckpoint = { [weak self] replayed, replayedIndexes, through, marker in
             guard let database = self else { return }
             database.queue.sync {
-                database.answerTouchedQueries()  // the held writes belong to the replayed tree
                 (database.root, database.indexes) = database.store.rebase(replayed, indexes: replayedIndexes, through: through,
                                                                           marker: marker, live: database.indexes)
             }
@@ -86,7 +71,6 @@ public final class Database: @unchecked Sendable {
     /// open that only reads keeps them all, as they cost nothing then).
     public func close() {
         queue.sync {
-            answerTouchedQueries()
             guard wrote else { return }
             // In the table too: a checkpoint finishing meanwhile takes the table as it is.
             indexes = indexes.filter { indexLastUsed[QueryIndexes.key($0.path, $0.index)] != nil || declared($0) }
@@ -244,7 +228,7 @@ public final class Database: @unchecked Sendable {
             let result = index.answer(params, on: node)
             indexes[key] = index
             dropIdleIndexes()
-            if heldWrites.isEmpty { store.noteIndexes(indexes) }
+            store.noteIndexes(indexes)
             return result
         }
         let built = index.isStale || index.isStored
@@ -252,7 +236,7 @@ public final class Database: @unchecked Sendable {
         if built && !index.isStale && !index.isStored {
             // Built again: the list was replaced, or a stored record of it was damaged.
             indexes[key] = index
-            if heldWrites.isEmpty { store.noteIndexes(indexes) }
+            store.noteIndexes(indexes)
         }
         return result
     }
@@ -405,16 +389,13 @@ public final class Database: @unchecked Sendable {
         indexes.apply(record, before: root, after: after)
         root = after
         wrote = true
+        // Every listen is sent the write's data before the store has it, so the write's
+        // acknowledgement (once durable) never overtakes it: a client shown the ack first
+        // would take its write back, then show it again.
         notifyListeners(record)
         // Listens whose permission the data decides are checked against the new data.
         if dataDependentListens > 0 { revokeDenied(among: listeners.all().filter(\.dependsOnData)) }
-        let completion = Database.completion(reply)
-        if touchedQueries.isEmpty && heldWrites.isEmpty {
-            store.append(record, root: root, indexes: indexes, completion: completion)
-            return
-        }
-        if heldWrites.isEmpty { queue.async { self.answerTouchedQueries() } }
-        heldWrites.append((record, completion))
+        store.append(record, root: root, indexes: indexes, completion: Database.completion(reply))
     }
 
     /// What the store calls once a write is durable, or could not be made so.
@@ -426,25 +407,6 @@ public final class Database: @unchecked Sendable {
                 reply(.ok)
             }
         }
-    }
-
-    /// Sends the filtered listens that writes changed their new data, then hands the held
-    /// writes to the store (whose acknowledgements thus follow that data).
-    private func answerTouchedQueries() {
-        guard !heldWrites.isEmpty else { return }
-        for (listen, changed) in touchedQueries where touchedAt[ObjectIdentifier(listen)] != nil {
-            let result = currentData(for: listen, changed: changed)
-            // Kept even when equal: `==` takes canonically equivalent strings as equal, and
-            // the next answer reuses these children.
-            let unchanged = result == listen.lastSent
-            listen.lastSent = result
-            if !unchanged { listen.session.send(.data(path: listen.path, data: result, tag: listen.tag)) }
-        }
-        touchedQueries = []
-        touchedAt = [:]
-        // With the tree and indexes as they are now, any index built above included.
-        store.append(heldWrites, root: root, indexes: indexes)
-        heldWrites = []
     }
 
     /// Starts a listen; its current data goes out first (before a session's ok: the client
@@ -510,7 +472,6 @@ public final class Database: @unchecked Sendable {
 
     /// A listen ended (its index stays a while: see `indexes`).
     private func release(_ listen: Listen) {
-        touchedAt[ObjectIdentifier(listen)] = nil
         if listen.dependsOnData {
             listen.dependsOnData = false
             dataDependentListens -= 1
@@ -522,47 +483,139 @@ public final class Database: @unchecked Sendable {
         if remaining <= 0 { dropIdleIndexes() }
     }
 
-    /// The data a listen is sent: when only the children `changed` names were written,
-    /// the others are taken from what the listen was last sent (a lookup in a stored list
-    /// of a million children reads about twenty records, and a watched query looked up each
-    /// child it selects after every write).
-    private func currentData(for listen: Listen, changed: Set<ChildKey>? = nil) -> Node {
+    /// The data a listen is sent: all of its location, or its query's window.
+    private func currentData(for listen: Listen) -> Node {
         let node = root.child(at: listen.path)
         guard listen.isFiltered, let params = listen.params else { return node }
-        guard let changed, let previous = listen.lastSent else { return answer(params, at: listen.path, on: node) }
-        return answer(params, at: listen.path, on: node, reusing: previous) { changed.contains($0) }
+        return answer(params, at: listen.path, on: node)
     }
 
-    /// Notes that `record` changed a filtered listen's data: which children (byte-wise, as
-    /// keys are; a String set is not), or all of them when it wrote at or above the listen.
-    private func touch(_ listen: Listen, by record: LogRecord) {
-        var changed: Set<ChildKey>? = []
+    /// Sends a query's listen what `record` changed in its window, as its own update: a
+    /// client sees every window its writes pass through, in order, as it would from
+    /// Firebase. A write at or above the location sends the whole window; below it, the
+    /// children written that are in the window (null for those that left it) and, under a
+    /// limit, the children others pushed in or out. Nothing goes out when nothing changed.
+    private func sendWindowChange(_ listen: Listen, by record: LogRecord) {
+        guard let params = listen.params else { return }
+        // The children written, each once; most writes name one, so a set (byte-wise, as
+        // keys are; a String set is not) answers only past a few.
+        var written: [ChildKey] = []
+        var many: Set<ChildKey>?
+        func isWritten(_ key: ChildKey) -> Bool { many?.contains(key) ?? written.contains(key) }
+        var whole = false
         for (path, _) in record.sets {
-            if path.contains(listen.path) { changed = nil; break }
-            if listen.path.contains(path) { changed?.insert(ChildKey(path.keys[listen.path.count])) }
+            if path.contains(listen.path) { whole = true; break }
+            guard listen.path.contains(path) else { continue }  // another part of a multi-path update
+            let key = ChildKey(path.keys[listen.path.count])
+            guard !isWritten(key) else { continue }
+            written.append(key)
+            if many != nil { many?.insert(key) } else if written.count > 8 { many = Set(written) }
         }
-        let id = ObjectIdentifier(listen)
-        guard let at = touchedAt[id] else {
-            touchedAt[id] = touchedQueries.count
-            touchedQueries.append((listen, changed))
+        guard !whole, let previous = listen.lastSent else {
+            let window = currentData(for: listen)
+            // Kept even when equal: `==` takes canonically equivalent strings as equal, and
+            // the next window reuses these children.
+            let unchanged = window == listen.lastSent
+            listen.lastSent = window
+            if !unchanged { listen.session.send(.data(path: listen.path, data: window, tag: listen.tag)) }
             return
         }
-        if let more = changed {
-            touchedQueries[at].changed?.formUnion(more)  // in place: one set for a whole burst
+        let node = root.child(at: listen.path)
+        var updates: [Update] = []
+        if params.limit == nil {
+            // Bounds alone: a child is in the window by its own value, whatever the others do,
+            // so the window changes only where it was written (no pass over all of it).
+            var children = previous.children
+            for key in written {
+                let child = node.child(key)
+                if !child.isEmpty && params.matches(key: key, node: child) {
+                    children = children.inserting(key, child)
+                    updates.append(Update(Path(keys: [key.name]), child))
+                } else if children[key] != nil {
+                    children = children.removing(key)
+                    updates.append(Update(Path(keys: [key.name]), .empty))
+                }
+            }
+            listen.lastSent = Node(children: children)
+        } else if let entering = entering(written, listen, params, node) {
+            // Written only outside the window: it changes only if one of them enters it.
+            guard let key = entering.first else { return }
+            let child = node.child(key)
+            var children = previous.children
+            if let limit = params.limit, children.count >= limit, let edge = edge(of: listen, params) {
+                children = children.removing(edge.key)
+                updates.append(Update(Path(keys: [edge.key.name]), .empty))
+            }
+            listen.lastSent = Node(children: children.inserting(key, child))
+            updates.append(Update(Path(keys: [key.name]), child))
         } else {
-            touchedQueries[at].changed = nil
+            // Under a limit, a child written into the window pushes another out, and one
+            // leaving it lets another in: the new window is compared with the last one. Its
+            // children not written are taken from the last one (a lookup in a stored list of
+            // a million children reads about twenty records).
+            let window = answer(params, at: listen.path, on: node, reusing: previous, changed: isWritten)
+            let before = previous.children, after = window.children
+            for (key, _) in before where after[key] == nil { updates.append(Update(Path(keys: [key.name]), .empty)) }
+            for (key, child) in after where isWritten(key) || before[key] == nil {
+                updates.append(Update(Path(keys: [key.name]), child))
+            }
+            listen.lastSent = window
         }
+        if updates.count == 1 {
+            listen.session.send(.data(path: listen.path.appending(updates[0].path), data: updates[0].value, tag: listen.tag))
+        } else if !updates.isEmpty {
+            listen.session.send(.merge(path: listen.path, data: updates, tag: listen.tag))
+        }
+    }
+
+    /// When no child written is in a limited query's window: those that enter it, in bounds
+    /// and (the window full) ahead of its child nearest the cut. Nil when one of them was in
+    /// it, or more than one enters: the query is then answered again. Most writes to a big
+    /// list thus cost no query: one entering pushes that nearest child out, and others change
+    /// nothing.
+    private func entering(_ written: [ChildKey], _ listen: Listen, _ params: QueryParams, _ node: Node) -> [ChildKey]? {
+        guard let limit = params.limit, let window = listen.lastSent?.children,
+              !written.contains(where: { window[$0] != nil }) else { return nil }
+        let full = window.count >= limit
+        let edge = full ? self.edge(of: listen, params) : nil
+        if full && edge == nil { return nil }
+        var entering: [ChildKey] = []
+        for key in written {
+            let child = node.child(key)
+            guard !child.isEmpty, params.matches(key: key, node: child) else { continue }
+            if let edge {
+                let order = params.index.compare(params.index.position(of: key, child), edge.position)
+                guard params.isViewFromLeft ? order < 0 : order > 0 else { continue }
+            }
+            entering.append(key)
+            if entering.count > 1 { return nil }
+        }
+        return entering
+    }
+
+    /// The child of a limited query's window nearest the side the limit cuts: its last for
+    /// limitToFirst, its first for limitToLast. Kept with the listen until its window changes.
+    private func edge(of listen: Listen, _ params: QueryParams) -> (key: ChildKey, position: IndexPosition)? {
+        if let edge = listen.windowEdge { return edge }
+        let index = params.index, fromLeft = params.isViewFromLeft
+        var edge: (key: ChildKey, position: IndexPosition)?
+        for (key, child) in listen.lastSent?.children ?? ChildMap() {
+            let position = index.position(of: key, child)
+            if let current = edge, (index.compare(position, current.position) < 0) == fromLeft { continue }
+            edge = (key, position)
+        }
+        listen.windowEdge = edge
+        return edge
     }
 
     /// Sends each concerned listen the smallest update that is correct, in one message so a
-    /// multi-path update arrives whole; filtered listens are answered after the writes
-    /// queued with this one (`answerTouchedQueries`).
+    /// multi-path update arrives whole.
     private func notifyListeners(_ record: LogRecord) {
         guard listeners.count > 0 else { return }
         let paths = record.sets.map(\.path)
         for listen in listeners.affected(by: paths) {
             if listen.isFiltered {
-                touch(listen, by: record)
+                sendWindowChange(listen, by: record)
                 continue
             }
             let relevant = record.sets.filter { listen.path.overlaps($0.path) }

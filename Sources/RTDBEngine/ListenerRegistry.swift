@@ -27,8 +27,10 @@ final class Listen {
     let path: Path
     let params: QueryParams?
     let tag: Int?
-    /// What was last sent for a query listen, to send nothing when its result is unchanged.
-    var lastSent: Node?
+    /// What was last sent for a query listen: the window its client holds.
+    var lastSent: Node? { didSet { windowEdge = nil } }
+    /// Under a limit, the child of `lastSent` nearest the side the limit cuts, once asked for.
+    var windowEdge: (key: ChildKey, position: IndexPosition)?
     /// Whether the rules let the data decide if it may read, so writes can revoke it.
     var dependsOnData = false
 

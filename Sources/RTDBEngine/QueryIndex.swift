@@ -93,8 +93,9 @@ struct QueryIndex {
                   changed: (ChildKey) -> Bool = { _ in true }) -> Node {
         guard !node.isLeaf, (params.limit ?? 1) > 0 else { return .empty }
         let total = index == .key ? node.childCount : entries.count
-        let lo = boundary(params.startPosition, inclusiveBelow: !params.startInclusive, node)
-        let hi = boundary(params.endPosition, inclusiveBelow: params.endInclusive, node)
+        // An open end is the list's own (no descent: most limited queries have no bounds).
+        let lo = params.start == nil ? 0 : boundary(params.startPosition, inclusiveBelow: !params.startInclusive, node)
+        let hi = params.end == nil ? total : boundary(params.endPosition, inclusiveBelow: params.endInclusive, node)
         guard lo < hi else { return .empty }
         var range = lo..<min(hi, total)
         if let limit = params.limit {

@@ -121,6 +121,36 @@ final class LiveEventTests: XCTestCase {
                        ["child_removed n7 -", "child_added n3 -", "value - -"])
     }
 
+    /// Writes sent back to back under a watched `limitToLast(2)`: the watcher's value events
+    /// show every window they pass through, round after round (the official SDK's test
+    /// "Cache doesn't remove items that have fallen out of view" waits for each).
+    func testEveryWindowOfABurstOfWritesIsAValueEvent() async throws {
+        let writer = connect(), watcher = connect()
+        final class Windows: @unchecked Sendable {
+            private let lock = NSLock()
+            private var list: [String] = []
+            /// Adds one; returns how many there are now.
+            func add(_ window: String) -> Int { lock.withLock { list.append(window); return list.count } }
+            var seen: [String] { lock.withLock { list } }
+        }
+        for round in 0..<200 {
+            let windows = Windows()
+            let first = OneShot<Void>(), fifth = OneShot<Void>()
+            let registration = EventRegistration(types: [.value]) { event in
+                let count = windows.add(event.node.children.keys.map(\.name).joined(separator: ","))
+                if count == 1 { first.succeed() }
+                if count == 5 { fifth.succeed() }
+            }
+            let query = QuerySpec(path: Path("q\(round)"), params: QueryParams().limitToLast(2))
+            await watcher.listen(query, registration)
+            try await first.value()
+            for i in 0..<4 { try await writer.set(Path("q\(round)/k\(i)"), Node(Double(i))) }
+            try await withTimeout(10) { try await fifth.value() }
+            XCTAssertEqual(windows.seen, ["", "k0", "k0,k1", "k1,k2", "k2,k3"], "round \(round)")
+            await watcher.unlisten(query, registration)
+        }
+    }
+
     func testInfoConnected() async throws {
         let repo = connect()
         let recorder = Recorder()

@@ -140,10 +140,9 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(Array(tail), [.response(id: 2, .ok), .push(.data(path: Path("a/c"), data: try! JSONReader.parse(#"{"d":"x"}"#), tag: nil)), .response(id: 3, .ok)])
     }
 
-    /// After a write, a watched query's answer reuses the children it last sent; one
-    /// rewritten with canonically equivalent text (equal to Swift's `==`, other bytes) must
-    /// not stay as it was.
-    func testQueryAnswerCarriesTheBytesOfAnEquivalentRewrite() throws {
+    /// A child rewritten in a watched window with canonically equivalent text (equal to
+    /// Swift's `==`, other bytes) goes out with its new bytes.
+    func testQueryUpdateCarriesTheBytesOfAnEquivalentRewrite() throws {
         let client = Client(database)
         client.request(1, .put(path: Path("list"), data: try JSONReader.parse(#"{"a": "\u00e9", "b": "x"}"#), hash: nil))
         _ = client.waitFor(response: 1)
@@ -151,59 +150,135 @@ final class SessionTests: XCTestCase {
         _ = client.waitFor(response: 2)
         client.request(3, .put(path: Path("list/a"), data: Node("e\u{301}"), hash: nil))
         _ = client.waitFor(response: 3)
-        client.request(4, .put(path: Path("list/b"), data: Node("y"), hash: nil))
-        _ = client.waitFor(response: 4)
         client.lock.lock()
-        let answers = client.received.compactMap { message -> Node? in
-            if case .push(.data(_, let data, 7)) = message { return data }
+        let sent = client.received.compactMap { message -> Node? in
+            if case .push(.data(Path("list/a"), let data, 7)) = message { return data }
             return nil
         }
         client.lock.unlock()
-        let last = try XCTUnwrap(answers.last)
-        XCTAssertEqual(JSONWriter.bytes(last), Array(#"{"a":"e\#u{301}","b":"y"}"#.utf8))
+        XCTAssertEqual(sent.map { JSONWriter.bytes($0) }, [Array(#""e\#u{301}""#.utf8)])
     }
 
-    /// Pipelined writes under a watched query: the window goes out once for the writes
-    /// queued together, and before any of their acknowledgements (a client shown an ack
-    /// first would take its write back, then show it again).
-    func testQueuedWritesMoveAWatchedWindowOnceBeforeTheirAcks() throws {
-        let client = Client(database)
-        client.request(1, .put(path: Path("list"), data: try JSONReader.parse(#"{"a":1,"b":2}"#), hash: nil))
-        _ = client.waitFor(response: 1)
-        client.request(2, .listen(path: Path("list"), query: QueryParams().limitToLast(2), tag: 5, hash: ""))
-        _ = client.waitFor(response: 2)
-        client.lock.lock()
-        let before = client.received.count
-        client.lock.unlock()
-        database.queue.suspend()  // the writes arrive together
-        for i in 0..<5 { client.request(10 + i, .put(path: Path("list/n\(i)"), data: Node(Double(i)), hash: nil)) }
-        client.request(20, .put(path: Path("other"), data: Node(1), hash: nil))
-        database.queue.resume()
-        _ = client.waitFor(response: 20)
-        for id in 10..<15 { _ = client.waitFor(response: id) }
-        client.lock.lock()
-        let after = Array(client.received[before...])
-        client.lock.unlock()
-        XCTAssertEqual(after, [.push(.data(path: Path("list"), data: try JSONReader.parse(#"{"n3":3,"n4":4}"#), tag: 5))]
-                       + (10..<15).map { .response(id: $0, .ok) } + [.response(id: 20, .ok)])
-    }
-
-    /// A query unlistened after a write touched it, before its answer went out, is not sent it.
-    func testAQueryGoneBeforeItsAnswerIsNotSentIt() throws {
-        let client = Client(database)
-        client.request(1, .listen(path: Path("list"), query: QueryParams().limitToLast(1), tag: 3, hash: ""))
-        _ = client.waitFor(response: 1)
-        database.queue.suspend()
-        client.request(2, .put(path: Path("list/a"), data: Node(1), hash: nil))
-        client.request(3, .unlisten(path: Path("list"), query: QueryParams().limitToLast(1), tag: 3))
-        database.queue.resume()
-        _ = client.waitFor(response: 2)
+    /// Checks what a watched query's client receives after its listen's ok: the pushes of
+    /// each write, in order (`expected`: a write's request id and what it sends), and each
+    /// write's acknowledgement only after its data (a client shown the ack first would take
+    /// its write back, then show it again).
+    private func assertPushes(after listen: Int, to client: Client, _ expected: [(write: Int, pushes: [Push])],
+                              file: StaticString = #filePath, line: UInt = #line) {
+        for (id, _) in expected { XCTAssertEqual(client.waitFor(response: id), .ok, file: file, line: line) }
         client.lock.lock()
         let received = client.received
         client.lock.unlock()
-        XCTAssertEqual(received.suffix(2), [.response(id: 3, .ok), .response(id: 2, .ok)])
-        XCTAssertFalse(received.contains { if case .push(.data(_, _, 3)) = $0 { return $0 != .push(.data(path: Path("list"), data: .empty, tag: 3)) }; return false })
-        XCTAssertEqual(database.value(at: Path("list/a")), Node(1))
+        let start = (received.firstIndex { $0 == .response(id: listen, .ok) } ?? received.count - 1) + 1
+        var pushes: [Push] = []
+        var acknowledged: [Int] = []
+        for message in received[start...] {
+            switch message {
+            case .push(let push):
+                pushes.append(push)
+            case .response(let id, _):
+                acknowledged.append(id)
+                let owed = expected.prefix { $0.write != id }.count + 1
+                XCTAssertGreaterThanOrEqual(pushes.count, expected.prefix(owed).reduce(0) { $0 + $1.pushes.count },
+                                            "write \(id) acknowledged before its data", file: file, line: line)
+            default: break
+            }
+        }
+        XCTAssertEqual(acknowledged, expected.map(\.write), file: file, line: line)
+        XCTAssertEqual(pushes, expected.flatMap(\.pushes), file: file, line: line)
+    }
+
+    /// Writes queued together under a watched `limitToLast(2)`: each moves the window as its
+    /// own update, so the client sees {k0}, {k0,k1}, {k1,k2}, {k2,k3}, as from Firebase.
+    func testEachQueuedWriteMovesAWatchedWindow() throws {
+        let client = Client(database)
+        client.request(1, .listen(path: Path("q"), query: QueryParams().limitToLast(2), tag: 5, hash: ""))
+        _ = client.waitFor(response: 1)
+        database.queue.suspend()  // the writes arrive together
+        for i in 0..<4 { client.request(10 + i, .put(path: Path("q/k\(i)"), data: Node(Double(i)), hash: nil)) }
+        client.request(20, .put(path: Path("other"), data: Node(1), hash: nil))
+        database.queue.resume()
+        assertPushes(after: 1, to: client, [
+            (10, [.data(path: Path("q/k0"), data: Node(0), tag: 5)]),
+            (11, [.data(path: Path("q/k1"), data: Node(1), tag: 5)]),
+            (12, [.merge(path: Path("q"), data: [Update(Path("k0"), .empty), Update(Path("k2"), Node(2))], tag: 5)]),
+            (13, [.merge(path: Path("q"), data: [Update(Path("k1"), .empty), Update(Path("k3"), Node(3))], tag: 5)]),
+            (20, []),
+        ])
+    }
+
+    /// A window with bounds and no limit: a written child enters or leaves it by its own
+    /// value; written children outside it send nothing; one written inside is sent whole.
+    func testWritesMoveChildrenInAndOutOfABoundedWindow() throws {
+        let client = Client(database)
+        client.request(1, .put(path: Path("list"), data: try JSONReader.parse(#"{"a":{"n":5},"b":{"n":15}}"#), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 1), .ok)
+        let query = QueryParams().ordered(by: .child(Path("n"))).startAt(Node(10)).endAt(Node(20))
+        client.request(2, .listen(path: Path("list"), query: query, tag: 2, hash: ""))
+        XCTAssertEqual(client.waitFor(response: 2), .ok)
+        database.queue.suspend()
+        client.request(3, .put(path: Path("list/a/n"), data: Node(12), hash: nil))
+        client.request(4, .put(path: Path("list/b/n"), data: Node(25), hash: nil))
+        client.request(5, .merge(path: Path("list"), data: [Update(Path("a/n"), Node(30)), Update(Path("c"), try JSONReader.parse(#"{"n":11}"#))]))
+        client.request(6, .put(path: Path("list/d/x"), data: Node(1), hash: nil))
+        client.request(7, .put(path: Path("list/c/title"), data: Node("t"), hash: nil))
+        client.request(8, .merge(path: Path(""), data: [Update(Path("list/e/n"), Node(20)), Update(Path("elsewhere"), Node(1))]))
+        database.queue.resume()
+        assertPushes(after: 2, to: client, [
+            (3, [.data(path: Path("list/a"), data: try JSONReader.parse(#"{"n":12}"#), tag: 2)]),
+            (4, [.data(path: Path("list/b"), data: .empty, tag: 2)]),
+            (5, [.merge(path: Path("list"), data: [Update(Path("a"), .empty), Update(Path("c"), try JSONReader.parse(#"{"n":11}"#))], tag: 2)]),
+            (6, []),
+            (7, [.data(path: Path("list/c"), data: try JSONReader.parse(#"{"n":11,"title":"t"}"#), tag: 2)]),
+            (8, [.data(path: Path("list/e"), data: try JSONReader.parse(#"{"n":20}"#), tag: 2)]),
+        ])
+    }
+
+    /// `orderByChild` under a limit: a write that moves a child into the window pushes the
+    /// last one out, one that moves a child out lets the next one in (sent whole: the
+    /// client never had it), and a write above the list sends the whole window.
+    func testWritesMoveChildrenInAndOutOfAnOrderedLimitedWindow() throws {
+        let client = Client(database)
+        client.request(1, .put(path: Path("scores"), data: try JSONReader.parse(#"{"a":{"s":1},"b":{"s":2},"c":{"s":3},"d":{"s":4}}"#), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 1), .ok)
+        let query = QueryParams().ordered(by: .child(Path("s"))).limitToLast(2)
+        client.request(2, .listen(path: Path("scores"), query: query, tag: 9, hash: ""))
+        XCTAssertEqual(client.waitFor(response: 2), .ok)
+        database.queue.suspend()
+        client.request(3, .put(path: Path("scores/a/s"), data: Node(10), hash: nil))  // in; c out
+        client.request(4, .put(path: Path("scores/d/s"), data: Node(0), hash: nil))   // out; c in
+        client.request(5, .put(path: Path("scores/b/s"), data: Node(2.5), hash: nil)) // below the window
+        client.request(6, .put(path: Path("scores/a/name"), data: Node("x"), hash: nil)) // in, stays
+        client.request(7, .put(path: Path("scores"), data: try JSONReader.parse(#"{"z":{"s":1}}"#), hash: nil))
+        client.request(8, .put(path: Path("scores"), data: try JSONReader.parse(#"{"z":{"s":1}}"#), hash: nil))
+        database.queue.resume()
+        assertPushes(after: 2, to: client, [
+            (3, [.merge(path: Path("scores"), data: [Update(Path("c"), .empty), Update(Path("a"), try JSONReader.parse(#"{"s":10}"#))], tag: 9)]),
+            (4, [.merge(path: Path("scores"), data: [Update(Path("d"), .empty), Update(Path("c"), try JSONReader.parse(#"{"s":3}"#))], tag: 9)]),
+            (5, []),
+            (6, [.data(path: Path("scores/a"), data: try JSONReader.parse(#"{"name":"x","s":10}"#), tag: 9)]),
+            (7, [.data(path: Path("scores"), data: try JSONReader.parse(#"{"z":{"s":1}}"#), tag: 9)]),
+            (8, []),
+        ])
+    }
+
+    /// `limitToFirst`: the window is cut on the other side.
+    func testWritesMoveChildrenInAndOutOfAWindowLimitedFromTheStart() throws {
+        let client = Client(database)
+        client.request(1, .put(path: Path("scores"), data: try JSONReader.parse(#"{"a":{"s":1},"b":{"s":2},"c":{"s":3},"d":{"s":4}}"#), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 1), .ok)
+        client.request(2, .listen(path: Path("scores"), query: QueryParams().ordered(by: .child(Path("s"))).limitToFirst(2), tag: 4, hash: ""))
+        XCTAssertEqual(client.waitFor(response: 2), .ok)
+        database.queue.suspend()
+        client.request(3, .put(path: Path("scores/d/s"), data: Node(0), hash: nil))  // in first; b out
+        client.request(4, .put(path: Path("scores/c/s"), data: Node(5), hash: nil))  // behind the window
+        client.request(5, .put(path: Path("scores/a/s"), data: Node(9), hash: nil))  // out; b back in
+        database.queue.resume()
+        assertPushes(after: 2, to: client, [
+            (3, [.merge(path: Path("scores"), data: [Update(Path("b"), .empty), Update(Path("d"), try JSONReader.parse(#"{"s":0}"#))], tag: 4)]),
+            (4, []),
+            (5, [.merge(path: Path("scores"), data: [Update(Path("a"), .empty), Update(Path("b"), try JSONReader.parse(#"{"s":2}"#))], tag: 4)]),
+        ])
     }
 
     func testOnDisconnectWireForms() throws {
