@@ -31,6 +31,12 @@ public final class Database: @unchecked Sendable {
     /// queries on ever new lists or orderings cannot make every write slower for good.
     static let idleIndexLimit = 16
     private var wrote = false
+    /// Writes applied and sent to their listens, for the store once the requests queued with
+    /// them are applied: pipelined writes reach the store together, so one commit round (one
+    /// fdatasync) makes many durable. An index built meanwhile reaches the store with them,
+    /// not before: the store's tree lacks them, and a checkpoint would store an index ahead
+    /// of it.
+    private var unstored: [(record: LogRecord, completion: (StoreError?) -> Void)] = []
     /// Milliseconds since the epoch; replaceable in tests.
     var clock: () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
     /// Who may read and write what; open unless the server was given rules.
@@ -47,6 +53,7 @@ public final class Database: @unchecked Sendable {
         store.onCheckpoint = { [weak self] replayed, replayedIndexes, through, marker in
             guard let database = self else { return }
             database.queue.sync {
+                database.storeWrites()  // they belong to the replayed tree
                 (database.root, database.indexes) = database.store.rebase(replayed, indexes: replayedIndexes, through: through,
                                                                           marker: marker, live: database.indexes)
             }
@@ -71,6 +78,7 @@ public final class Database: @unchecked Sendable {
     /// open that only reads keeps them all, as they cost nothing then).
     public func close() {
         queue.sync {
+            storeWrites()
             guard wrote else { return }
             // In the table too: a checkpoint finishing meanwhile takes the table as it is.
             indexes = indexes.filter { indexLastUsed[QueryIndexes.key($0.path, $0.index)] != nil || declared($0) }
@@ -228,7 +236,7 @@ public final class Database: @unchecked Sendable {
             let result = index.answer(params, on: node)
             indexes[key] = index
             dropIdleIndexes()
-            store.noteIndexes(indexes)
+            if unstored.isEmpty { store.noteIndexes(indexes) }
             return result
         }
         let built = index.isStale || index.isStored
@@ -236,7 +244,7 @@ public final class Database: @unchecked Sendable {
         if built && !index.isStale && !index.isStored {
             // Built again: the list was replaced, or a stored record of it was damaged.
             indexes[key] = index
-            store.noteIndexes(indexes)
+            if unstored.isEmpty { store.noteIndexes(indexes) }
         }
         return result
     }
@@ -395,7 +403,16 @@ public final class Database: @unchecked Sendable {
         notifyListeners(record)
         // Listens whose permission the data decides are checked against the new data.
         if dataDependentListens > 0 { revokeDenied(among: listeners.all().filter(\.dependsOnData)) }
-        store.append(record, root: root, indexes: indexes, completion: Database.completion(reply))
+        if unstored.isEmpty { queue.async { self.storeWrites() } }
+        unstored.append((record, Database.completion(reply)))
+    }
+
+    /// Hands the writes applied since the last call to the store, with the tree and indexes
+    /// as they are now (any index built meanwhile included).
+    private func storeWrites() {
+        guard !unstored.isEmpty else { return }
+        store.append(unstored, root: root, indexes: indexes)
+        unstored = []
     }
 
     /// What the store calls once a write is durable, or could not be made so.
