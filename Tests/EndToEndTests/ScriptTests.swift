@@ -398,6 +398,25 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(try Binary.run(["--url", url, "get", "/users/ada"]).stdout, #"{"born":1900,"name":"Ada"}"# + "\n")
     }
 
+    /// An editor that saves text that is not UTF-8 (Latin-1 "café"), or that fails: nothing is
+    /// written, and the message says why in words (an exit status, a signal), not a wait status.
+    func testEditRefusesTextThatIsNotUTF8AndSaysHowTheEditorEnded() throws {
+        _ = try rtdb(["set", "/users/ada", #"{"name": "Ada"}"#])
+        let latin1 = Binary.temporaryFolder() + "/latin1-editor"
+        try FileManager.default.createDirectory(atPath: (latin1 as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+        try Data(#"printf '{"name": "caf\351"}\n' > "$1""#.utf8).write(to: URL(fileURLWithPath: latin1))
+        let refused = try Binary.run(["--data", folder, "edit", "/users/ada"], environment: ["EDITOR": "sh '\(latin1)'", "VISUAL": ""])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(refused.stderr, "error: not written: line 1, column 14 of the edited value: byte 0xE9 is not UTF-8 (save the file as UTF-8)\n")
+        let failed = try Binary.run(["--data", folder, "edit", "/users/ada"], environment: ["EDITOR": "sh -c 'exit 3'", "VISUAL": ""])
+        XCTAssertEqual(failed.status, 1)
+        XCTAssertEqual(failed.stderr, "error: the editor 'sh -c 'exit 3'' exited with status 3: nothing written\n")
+        let killed = try Binary.run(["--data", folder, "edit", "/users/ada"], environment: ["EDITOR": "kill -9 $$;", "VISUAL": ""])
+        XCTAssertEqual(killed.status, 1)
+        XCTAssertEqual(killed.stderr, "error: the editor 'kill -9 $$;' was killed by signal 9: nothing written\n")
+        XCTAssertEqual(try rtdb(["get", "/users/ada"]).stdout, #"{"name":"Ada"}"# + "\n")
+    }
+
     /// A process that holds the folder's lock but does not serve it (not an rtdb that
     /// shares): a second rtdb says who has it, after waiting --timeout for an answer.
     func testDataFolderInUseByAProcessThatDoesNotAnswer() throws {
