@@ -13,7 +13,7 @@ import RTDBRules
 public final class Database: @unchecked Sendable {
     let queue = DispatchQueue(label: "rtdb.database")
     private var root: Node
-    private let store: Store
+    let store: Store
     private let listeners = ListenerRegistry()
     /// Ordered indexes by location and ordering, shared by the queries that use them. One is
     /// built by the first query that needs it and kept while a listen uses it, and after
@@ -397,14 +397,15 @@ public final class Database: @unchecked Sendable {
         indexes.apply(record, before: root, after: after)
         root = after
         wrote = true
+        // Noted as unstored first, so an index its listens build meanwhile waits for it.
+        if unstored.isEmpty { queue.async { self.storeWrites() } }
+        unstored.append((record, Database.completion(reply)))
         // Every listen is sent the write's data before the store has it, so the write's
         // acknowledgement (once durable) never overtakes it: a client shown the ack first
         // would take its write back, then show it again.
         notifyListeners(record)
         // Listens whose permission the data decides are checked against the new data.
         if dataDependentListens > 0 { revokeDenied(among: listeners.all().filter(\.dependsOnData)) }
-        if unstored.isEmpty { queue.async { self.storeWrites() } }
-        unstored.append((record, Database.completion(reply)))
     }
 
     /// Hands the writes applied since the last call to the store, with the tree and indexes

@@ -304,6 +304,13 @@ public final class Store: @unchecked Sendable {
         condition.unlock()
     }
 
+    /// The tree and indexes the next commit round stores from, should it checkpoint.
+    var pendingState: (root: Node, indexes: QueryIndexes) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (pendingRoot, pendingIndexes)
+    }
+
     /// Records the database's indexes after a change no record made (an index built for a
     /// query, or one left out at close), so the next checkpoint stores those.
     func noteIndexes(_ indexes: QueryIndexes) {
