@@ -164,9 +164,31 @@ public final class Shell {
         if let color { renderer.color = color }
         var out = renderer.error(text)
         if let line, let column, !line.isEmpty {
-            out += "  \(line)\n  " + String(repeating: " ", count: min(column, line.count)) + "^\n"
+            let (shown, caret) = Shell.excerpt(of: line, at: column)
+            out += "  \(shown)\n  " + String(repeating: " ", count: caret) + "^\n"
         }
         output.writeError(out)
+    }
+
+    /// At most `width` characters of a line around `column` (a count of Unicode scalars),
+    /// with … where it was cut, and where the caret goes under it: an error in a line of a
+    /// gigabyte quotes a line's worth, not all of it.
+    static func excerpt(of line: String, at column: Int, width: Int = 100) -> (String, Int) {
+        let scalars = line.unicodeScalars
+        let count = scalars.count
+        let column = min(max(0, column), count)
+        guard count > width else { return (line, column) }
+        let start = max(0, min(column - width / 2, count - width))
+        let from = scalars.index(scalars.startIndex, offsetBy: start)
+        let to = scalars.index(from, offsetBy: width)
+        var shown = String(scalars[from..<to])
+        var caret = column - start
+        if start > 0 {
+            shown = "…" + shown
+            caret += 1
+        }
+        if start + width < count { shown += "…" }
+        return (shown, caret)
     }
 
     // MARK: Commands

@@ -120,6 +120,30 @@ final class ShellTests: XCTestCase {
         XCTAssertTrue(database.value(at: .root).isEmpty, "nothing written")
     }
 
+    /// A long line is quoted around the error, a line's worth, cut with … (a script line of a
+    /// gigabyte once had all of it repeated on standard error).
+    @MainActor
+    func testAnErrorInALongLineQuotesOnlyAroundIt() async {
+        let items = String(repeating: "1, ", count: 20_000)
+        assertOutcome(await shell.run("set /x [\(items)tru, \(items)1]", source: "line 1"), .failed)
+        // 50 characters either side of the error.
+        let shown = ", " + String(repeating: "1, ", count: 16) + "tru, " + String(repeating: "1, ", count: 15)
+        XCTAssertEqual(output.stderr, """
+        error: line 1, column 60009: expected a value, found 't'
+          …\(shown)…
+           \(String(repeating: " ", count: 50))^
+
+        """)
+        func excerpt(_ line: String, _ column: Int) -> [String] {
+            let (shown, caret) = Shell.excerpt(of: line, at: column, width: 10)
+            return [shown, String(caret)]
+        }
+        XCTAssertEqual(excerpt("abc", 7), ["abc", "3"])
+        XCTAssertEqual(excerpt(String(repeating: "é", count: 150), 0), [String(repeating: "é", count: 10) + "…", "0"])
+        XCTAssertEqual(excerpt(String(repeating: "x", count: 150), 150), ["…" + String(repeating: "x", count: 10), "11"])
+        XCTAssertTrue(database.value(at: .root).isEmpty, "nothing written")
+    }
+
     @MainActor
     func testHelp() async {
         await shell.run("help set")
