@@ -441,6 +441,14 @@ func rulesBenchmark(_ n: Int, rounds: Int = 3) async throws {
     }
     print(String(format: "rules: %d notes written by a signed-in user, a realistic rules file (22 rules) against open rules: through the client core %.0f/s vs %.0f/s (%.0f%%); into the engine %.0f/s vs %.0f/s (%.0f%%); the check alone %.2f µs per write",
                  n, client.rules, client.open, client.rules / client.open * 100, engine.rules, engine.open, engine.rules / engine.open * 100, perCheck))
+    // A rules file with many sibling keys (one per tenant, generated): parsed as rules, and
+    // as plain JSON by Foundation, the anchor.
+    let tenants = 200_000
+    let wide = #"{"rules": {"# + (0..<tenants).map { #""t\#($0)": {".read": true}"# }.joined(separator: ", ") + "}}"
+    let parse = try seconds { _ = try SecurityRules(parsing: wide) }
+    let foundation = try seconds { _ = try JSONSerialization.jsonObject(with: Data(wide.utf8)) }
+    print(String(format: "rules: a file of %d sibling keys (%.1f MB) parsed in %.0f ms; Foundation's JSON parse of it %.0f ms (ratio %.2f)",
+                 tenants, Double(wide.utf8.count) / 1e6, parse * 1000, foundation * 1000, parse / foundation))
 }
 
 /// A watched `--orderByChild lastModified --limitToLast 4` on a list of `n` children:

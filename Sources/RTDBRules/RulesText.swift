@@ -67,6 +67,7 @@ indirect enum RulesText {
             case "{"?:
                 index += 1
                 var members: [(key: String, keyOffset: Int, value: RulesText)] = []
+                var keys = Set<String>()  // a scan of `members` made each key cost the ones before it
                 try skipSpace()
                 if current == "}" { index += 1; return .object(members, offset: start) }
                 while true {
@@ -74,7 +75,7 @@ indirect enum RulesText {
                     let keyOffset = index
                     guard current == "\"" else { throw RuleSyntaxError("expected a quoted name", at: index) }
                     let (key, _) = try string()
-                    if members.contains(where: { $0.key == key }) { throw RuleSyntaxError("\"\(key)\" appears twice in this object", at: keyOffset) }
+                    guard keys.insert(key).inserted else { throw RuleSyntaxError("\"\(key)\" appears twice in this object", at: keyOffset) }
                     try skipSpace()
                     guard current == ":" else { throw RuleSyntaxError("expected ':' after \"\(key)\"", at: index) }
                     index += 1
