@@ -143,11 +143,15 @@ final class PersistentConnection: @unchecked Sendable {
     // MARK: Requests
 
     /// Sends a write or a read now if connected, otherwise when a connection is up; it
-    /// survives reconnections until answered.
-    func send(_ request: Request, completion: @escaping (Response) -> Void) {
+    /// survives reconnections until answered. Returns its number (for `withdraw`).
+    @discardableResult
+    func send(_ request: Request, completion: @escaping (Response) -> Void) -> Int {
         dispatchPrecondition(condition: .onQueue(queue))
-        if closed { return completion(Self.closedResponse) }
         let id = takeRequestID()
+        if closed {
+            completion(Self.closedResponse)
+            return id
+        }
         var entry = Outstanding(request: request, completion: completion)
         if case .get = request, !connected {
             let deadline = DispatchWorkItem { [weak self] in
@@ -160,6 +164,19 @@ final class PersistentConnection: @unchecked Sendable {
         }
         outstanding[id] = entry
         if connected { transmit(id) }
+        return id
+    }
+
+    /// Takes back a request not sent yet, which hears `response`; false (and nothing done)
+    /// once it has gone to the server, or was answered.
+    @discardableResult
+    func withdraw(_ id: Int, response: Response) -> Bool {
+        dispatchPrecondition(condition: .onQueue(queue))
+        guard let entry = outstanding[id], !entry.sent else { return false }
+        outstanding.removeValue(forKey: id)
+        entry.offlineDeadline?.cancel()
+        entry.completion(response)
+        return true
     }
 
     /// Drops every queued user write (a set or an update, not a transaction's

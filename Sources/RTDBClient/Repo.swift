@@ -40,8 +40,9 @@ public actor Repo {
     /// The disk cache (persistence), if this client keeps one.
     private let diskCache: ClientCache?
     private var commitScheduled = false
-    /// The user's writes not yet answered, by write id, with their place in the disk queue.
-    private var queuedWrites: [Int: (write: Write, row: Int64?)] = [:]
+    /// The user's writes not yet answered, by write id, with their place in the disk queue
+    /// (nil: not on disk) and their request's number in the connection.
+    private var queuedWrites: [Int: (write: Write, row: Int64?, request: Int)] = [:]
     /// Writes kept from an earlier session, shown at once and sent when taken (after the
     /// caller has signed in: the rules must see them as their writer).
     private var restoredWrites: [(write: Write, row: Int64, cached: Bool, outcome: OneShot<Void>)] = []
@@ -119,12 +120,32 @@ public actor Repo {
             guard let self else { return }
             executor.queue.async { self.assumeIsolated { $0.commitCache() } }
         }
+        // The cache is used on this queue only, so its notice comes here.
+        cache.onWritesLost = { [weak self] rows in self?.assumeIsolated { $0.writesNotKept(rows) } }
         cacheHasBeenOnline = cache.setting("online") != nil
         let (writes, unreadable) = cache.loadWrites()
         unreadableRestoredWrites = unreadable
         restoredWrites = writes.map { ($0.write, $0.row, $0.cached, OneShot<Void>()) }
         for path in cache.keptSynced { try? keepSynced(path, true) }
         cache.evictIfOverLimitWhenOpened(pinned: syncTree.listenedPaths)
+    }
+
+    /// Queued writes a failed commit of the disk cache did not keep.
+    private func writesNotKept(_ rows: [Int64]) {
+        let lost = Set(rows)
+        for (id, entry) in queuedWrites where entry.row.map(lost.contains) == true {
+            queuedWrites[id]?.row = nil
+            notKept(id)
+        }
+    }
+
+    /// A write the disk cache could not keep: one not sent yet fails at once with the reason
+    /// (nothing may say it is queued when no restart would find it); one sent already waits
+    /// for its answer, and at exit is counted as not kept.
+    private func notKept(_ id: Int) {
+        guard let request = queuedWrites[id]?.request else { return }
+        let reason = diskCache?.failure ?? "unknown error"
+        connection.withdraw(request, response: .error(.writeFailed, "not queued: the disk cache could not keep it (\(reason))"))
     }
 
     private func commitCache() {
@@ -438,7 +459,7 @@ public actor Repo {
         let events: [Event]
         let request: Request
         let row = row ?? diskCache?.saveWrite(write, cached: cached)
-        queuedWrites[id] = (write, row)
+        queuedWrites[id] = (write, row, -1)  // its request's number once sent (an answer may come at once)
         // What the server will hold once it acknowledges, and whether that is only estimated
         // here (server values).
         var acknowledgedData: [(path: Path, node: Node, estimated: Bool)] = []
@@ -469,9 +490,10 @@ public actor Repo {
         let acknowledged = acknowledgedData
         let entryCount = write.entryCount
         let listenedBefore = diskCache != nil && acknowledged.contains { $0.estimated } ? syncTree.wholeListenedPaths : []
-        connection.send(request) { [self] response in
+        let sent = connection.send(request) { [self] response in
             raise(syncTree.ackUserWrite(id, revert: !response.isOK))
-            queuedWrites[id] = nil
+            // Its row as it is now: one a failed commit did not keep is no longer its own.
+            let row = queuedWrites.removeValue(forKey: id)?.row
             // Closing or losing the connection is no answer: a kept write waits for the next session.
             if let row, let diskCache, response.status != .disconnected { diskCache.removeWrite(row) }
             // Accepted, it is the server's data, all of it at each location written (as the
@@ -505,6 +527,8 @@ public actor Repo {
             gate.leave(entries: entryCount)
             outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
         }
+        queuedWrites[id]?.request = sent
+        if diskCache != nil && row == nil { notKept(id) }
         // As the official clients do: a write overrides the transactions it overlaps.
         switch write {
         case .set(let path, _):

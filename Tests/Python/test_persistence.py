@@ -12,6 +12,8 @@ import threading
 import time
 import urllib.request
 
+import pytest
+
 from wire import BINARY, wait_until
 
 
@@ -396,5 +398,45 @@ def test_the_readme_example_runs_as_printed():
                 assert result.stdout.splitlines() == out, command
                 assert result.stderr.splitlines() == err, command
         assert len(steps) == 7
+    finally:
+        stop(server)
+
+
+@pytest.fixture
+def small_disk():
+    """A 1 MB filesystem of its own (tmpfs), for a cache that fills it."""
+    if os.geteuid() != 0:
+        pytest.skip("mounting a small filesystem needs root (CI runs as root)")
+    folder = tempfile.mkdtemp(prefix="rtdb-small-")
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", folder], check=True)
+    yield folder
+    subprocess.run(["umount", "-l", folder], check=False)
+
+
+def test_a_cache_on_a_full_disk_reports_queued_only_what_it_kept(small_disk):
+    data, _ = folders()
+    server, port = serve(data)
+    assert run(port, small_disk, "get /").returncode == 0
+    stop(server)
+    value = "x" * 1000
+    script = "".join(f"set /big/k{i:04} {value}\n" for i in range(3000))
+    env = dict(os.environ, XDG_CACHE_HOME=small_disk)
+    result = subprocess.run([BINARY, "--keep-going", "--url", f"ws://127.0.0.1:{port}?ns=demo"], input=script,
+                            capture_output=True, text=True, env=env, timeout=120)
+    # Writes the cache could not keep fail at once, by line, with the reason; the rest are
+    # counted as queued, and are exactly what the next session sends.
+    assert result.returncode == 1, result.stderr
+    refused = [int(m.group(1)) for m in re.finditer(r"^error: line (\d+): .*disk is full", result.stderr, re.M)]
+    assert refused, result.stderr
+    said = re.search(r"^offline: (\d+) writes stay queued", result.stderr, re.M)
+    assert said, result.stderr
+    queued = int(said.group(1))
+    assert queued + len(refused) == 3000, result.stderr[-2000:]
+    server, _ = serve(data, port)
+    try:
+        landed = run(port, small_disk, "sleep 1", "pending")
+        assert landed.returncode == 0, landed.stderr
+        written = rest(port, "GET", "/big") or {}
+        assert sorted(written) == [f"k{line - 1:04}" for line in range(1, 3001) if line not in refused]
     finally:
         stop(server)

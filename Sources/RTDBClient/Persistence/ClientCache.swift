@@ -34,6 +34,14 @@ public final class ClientCache {
     private var inTransaction = false
     /// Called when a change opens a new transaction: the owner schedules its `commit()`.
     var onFirstChange: (() -> Void)?
+    /// Told the rows of queued writes a failed commit did not keep: they are not on disk.
+    var onWritesLost: (([Int64]) -> Void)?
+    /// Rows of the write queue added, and removed, in the open transaction.
+    private var writesAdded: [Int64] = []
+    private var writesRemoved: [Int64] = []
+    /// Rows whose removal a failed commit undid: removed again in the next transaction, so
+    /// a write acknowledged is not sent again by a later session once the disk has room.
+    private var removalsToRetry: [Int64] = []
     /// Bytes of data written since the size was last measured.
     private var writtenSinceCheck = 0
     /// The tracked keys last saved per filtered query, so unchanged sets are not rewritten.
@@ -164,8 +172,15 @@ public final class ClientCache {
         defer { changeFailed = false }
         guard inTransaction else { return !changeFailed }
         inTransaction = false
+        let added = writesAdded, removed = writesRemoved
+        writesAdded = []
+        writesRemoved = []
         if attempt({ try database.execute("COMMIT") }) { return !changeFailed }
         try? database.execute("ROLLBACK")
+        // A row added in this transaction is gone with it (and its number may be taken again).
+        let gone = Set(added)
+        removalsToRetry += removed.filter { !gone.contains($0) }
+        if !added.isEmpty { onWritesLost?(added) }
         return false
     }
 
@@ -182,6 +197,11 @@ public final class ClientCache {
             }
             inTransaction = true
             onFirstChange?()
+            if !removalsToRetry.isEmpty {
+                let rows = removalsToRetry
+                removalsToRetry = []
+                for row in rows { removeWrite(row) }
+            }
         }
         if !attempt(body) { changeFailed = true }
     }
@@ -199,20 +219,27 @@ public final class ClientCache {
 
     // MARK: The write queue
 
-    /// Keeps a write until `removeWrite`; returns its place in the queue.
+    /// Keeps a write until `removeWrite`; returns its place in the queue, nil when the cache
+    /// could not take it. It is on disk once the next `commit` succeeds (else `onWritesLost`).
     /// `cached`: whether its data is kept once acknowledged (see `Repo.set`).
-    func saveWrite(_ write: Write, cached: Bool = true) -> Int64 {
-        var id: Int64 = -1
+    func saveWrite(_ write: Write, cached: Bool = true) -> Int64? {
+        var id: Int64?
         change {
             try database.run("INSERT INTO writes (kind, path, value, cached) VALUES (?, ?, ?, ?)",
                              [.integer(write.kindCode), .text(write.path.description), .blob(write.encodedValue), .integer(cached ? 1 : 0)])
             id = try database.integer("SELECT last_insert_rowid()")
         }
+        if let id { writesAdded.append(id) }
         return id
     }
 
     func removeWrite(_ id: Int64) {
-        change { try database.run("DELETE FROM writes WHERE id = ?", [.integer(id)]) }
+        var removed = false
+        change {
+            try database.run("DELETE FROM writes WHERE id = ?", [.integer(id)])
+            removed = true
+        }
+        if removed { writesRemoved.append(id) } else { removalsToRetry.append(id) }
     }
 
     func removeAllWrites() {
