@@ -9,16 +9,33 @@ import Glibc
 public protocol Output: AnyObject, Sendable {
     func write(_ text: String)
     func writeError(_ text: String)
+    /// Why results could not be written since the last call (a full disk), once; nil if
+    /// they all were.
+    func takeWriteFailure() -> String?
 }
 
-/// The process's own stdout and stderr. A closed stdout (a reader like `head` that went
-/// away) is noted, not fatal, so a watch can end cleanly.
+extension Output {
+    public func takeWriteFailure() -> String? { nil }
+}
+
+/// The process's own stdout and stderr. A stdout that can take no more ends what writes
+/// to it, so a watch stops: a reader like `head` that went away is noted, not an error;
+/// any other failure (a full disk) is, with its reason (`takeWriteFailure`).
 public final class StandardOutput: Output {
     public init() { signal(SIGPIPE, SIG_IGN) }
     public func write(_ text: String) { StandardOutput.writeAll(text) }
     public func writeError(_ text: String) { StandardOutput.writeAll(text, to: STDERR_FILENO) }
 
+    public func takeWriteFailure() -> String? {
+        StandardOutput.lock.withLock {
+            defer { StandardOutput.failure = nil }
+            return StandardOutput.failure.map(FileDescriptor.describe)
+        }
+    }
+
     nonisolated(unsafe) public private(set) static var closed = false
+    /// The errno of the first failed write to stdout not yet reported (not EPIPE).
+    nonisolated(unsafe) private static var failure: Int32?
     /// One writer at a time, so lines from a background watch never cut into others.
     private static let lock = NSLock()
 
@@ -26,8 +43,9 @@ public final class StandardOutput: Output {
         lock.lock()
         defer { lock.unlock() }
         var text = text
-        let failed = text.withUTF8 { FileDescriptor.writeAll(fd, UnsafeRawBufferPointer($0)) != nil }
-        if failed && fd == STDOUT_FILENO { closed = true }
+        guard let code = text.withUTF8({ FileDescriptor.writeAll(fd, UnsafeRawBufferPointer($0)) }), fd == STDOUT_FILENO else { return }
+        closed = true
+        if code != EPIPE && failure == nil { failure = code }
     }
 }
 

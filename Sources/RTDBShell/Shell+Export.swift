@@ -94,7 +94,8 @@ extension Shell {
 }
 
 /// Where an export goes: a file, written under a temporary name and renamed when complete
-/// (an export that fails leaves no half file), or the shell's output.
+/// (an export that fails leaves no half file); a device or a pipe (`/dev/null`, a FIFO),
+/// written as it is; or the shell's output.
 @MainActor
 private final class ExportSink {
     var buffer: [UInt8] = []
@@ -104,6 +105,8 @@ private final class ExportSink {
     private var fd: Int32 = -1
     private var temporary = ""
     private var target = ""
+    /// Written in place: a device or a pipe, which a file renamed over would replace.
+    private var direct = false
 
     init(_ file: String?, output: Output) throws {
         self.output = output
@@ -112,6 +115,12 @@ private final class ExportSink {
         target = (file as NSString).expandingTildeInPath
         var info = stat()
         if stat(target, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR { throw ShellError("cannot write \(file): it is a folder") }
+        if stat(target, &info) == 0 && info.st_mode & S_IFMT != S_IFREG {
+            direct = true
+            fd = open(target, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw ShellError("cannot write \(file): \(FileDescriptor.describe(errno))") }
+            return
+        }
         let folder = (target as NSString).deletingLastPathComponent
         temporary = (folder.isEmpty ? "." : folder) + "/." + (target as NSString).lastPathComponent + ".rtdb-export-\(getpid())"
         fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
@@ -136,6 +145,7 @@ private final class ExportSink {
     private func send(_ bytes: inout [UInt8]) throws {
         if fd < 0 {
             output.write(String(decoding: bytes, as: UTF8.self))
+            if let failure = output.takeWriteFailure() { throw ShellError("cannot write the output: \(failure)") }
         } else {
             if let code = bytes.withUnsafeBytes({ FileDescriptor.writeAll(fd, $0) }) {
                 throw ShellError("cannot write \(file ?? ""): \(FileDescriptor.describe(code))")
@@ -149,6 +159,12 @@ private final class ExportSink {
     func finish() throws {
         try flush()
         guard fd >= 0 else { return }
+        if direct {
+            let closeError = Glibc.close(fd) == 0 ? nil : errno
+            fd = -1
+            if let code = closeError { throw ShellError("cannot write \(file ?? ""): \(FileDescriptor.describe(code))") }
+            return
+        }
         let syncError = fsync(fd) == 0 ? nil : errno
         let closeError = Glibc.close(fd) == 0 ? nil : errno
         fd = -1
@@ -167,6 +183,6 @@ private final class ExportSink {
         guard fd >= 0 else { return }
         _ = Glibc.close(fd)
         fd = -1
-        unlink(temporary)
+        if !direct { unlink(temporary) }
     }
 }
