@@ -37,6 +37,12 @@ public final class Database: @unchecked Sendable {
     /// not before: the store's tree lacks them, and a checkpoint would store an index ahead
     /// of it.
     private var unstored: [(record: LogRecord, completion: (StoreError?) -> Void)] = []
+    /// Records applied so far (numbered as the store numbers them), and, for each not yet
+    /// durable, what its paths held before: a record the store refuses (a full disk) is taken
+    /// out of the tree again, with every record after it, so no refused write is seen or
+    /// stored later by a checkpoint.
+    private var committed = 0
+    private var undo: [(number: Int, sets: [(path: Path, value: Node)])] = []
     /// Milliseconds since the epoch; replaceable in tests.
     var clock: () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
     /// Who may read and write what; open unless the server was given rules.
@@ -50,6 +56,14 @@ public final class Database: @unchecked Sendable {
         // After a checkpoint the tree is read from the node file again, so memory holds only
         // what changed since. Synchronously: until it is done no other checkpoint starts,
         // so none stores again, from a tree still in memory, what this one stored.
+        store.onDurable = { [weak self] through in
+            guard let database = self else { return }
+            database.queue.async { database.undo.removeAll { $0.number <= through } }
+        }
+        store.onFailure = { [weak self] first, error in
+            guard let database = self else { return }
+            database.queue.async { database.takeBack(from: first, error) }
+        }
         store.onCheckpoint = { [weak self] replayed, replayedIndexes, through, marker in
             guard let database = self else { return }
             database.queue.sync {
@@ -394,6 +408,8 @@ public final class Database: @unchecked Sendable {
 
     /// Applies a write whose result (`after`) has been checked.
     private func commit(_ record: LogRecord, after: Node, reply: @escaping (Response) -> Void) {
+        committed += 1
+        undo.append((committed, record.sets.map { ($0.path, root.child(at: $0.path)) }))
         indexes.apply(record, before: root, after: after)
         root = after
         wrote = true
@@ -406,6 +422,26 @@ public final class Database: @unchecked Sendable {
         notifyListeners(record)
         // Listens whose permission the data decides are checked against the new data.
         if dataDependentListens > 0 { revokeDenied(among: listeners.all().filter(\.dependsOnData)) }
+    }
+
+    /// The store could not make record `first` durable: it and every record after it come
+    /// out of the tree, newest first, each listen told as of a write; those not handed to
+    /// the store yet are refused too. Then the store takes records again.
+    private func takeBack(from first: Int, _ error: StoreError) {
+        let waiting = unstored
+        unstored = []
+        for (_, completion) in waiting { completion(error) }
+        let undone = undo.filter { $0.number >= first }
+        undo.removeAll { $0.number >= first }
+        for entry in undone.reversed() {
+            let record = LogRecord(sets: entry.sets)
+            let after = record.apply(to: root)
+            indexes.apply(record, before: root, after: after)
+            root = after
+            notifyListeners(record)
+        }
+        if dataDependentListens > 0 { revokeDenied(among: listeners.all().filter(\.dependsOnData)) }
+        store.recover(from: first, root: root, indexes: indexes)
     }
 
     /// Hands the writes applied since the last call to the store, with the tree and indexes

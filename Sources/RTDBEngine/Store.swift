@@ -57,6 +57,12 @@ public final class Store: @unchecked Sendable {
     /// database calls `rebase` with them on its own queue before it returns (no other
     /// checkpoint starts until then). Never called from `close`.
     var onCheckpoint: (@Sendable (_ replayed: Node, _ indexes: QueryIndexes, _ through: Int, _ marker: Int) -> Void)?
+    /// Told, on the committer's queue, that the records through this number are durable.
+    var onDurable: (@Sendable (Int) -> Void)?
+    /// Told, on the committer's queue, that the record of this number could not be made
+    /// durable (a full disk), before its writer is: it and every record after it are
+    /// refused until the database has taken them out of its tree and called `recover`.
+    var onFailure: (@Sendable (Int, StoreError) -> Void)?
     /// Where damage found in the node file while reading, and a failed checkpoint, are told.
     public static let report: @Sendable (String) -> Void = { message in
         FileHandle.standardError.write(Data("rtdb: \(message)\n".utf8))
@@ -90,6 +96,8 @@ public final class Store: @unchecked Sendable {
     private var walFD: Int32 = -1
     private var walSeq: Int
     private var walBytes: Int
+    /// The records through this number are in the log (committer's queue).
+    private var durableThrough = 0
     // Owned by the one checkpoint running (and by `init` and `close`, when none is).
     private var head: FolderHead?
 
@@ -311,6 +319,17 @@ public final class Store: @unchecked Sendable {
         return (pendingRoot, pendingIndexes)
     }
 
+    /// After a failure: the records from `first` on are gone from the database's tree (now
+    /// `root`, with `indexes`), and the log takes records again.
+    func recover(from first: Int, root: Node, indexes: QueryIndexes) {
+        condition.lock()
+        defer { condition.unlock() }
+        unstored.removeAll { $0.number >= first }
+        pendingRoot = root
+        pendingIndexes = indexes
+        if !closing { failure = nil }
+    }
+
     /// Records the database's indexes after a change no record made (an index built for a
     /// query, or one left out at close), so the next checkpoint stores those.
     func noteIndexes(_ indexes: QueryIndexes) {
@@ -432,7 +451,16 @@ public final class Store: @unchecked Sendable {
             let root = pendingRoot
             let indexes = pendingIndexes
             let marker = appended
+            let refused = failure
             condition.unlock()
+            if let refused {
+                // Queued before an earlier round failed: they follow it out, unwritten.
+                for completion in completions { completion(refused) }
+                buffer.removeAll(keepingCapacity: true)
+                completions.removeAll(keepingCapacity: true)
+                durableThrough = marker
+                continue
+            }
 
             var error: StoreError?
             do {
@@ -446,10 +474,18 @@ public final class Store: @unchecked Sendable {
                 error = .failed("\(other)")
             }
             if let error {
+                // The log back to its last whole record, so the next round appends after it
+                // (replay stops at a torn record, and would drop what followed).
+                _ = ftruncate(walFD, off_t(walBytes))
                 condition.lock()
                 failure = error
                 condition.unlock()
+                // Before the writers hear of it: a read they send next finds the write undone.
+                onFailure?(durableThrough + 1, error)
+            } else {
+                onDurable?(marker)
             }
+            durableThrough = marker
             for completion in completions { completion(error) }
             buffer.removeAll(keepingCapacity: buffer.capacity < 1 << 20)
             completions.removeAll(keepingCapacity: true)
@@ -500,9 +536,11 @@ public final class Store: @unchecked Sendable {
     private func startCheckpoint(of root: Node, indexes: QueryIndexes, marker: Int) {
         do { try rotateLog() } catch let error {
             // No log to write to: every later write fails rather than going nowhere.
+            let failed = (error as? StoreError) ?? .failed("\(error)")
             condition.lock()
-            failure = (error as? StoreError) ?? .failed("\(error)")
+            failure = failed
             condition.unlock()
+            onFailure?(durableThrough + 1, failed)
             return
         }
         let covered = walSeq - 1

@@ -1,0 +1,83 @@
+import Foundation
+import XCTest
+import RTDBData
+import RTDBProtocol
+import RTDBTestSupport
+@testable import RTDBEngine
+
+/// The engine on a disk that fills up (a small tmpfs of its own): a write the store cannot
+/// make durable is refused, never seen (it comes out of the tree, and listens hear it go) and
+/// never stored later; every write acknowledged is; once there is room, writes work again.
+final class DiskFullTests: XCTestCase {
+    var mount = ""
+
+    override func setUpWithError() throws {
+        guard getuid() == 0 else { throw XCTSkip("mounting a small filesystem needs root (CI runs as root)") }
+        mount = NSTemporaryDirectory() + "rtdb-full-" + UUID().uuidString
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        XCTAssertEqual(try run("/bin/mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", mount), 0)
+    }
+
+    override func tearDownWithError() throws {
+        guard !mount.isEmpty else { return }
+        _ = try run("/bin/umount", "-l", mount)
+        try? FileManager.default.removeItem(atPath: mount)
+    }
+
+    private func run(_ tool: String, _ arguments: String...) throws -> Int32 {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: tool)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    func testARefusedWriteIsTakenBackAndTheNextOneWorksOnceThereIsRoom() throws {
+        // Room to give back later.
+        let filler = mount + "/filler"
+        XCTAssertTrue(FileManager.default.createFile(atPath: filler, contents: Data(count: 200 << 10)))
+        let folder = mount + "/data"
+        var database: Database? = try Database(folder: folder)
+        let client = SessionTests.Client(try XCTUnwrap(database))
+        client.request(1, .listen(path: Path("notes"), query: nil, tag: nil, hash: ""))
+        XCTAssertEqual(client.waitFor(response: 1), .ok)
+        let text = Node(String(repeating: "x", count: 64 << 10))
+        var acknowledged: [Int] = []
+        var refused: Int?
+        for i in 0..<40 {
+            client.request(10 + i, .put(path: Path("notes/n\(i)"), data: text, hash: nil))
+            let answer = try XCTUnwrap(client.waitFor(response: 10 + i))
+            if answer.isOK { acknowledged.append(i); continue }
+            XCTAssertEqual(answer.status, .writeFailed)
+            XCTAssertTrue(answer.message.contains("No space left on device"), answer.message)
+            refused = i
+            break
+        }
+        let failed = try XCTUnwrap(refused, "the disk never filled")
+        XCTAssertFalse(acknowledged.isEmpty)
+        // Not in the tree, and the listen heard it come and go.
+        XCTAssertTrue(database?.value(at: Path("notes/n\(failed)")).isEmpty ?? false)
+        client.lock.lock()
+        let pushes = client.received.compactMap { message -> String? in
+            guard case .push(.data(Path("notes/n\(failed)"), let data, nil)) = message else { return nil }
+            return data == text ? "written" : data.isEmpty ? "taken back" : "other"
+        }
+        client.lock.unlock()
+        XCTAssertEqual(pushes, ["written", "taken back"])
+
+        // Room again: the next write works, in the same session.
+        try FileManager.default.removeItem(atPath: filler)
+        client.request(100, .put(path: Path("notes/after"), data: Node("room"), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 100), .ok)
+
+        client.transport.close()
+        database?.close()
+        database = nil
+        let reopened = try Database(folder: folder)
+        defer { reopened.close() }
+        for i in acknowledged { XCTAssertEqual(reopened.value(at: Path("notes/n\(i)")), text, "n\(i)") }
+        XCTAssertTrue(reopened.value(at: Path("notes/n\(failed)")).isEmpty)
+        XCTAssertEqual(reopened.value(at: Path("notes/after")), Node("room"))
+    }
+}
