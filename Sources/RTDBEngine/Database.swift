@@ -32,8 +32,8 @@ public final class Database: @unchecked Sendable {
     static let idleIndexLimit = 16
     private var wrote = false
     /// Writes applied and sent to their listens, for the store once the requests queued with
-    /// them are applied: pipelined writes reach the store together, so one commit round (one
-    /// fdatasync) makes many durable. An index built meanwhile reaches the store with them,
+    /// them are applied, or a request other than a write comes: pipelined writes reach the
+    /// store together, so one commit round (one fdatasync) makes many durable. An index built meanwhile reaches the store with them,
     /// not before: the store's tree lacks them, and a checkpoint would store an index ahead
     /// of it.
     private var unstored: [(record: LogRecord, completion: (StoreError?) -> Void)] = []
@@ -299,6 +299,13 @@ public final class Database: @unchecked Sendable {
 
     func handle(_ request: Request, from session: ServerSession?, as identity: Identity, reply: @escaping (Response) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
+        switch request {
+        case .put, .merge: break
+        default:
+            // Only writes wait for the rest of their burst: a client that reads after writing
+            // hears of its writes as soon as it would without the wait.
+            storeWrites()
+        }
         switch request {
         case let .listen(path, query, tag, hash):
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
