@@ -432,11 +432,17 @@ def test_a_cache_on_a_full_disk_reports_queued_only_what_it_kept(small_disk):
     assert said, result.stderr
     queued = int(said.group(1))
     assert queued + len(refused) == 3000, result.stderr[-2000:]
+    # Room again (as a user would make it): the next session sends exactly what was kept,
+    # and once acknowledged they leave the queue for good.
+    subprocess.run(["mount", "-o", "remount,size=4m", small_disk], check=True)
     server, _ = serve(data, port)
     try:
         landed = run(port, small_disk, "sleep 1", "pending")
         assert landed.returncode == 0, landed.stderr
+        assert f"{queued} queued writes from an earlier session restored from the cache and sent" in landed.stderr, landed.stderr
         written = rest(port, "GET", "/big") or {}
         assert sorted(written) == [f"k{line - 1:04}" for line in range(1, 3001) if line not in refused]
+        after = run(port, small_disk, "pending --json")
+        assert (after.returncode, after.stdout) == (0, "[]\n"), after.stderr
     finally:
         stop(server)
