@@ -190,6 +190,8 @@ public final class Database: @unchecked Sendable {
         switch denial {
         case .permission: return .error(.permissionDenied, "Permission denied: no .write rule allows this write")
         case .validation(let path): return .error(.permissionDenied, "Permission denied: the .validate rule at \(path) refuses the new data")
+        case .overBudget(let path):
+            return .error(.permissionDenied, "Permission denied: a rule at \(path) ran over its evaluation budget on this data")
         }
     }
 

@@ -9,13 +9,34 @@ final class RuleContext {
     /// The data as the write would leave it (the same as `root` for reads).
     let newRoot: Node
     let query: RuleQuery
+    /// The work this request's rules may still do (see `SecurityRules.evaluationBudget`):
+    /// past it a rule fails, and the request is refused (`exhaustedAt`).
+    var budget: Int
+    private let most: Int
+    /// Where the rule that ran out of budget is, once one has.
+    private(set) var exhaustedAt: Path?
 
-    init(auth: RuleValue, now: Double, root: Node, newRoot: Node, query: RuleQuery) {
+    init(auth: RuleValue, now: Double, root: Node, newRoot: Node, query: RuleQuery, budget: Int) {
         self.auth = auth
         self.now = now
         self.root = root
         self.newRoot = newRoot
         self.query = query
+        self.budget = budget
+        most = budget
+    }
+
+    /// A rule about to be evaluated brings its allowance, up to the most the pool holds.
+    func refill() {
+        budget = min(budget + SecurityRules.evaluationAllowance, most)
+    }
+
+    /// Takes `units` of work from the budget; a rule at `location` that needs more fails.
+    func spend(_ units: Int, at location: RuleLocation) throws(RuleFailure) {
+        budget -= units
+        guard budget < 0 else { return }
+        if exhaustedAt == nil { exhaustedAt = location.path }
+        throw RuleFailure(reason: "the rules ran over their evaluation budget")
     }
 }
 
@@ -43,6 +64,7 @@ struct RuleFailure: Error {
 /// expressions have no loops, so a rule's cost is bounded by its text and the data it reads.
 enum RuleEvaluator {
     static func isTrue(_ expression: RuleExpression, in context: RuleContext, at location: RuleLocation) -> Bool {
+        context.refill()
         guard case .bool(true)? = try? evaluate(expression, context, location) else { return false }
         return true
     }
@@ -90,7 +112,7 @@ enum RuleEvaluator {
             let receiver = try evaluate(base, c, l)
             let first = try arguments.first.map { expression throws(RuleFailure) in try evaluate(expression, c, l) }
             let second = try arguments.count > 1 ? evaluate(arguments[1], c, l) : nil
-            return try call(method, on: receiver, first, second, c)
+            return try call(method, on: receiver, first, second, c, l)
         case .child(let base, let relative):
             guard case .snapshot(let snapshot) = try evaluate(base, c, l) else { throw RuleFailure(reason: "child() needs a snapshot") }
             return .snapshot(snapshot.child(relative))
@@ -111,7 +133,9 @@ enum RuleEvaluator {
         case .conditional(let condition, let yes, let no):
             return try evaluate(try boolean(condition, c, l) ? yes : no, c, l)
         case .binary(let op, let left, let right):
-            return try binary(op, try evaluate(left, c, l), try evaluate(right, c, l))
+            let (a, b) = (try evaluate(left, c, l), try evaluate(right, c, l))
+            if op == .plus, let x = a.text, let y = b.text { try c.spend(x.utf8.count + y.utf8.count, at: l) }
+            return try binary(op, a, b)
         }
     }
 
@@ -157,9 +181,11 @@ enum RuleEvaluator {
     }
 
     private static func call(_ method: RuleMethod, on receiver: RuleValue, _ first: RuleValue?, _ second: RuleValue?,
-                             _ c: RuleContext) throws(RuleFailure) -> RuleValue {
+                             _ c: RuleContext, _ l: RuleLocation) throws(RuleFailure) -> RuleValue {
         if case .snapshot(let snapshot) = receiver { return try call(method, on: snapshot, first, c) }
         guard case .string(let s) = receiver else { throw RuleFailure(reason: "\(method.rawValue)() needs a string") }
+        // Each method reads the string once, at least.
+        try c.spend(s.utf8.count, at: l)
         func argument(_ i: Int) throws(RuleFailure) -> String {
             guard case .string(let value)? = i == 0 ? first : second else {
                 throw RuleFailure(reason: "\(method.rawValue)() needs a string argument")
@@ -173,12 +199,20 @@ enum RuleEvaluator {
         case .replace:
             let target = try argument(0)
             let replacement = try argument(1)
-            return .string(target.isEmpty ? s : s.replacing(target, with: replacement))
+            guard !target.isEmpty else { return .string(s) }
+            // What the result will weigh, paid before it is built.
+            let grows = replacement.utf8.count - target.utf8.count
+            if grows > 0 { try c.spend(s.ranges(of: target).count * grows, at: l) }
+            return .string(s.replacing(target, with: replacement))
         case .toLowerCase: return .string(s.lowercased())
         case .toUpperCase: return .string(s.uppercased())
         case .matches:
             guard case .regex(let regex)? = first else { throw RuleFailure(reason: "matches() needs a regular expression") }
-            return .bool(regex.matches(s))
+            guard let matched = regex.matches(s, budget: &c.budget) else {
+                try c.spend(0, at: l)  // out of budget: fails here
+                throw RuleFailure(reason: "out of budget")
+            }
+            return .bool(matched)
         default: throw RuleFailure(reason: "\(method.rawValue)() is a snapshot method")
         }
     }

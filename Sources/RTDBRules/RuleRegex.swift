@@ -33,12 +33,21 @@ public struct RuleRegex: Sendable {
 
     /// Whether the pattern matches somewhere in `text`.
     public func matches(_ text: String) -> Bool {
+        var unlimited = Int.max
+        return matches(text, budget: &unlimited) ?? false
+    }
+
+    /// As `matches`, taking from `budget` a step per thread at each position of the text;
+    /// nil (and the budget spent) when the match would take more.
+    public func matches(_ text: String, budget: inout Int) -> Bool? {
         let input = Array(text.unicodeScalars)
         var current = ThreadList(capacity: program.count)
         var next = ThreadList(capacity: program.count)
         for position in 0...input.count {
             // Unanchored: a new thread may start at every position.
             if add(0, at: position, count: input.count, to: &current) { return true }
+            budget -= current.items.count + 1
+            if budget < 0 { return nil }
             guard position < input.count else { break }
             let c = ignoringCase ? Self.folded(input[position]) : input[position]
             next.clear()

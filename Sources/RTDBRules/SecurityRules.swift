@@ -1,3 +1,4 @@
+import Foundation
 import RTDBData
 
 /// A database's security rules: who may read and write where, what data is valid, and which
@@ -6,6 +7,9 @@ public struct SecurityRules: Sendable {
     /// The rules as given, comments included: what `GET /.settings/rules.json` answers.
     public let source: String
     private let root: RuleNode
+    /// The most work one request's rules may have at hand (see `evaluationBudget`); smaller
+    /// in tests.
+    var budget = SecurityRules.evaluationBudget
 
     /// Everyone may read and write everything: the default without `--rules`.
     /// Built as its text parses (a test compares them) rather than parsed: every embedded
@@ -43,8 +47,27 @@ public struct SecurityRules: Sendable {
     /// path or above grants it (rules below cannot). `.info` is readable by everyone.
     public func canRead(_ path: Path, identity: Identity, query: QueryParams?, data: Node, now: Double) -> Bool {
         if identity == .admin || path.isInfo { return true }
-        let context = RuleContext(auth: identity.ruleValue, now: now, root: data, newRoot: data, query: RuleQuery(params: query))
-        return granted(.read, along: path, context)
+        let context = RuleContext(auth: identity.ruleValue, now: now, root: data, newRoot: data, query: RuleQuery(params: query), budget: budget)
+        let allowed = granted(.read, along: path, context)
+        if let at = context.exhaustedAt {
+            Self.report("rules: a rule at \(at) ran over the evaluation budget reading \(path); the read is refused")
+            return false
+        }
+        return allowed
+    }
+
+    /// The work rules may do for one request, in steps of pattern matches and characters
+    /// string methods read or build: each rule evaluated brings `evaluationAllowance`, into a
+    /// pool that holds at most `evaluationBudget` (about a quarter of a second of matching
+    /// here). A rule that needs more than the pool fails and its request is refused, so no
+    /// data can make rules hold a database for long or fill its memory, while a large write
+    /// whose many rules are each cheap is not refused for its size.
+    public static let evaluationBudget = 5_000_000
+    public static let evaluationAllowance = 20_000
+
+    /// Where a request refused for its rules' cost is told: the server's log (standard error).
+    public static let report: @Sendable (String) -> Void = { message in
+        FileHandle.standardError.write(Data("rtdb: \(message)\n".utf8))
     }
 
     /// The keys a rule walk follows: a priority is written under its node's rules.
@@ -84,6 +107,8 @@ public struct SecurityRules: Sendable {
         case permission(Path)
         /// A `.validate` rule at this path does not hold for the new data.
         case validation(Path)
+        /// A rule at this path ran over the request's evaluation budget.
+        case overBudget(Path)
     }
 
     /// Checks a write as a whole: `sets` (path, value) are what it writes, `before` and
@@ -92,7 +117,16 @@ public struct SecurityRules: Sendable {
     /// new data where the new data exists (deletes are not validated).
     public func checkWrite(_ sets: [(Path, Node)], identity: Identity, before: Node, after: Node, now: Double) -> Denial? {
         if identity == .admin { return nil }
-        let context = RuleContext(auth: identity.ruleValue, now: now, root: before, newRoot: after, query: RuleQuery(params: nil))
+        let context = RuleContext(auth: identity.ruleValue, now: now, root: before, newRoot: after, query: RuleQuery(params: nil), budget: budget)
+        let denial = check(sets, after: after, context)
+        if let at = context.exhaustedAt {
+            Self.report("rules: a rule at \(at) ran over the evaluation budget for a write at \(sets.first?.0 ?? .root); the write is refused")
+            return .overBudget(at)
+        }
+        return denial
+    }
+
+    private func check(_ sets: [(Path, Node)], after: Node, _ context: RuleContext) -> Denial? {
         for (path, _) in sets where !granted(.write, along: path, context) {
             return .permission(path)
         }

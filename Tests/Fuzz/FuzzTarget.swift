@@ -17,7 +17,7 @@ struct FuzzTarget: Sendable {
     let name: String
     let run: @Sendable ([UInt8]) throws -> Void
 
-    static let all: [FuzzTarget] = [json, wire, frames, rest, shell, rules]
+    static let all: [FuzzTarget] = [json, wire, frames, rest, shell, rules, ruleCost]
 
     /// A rules document (the owner's PUT /.settings/rules.json) and a credential (its first
     /// line, anyone's): loading either never traps, and rules that load are evaluated for
@@ -40,6 +40,26 @@ struct FuzzTarget: Sendable {
                 }
             }
             _ = rules.indexOn(at: Path("users"))
+        }
+    }
+
+    /// Rules, then after a line `---` a string written where they apply: whatever the
+    /// patterns and the string, a request's rules end within their evaluation budget. The
+    /// bound is time, generous for a debug build (the budget is about a quarter of a second
+    /// of matching in a release build, a few seconds in a debug one).
+    static let ruleCost = FuzzTarget(name: "rule-cost") { input in
+        let text = String(decoding: input, as: UTF8.self)
+        let parts = text.components(separatedBy: "\n---\n")
+        guard let rules = try? SecurityRules(parsing: parts[0]) else { return }
+        let value = Node(parts.dropFirst().joined(separator: "\n---\n"))
+        let user = Identity.user(uid: "ada", claims: .object([("sub", .string("ada"))]), expires: nil)
+        for path in [Path("x"), Path("users/ada/name"), Path("a/b")] {
+            let after = Node.empty.setting(path, to: value)
+            let start = Date()
+            _ = rules.checkWrite([(path, value)], identity: user, before: .empty, after: after, now: 1e12)
+            _ = rules.canRead(path, identity: user, query: nil, data: after, now: 1e12)
+            let took = Date().timeIntervalSince(start)
+            if took > 15 { throw PropertyFailure(description: "one request's rules took \(String(format: "%.1f", took)) s at \(path)") }
         }
     }
 

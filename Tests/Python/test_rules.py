@@ -463,3 +463,24 @@ def test_a_stale_write_tells_the_current_value_only_to_who_may_read_it(server):
     assert status == 412 and b"secret" not in answer, answer
     status, answer = rest(server, "PUT", "/open", namespace, 2, auth={"uid": "ada"}, headers={"if-match": "wrong"})
     assert (status, answer) == (412, b'"visible"')
+
+
+def test_rules_that_would_run_for_long_are_refused_and_named_in_the_log(server):
+    """A pattern that tries thousands of threads at each of 16 KB, and replaces that multiply
+    a string eightfold eight times: over the evaluation budget, the write is refused (it took
+    22 s, and grew the server past 1.7 GB), the log names the rule, and the namespace serves on."""
+    namespace = "rules-budget"
+    eight = ".replace('a', 'aaaaaaaa')" * 8
+    rules = {"rules": {".read": True, ".write": True,
+                       "x": {".validate": "newData.val().matches(/([a-z]{0,1000}){9}0/)"},
+                       "y": {".validate": f"newData.val(){eight}.length > 0"}}}
+    assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
+    for path, value in (("/x", "a" * 16384), ("/y", "a" * 1024)):
+        status, answer = rest(server, "PUT", path, namespace, value, auth={"uid": "ada"})
+        assert (status, json.loads(answer)) == (401, {"error": f"Permission denied: a rule at {path} ran over its evaluation budget on this data"})
+        assert f"rules: a rule at {path} ran over the evaluation budget for a write at {path}; the write is refused" in server.log()
+        assert rest(server, "GET", path, namespace, auth={"uid": "ada"}) == (200, b"null")
+    # Short data under the same rules is evaluated as usual.
+    assert rest(server, "PUT", "/x", namespace, "abc0", auth={"uid": "ada"}) == (200, b'"abc0"')
+    assert rest(server, "PUT", "/y", namespace, "b", auth={"uid": "ada"}) == (200, b'"b"')
+    assert server.rss_kb("VmHWM") < 1024 * 1024
