@@ -133,11 +133,26 @@ public final class Database: @unchecked Sendable {
 
     /// Listens whose permission the data decides (`.read: "root.child('members')…"`).
     private var dataDependentListens = 0
+    /// Listens checked again after writes touched what their rules read (for tests).
+    private(set) var listensRechecked = 0
 
     private func noteDataDependence(_ listen: Listen) {
-        let depends = listen.session.identity != .admin && rules.readDependsOnData(listen.path)
+        let patterns = listen.session.identity == .admin ? [] : rules.readPatterns(listen.path)
+        let depends = !patterns.isEmpty
         if depends != listen.dependsOnData { dataDependentListens += depends ? 1 : -1 }
-        listen.dependsOnData = depends
+        listen.readPatterns = patterns
+    }
+
+    /// Checks again the listens whose rules read what `record` wrote: only those can have
+    /// lost their permission by it (a check of every one at each write made a few costly
+    /// rules slow every write of the namespace).
+    private func recheckListens(touchedBy record: LogRecord) {
+        guard dataDependentListens > 0 else { return }
+        let touched = listeners.all().filter { listen in
+            listen.readPatterns.contains { pattern in record.sets.contains { pattern.isTouched(by: $0.path) } }
+        }
+        listensRechecked += touched.count
+        if !touched.isEmpty { revokeDenied(among: touched) }
     }
 
 
@@ -429,8 +444,7 @@ public final class Database: @unchecked Sendable {
         // acknowledgement (once durable) never overtakes it: a client shown the ack first
         // would take its write back, then show it again.
         notifyListeners(record)
-        // Listens whose permission the data decides are checked against the new data.
-        if dataDependentListens > 0 { revokeDenied(among: listeners.all().filter(\.dependsOnData)) }
+        recheckListens(touchedBy: record)
     }
 
     /// The store could not make record `first` durable: it and every record after it come
@@ -448,8 +462,8 @@ public final class Database: @unchecked Sendable {
             indexes.apply(record, before: root, after: after)
             root = after
             notifyListeners(record)
+            recheckListens(touchedBy: record)
         }
-        if dataDependentListens > 0 { revokeDenied(among: listeners.all().filter(\.dependsOnData)) }
         store.recover(from: first, root: root, indexes: indexes)
     }
 
@@ -536,7 +550,7 @@ public final class Database: @unchecked Sendable {
     /// A listen ended (its index stays a while: see `indexes`).
     private func release(_ listen: Listen) {
         if listen.dependsOnData {
-            listen.dependsOnData = false
+            listen.readPatterns = []
             dataDependentListens -= 1
         }
         guard listen.isFiltered, let params = listen.params else { return }

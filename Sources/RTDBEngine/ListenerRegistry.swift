@@ -31,8 +31,10 @@ final class Listen {
     var lastSent: Node? { didSet { windowEdge = nil } }
     /// Under a limit, the child of `lastSent` nearest the side the limit cuts, once asked for.
     var windowEdge: (key: ChildKey, position: IndexPosition)?
-    /// Whether the rules let the data decide if it may read, so writes can revoke it.
-    var dependsOnData = false
+    /// Where the rules that let it read look at the data (none: the data does not decide),
+    /// so the writes there are those that can revoke it.
+    var readPatterns: [ReadPattern] = []
+    var dependsOnData: Bool { !readPatterns.isEmpty }
 
     init(session: ListenSink, path: Path, params: QueryParams?, tag: Int?) {
         self.session = session

@@ -187,10 +187,22 @@ public struct SecurityRules: Sendable {
         return nil
     }
 
-    /// Whether a read at `path` may be allowed or refused by the data (a `.read` on the way
-    /// reads `data` or `root`): such a listen is checked again after each write.
-    public func readDependsOnData(_ path: Path) -> Bool {
-        levels(along: path).contains { $0.read?.readsData == true }
+    /// Where the `.read` rules on the way to `path` read the data, when one does: a read
+    /// there may be allowed or refused by the data, so a listen there is checked again
+    /// after a write that touches one of these. Empty when no rule reads data.
+    public func readPatterns(_ path: Path) -> [ReadPattern] {
+        var patterns: [ReadPattern] = []
+        var node: RuleNode? = root
+        var variables: [(name: String, value: String)] = []
+        var walked: [String] = []
+        while let level = node {
+            if let rule = level.read, rule.readsData { patterns += rule.readPatterns(at: walked, variables) }
+            guard walked.count < path.keys.count else { break }
+            let key = path.keys[walked.count]
+            node = level.child(key, binding: &variables)
+            walked.append(key)
+        }
+        return patterns
     }
 
     // MARK: Indexes

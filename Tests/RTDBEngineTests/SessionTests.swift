@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import RTDBData
 import RTDBProtocol
+import RTDBRules
 import RTDBTestSupport
 @testable import RTDBEngine
 
@@ -283,6 +284,32 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(client.waitFor(response: 3), .ok)
         XCTAssertEqual(database.store.pendingState.root.child(at: Path("list")).childCount, 2)
         XCTAssertEqual(database.store.pendingState.indexes[key]?.count, 2)
+    }
+
+    /// A listen the data lets read (`.read` reads /members) is checked again after a write
+    /// that touches what its rule reads, and only then: a write elsewhere costs it nothing.
+    func testOnlyWritesToWhatAReadRuleReadsCheckItsListensAgain() throws {
+        database.replaceRules(try SecurityRules(parsing: #"{"rules": {"rooms": {"$room": {".read": "root.child('members').child($room).child(auth.uid).exists()"}}}}"#))
+        let owner = Client(database)
+        owner.request(1, .put(path: .root, data: try JSONReader.parse(#"{"members": {"r1": {"ada": true}}, "rooms": {"r1": {"m": "hi"}}}"#), hash: nil))
+        XCTAssertEqual(owner.waitFor(response: 1), .ok)
+        let ada = Client(database)
+        ada.request(1, .auth(credential: Identity.unsignedToken(uid: "ada", now: 1e9), google: false))
+        XCTAssertEqual(ada.waitFor(response: 1), .ok)
+        ada.request(2, .listen(path: Path("rooms/r1"), query: nil, tag: nil, hash: ""))
+        XCTAssertEqual(ada.waitFor(response: 2), .ok)
+        owner.request(2, .put(path: Path("elsewhere"), data: Node(1), hash: nil))
+        owner.request(3, .put(path: Path("members/r2/bob"), data: Node(true), hash: nil))
+        owner.request(4, .put(path: Path("rooms/r1/m2"), data: Node("more"), hash: nil))
+        XCTAssertEqual(owner.waitFor(response: 4), .ok)
+        XCTAssertEqual(database.queue.sync { database.listensRechecked }, 0)
+        owner.request(5, .put(path: Path("members/r1/ada"), data: .empty, hash: nil))
+        XCTAssertEqual(owner.waitFor(response: 5), .ok)
+        XCTAssertEqual(database.queue.sync { database.listensRechecked }, 1)
+        ada.lock.lock()
+        let revoked = ada.received.contains(.push(.listenRevoked(path: Path("rooms/r1"), query: nil)))
+        ada.lock.unlock()
+        XCTAssertTrue(revoked)
     }
 
     /// `limitToFirst`: the window is cut on the other side.

@@ -111,7 +111,7 @@ final class RulesParsingTests: XCTestCase {
                     XCTAssertTrue(rules.canRead(path, identity: identity, query: nil, data: data, now: 0), "\(path)")
                     XCTAssertNil(rules.checkWrite([(path, try JSONReader.parse("2"))], identity: identity, before: data, after: data, now: 0), "\(path)")
                     XCTAssertEqual(rules.indexOn(at: path), [])
-                    XCTAssertFalse(rules.readDependsOnData(path))
+                    XCTAssertEqual(rules.readPatterns(path), [])
                 }
             }
         }
