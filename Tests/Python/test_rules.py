@@ -5,6 +5,7 @@ owner-only settings endpoint, errors with line and column."""
 import base64
 import json
 import os
+import socket
 import time
 import urllib.parse
 
@@ -61,6 +62,19 @@ def rest(server, method, path, namespace, body=None, auth=None, query=None, head
     data = b"" if body is None else json.dumps(body).encode()
     status, _, answer = request(server.port, method, target if target.startswith("/") else "/" + target, data, headers)
     return status, answer
+
+
+def stream_until(server, path, namespace, credential, marker):
+    """Opens a REST stream (SSE) at `path` with `credential`; what it sent up to `marker`."""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as s:
+        s.sendall(f"GET {path}.json?ns={namespace}&auth={credential} HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                  "Accept: text/event-stream\r\n\r\n".encode())
+        seen = b""
+        while marker not in seen:
+            chunk = s.recv(4096)
+            assert chunk, seen
+            seen += chunk
+        return seen
 
 
 def load(server, namespace, group):
@@ -196,7 +210,6 @@ def test_a_rules_change_ends_a_rest_stream_with_cancel(server):
     namespace = "rules-stream"
     rules = {"rules": {"feed": {".read": True}}}
     assert rest(server, "PUT", "/.settings/rules", namespace, rules, auth="owner")[0] == 200
-    import socket
     s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
     s.sendall(f"GET /feed.json?ns={namespace} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
     seen = b""
@@ -253,16 +266,8 @@ def test_the_sdks_emulator_test_token_is_taken_as_the_emulator_takes_it(server):
     bearer = {"Authorization": "Bearer " + alice}
     assert rest(server, "GET", "/users/alice", namespace, headers=bearer) == (200, b'{"age":36,"name":"Alice"}')
     assert rest(server, "GET", "/users/bob", namespace, headers=bearer)[0] == 401
-    import socket
-    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
-    s.sendall(f"GET /users/alice.json?ns={namespace}&auth={alice} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
-    seen = b""
-    while b'"data":{"age":36,"name":"Alice"}' not in seen:
-        chunk = s.recv(4096)
-        assert chunk, seen
-        seen += chunk
+    seen = stream_until(server, "/users/alice", namespace, alice, b'"data":{"age":36,"name":"Alice"}')
     assert seen.startswith(b"HTTP/1.1 200 OK")
-    s.close()
 
 
 def test_a_token_that_expires_while_connected_is_revoked(server):
@@ -401,17 +406,8 @@ def test_a_compare_and_set_the_rules_refuse_says_so_and_not_stale(server):
 def test_a_rest_stream_ends_with_auth_revoked_when_its_token_expires(server):
     namespace = "rules-stream-expiry"
     assert rest(server, "PUT", "/.settings/rules", namespace, {"rules": {"feed": {".read": "auth != null"}}}, auth="owner")[0] == 200
-    import socket
-    s = socket.create_connection(("127.0.0.1", server.port), timeout=10)
-    cred = token({"uid": "ada"}, expires_in=2, alg="RS256")
-    s.sendall(f"GET /feed.json?ns={namespace}&auth={cred} HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n".encode())
-    seen = b""
-    while b"event: auth_revoked" not in seen:
-        chunk = s.recv(4096)
-        assert chunk, seen
-        seen += chunk
+    seen = stream_until(server, "/feed", namespace, token({"uid": "ada"}, expires_in=2, alg="RS256"), b"event: auth_revoked")
     assert b'event: auth_revoked\ndata: "the credential has expired"' in seen
-    s.close()
     # Without a credential the stream is refused at once.
     status, _, answer = request(server.port, "GET", f"/feed.json?ns={namespace}", b"", {"Accept": "text/event-stream"})
     assert status == 401 and b"Permission denied" in answer
