@@ -28,6 +28,12 @@ public actor Repo {
     private var nextWriteID = 0
     /// Flow control: at most 10,000 writes unanswered by default.
     private nonisolated let gate = WriteGate(limit: 10_000)
+
+    /// How long a write waits for room among the unanswered ones while none is answered;
+    /// past it the write fails (`WriteStall`). Nil: as long as it takes.
+    public nonisolated func setWriteTimeout(_ seconds: TimeInterval?) {
+        gate.setPatience(seconds)
+    }
     /// The server's clock (from the handshake) and push ids, read by writers on any executor.
     private nonisolated let clock = ServerClock()
     /// Waiting for the first connection to come up or fail.

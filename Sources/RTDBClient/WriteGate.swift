@@ -24,6 +24,10 @@ final class WriteGate: @unchecked Sendable {
     /// long time): nothing can be answered then, so a writer would wait for ever; writes
     /// queue without a bound until one is (a script run offline).
     private var bounded = false
+    /// How long a writer waits for a place while no write is answered (nil: as long as it
+    /// takes): a server that stopped answering (a stopped process) is reported, not waited
+    /// on for ever.
+    private var patience: TimeInterval?
 
     init(limit: Int, entryLimit: Int = 100_000) {
         self.limit = limit
@@ -56,7 +60,21 @@ final class WriteGate: @unchecked Sendable {
         }
         guard let place else { return }
         do {
-            try await place.value()
+            guard let patience = lock.withLock({ self.patience }) else { return try await place.value() }
+            var seen = answered
+            while true {
+                do {
+                    return try await withTimeout(patience) { try await place.value() }
+                } catch is TimeoutError {
+                    // Waited out only while nothing is answered: a slow server that answers is waited for.
+                    let now = answered
+                    guard now == seen else {
+                        seen = now
+                        continue
+                    }
+                    throw WriteStall(seconds: patience, waiting: count)
+                }
+            }
         } catch {
             let granted = lock.withLock { () -> Bool in
                 guard let index = waiting.firstIndex(where: { $0.place === place }) else { return true }
@@ -104,6 +122,10 @@ final class WriteGate: @unchecked Sendable {
         return admitted
     }
 
+    func setPatience(_ seconds: TimeInterval?) {
+        lock.withLock { patience = seconds }
+    }
+
     func setLimit(_ newLimit: Int) {
         let admitted: [OneShot<Void>] = lock.withLock {
             limit = max(1, newLimit)
@@ -131,5 +153,14 @@ final class WriteGate: @unchecked Sendable {
             return waiter
         }
         try await waiter?.value()
+    }
+}
+
+/// A write waited for a place while the server answered none of the writes before it.
+public struct WriteStall: Error, Sendable, CustomStringConvertible {
+    public let seconds: TimeInterval
+    public let waiting: Int
+    public var description: String {
+        "the server answered none of the \(waiting) writes sent to it in \(String(format: "%g", seconds)) s: it does not answer (stopped or overloaded)"
     }
 }

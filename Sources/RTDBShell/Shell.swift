@@ -83,6 +83,7 @@ public final class Shell {
         self.repo = repo
         self.output = output
         self.options = options
+        repo.setWriteTimeout(options.readTimeout)
     }
 
     public func recordHistory(_ line: String) { history.append(line) }

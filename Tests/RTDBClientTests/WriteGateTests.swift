@@ -32,6 +32,27 @@ final class WriteGateTests: XCTestCase {
         await fulfillment(of: [second, third], timeout: 5)
     }
 
+    /// With a deadline, a writer waits for room only while writes are answered: a server
+    /// that answers none of them in that time fails the writer, which then holds no place.
+    func testAWriterGivesUpOnAServerThatAnswersNothing() async throws {
+        let gate = WriteGate(limit: 1)
+        gate.setBounded(true)
+        gate.setPatience(0.2)
+        try await gate.enter()
+        do {
+            try await gate.enter()
+            XCTFail("a place without an answer")
+        } catch let stall as WriteStall {
+            XCTAssertEqual(stall.description, "the server answered none of the 1 writes sent to it in 0.2 s: it does not answer (stopped or overloaded)")
+        }
+        XCTAssertEqual(gate.count, 1)
+        XCTAssertEqual(gate.waiters, 0)
+        // Answered, the next writer gets its place at once.
+        gate.leave(entries: 1)
+        try await gate.enter()
+        XCTAssertEqual(gate.count, 1)
+    }
+
     func testAWriteAloneGoesHoweverLarge() async throws {
         let gate = WriteGate(limit: 10, entryLimit: 100)
         gate.setBounded(true)
