@@ -265,10 +265,13 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
         return answer
     }
 
-    /// `--url`, `--emulator HOST:PORT`, or FIREBASE_DATABASE_EMULATOR_HOST.
-    static func address(url: String?, emulator: String?, namespace: String?) throws -> ServerAddress? {
+    /// `--url`, `--emulator HOST:PORT`, or FIREBASE_DATABASE_EMULATOR_HOST unless the
+    /// command line names a data folder (`ambient` false): what is given wins over the
+    /// environment.
+    static func address(url: String?, emulator: String?, namespace: String?, ambient: Bool) throws -> ServerAddress? {
         if let url { return try ServerAddress.parse(url) }
-        if let host = emulator ?? ProcessEnvironment.value("FIREBASE_DATABASE_EMULATOR_HOST"), !host.isEmpty {
+        let fromEnvironment = ambient ? ProcessEnvironment.value("FIREBASE_DATABASE_EMULATOR_HOST") : nil
+        if let host = emulator ?? fromEnvironment, !host.isEmpty {
             return try ServerAddress.parse("ws://\(host)?ns=\(namespace ?? "default")")
         }
         return nil

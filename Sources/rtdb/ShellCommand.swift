@@ -138,7 +138,7 @@ struct ShellCommand: AsyncParsableCommand {
         let connection: DatabaseConnection
         var noCache: String?
         do {
-            if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns) {
+            if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns, ambient: data == nil) {
                 let credential = RemoteDatabase.Credential.fromEnvironment()
                 // An explicit key first; the ambient variable only where a Google token means
                 // something (not a local server), and only if no token was given.

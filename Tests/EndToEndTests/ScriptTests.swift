@@ -398,6 +398,16 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(try Binary.run(["--url", url, "get", "/users/ada"]).stdout, #"{"born":1900,"name":"Ada"}"# + "\n")
     }
 
+    /// A data folder named on the command line wins over FIREBASE_DATABASE_EMULATOR_HOST (set
+    /// for an application's firebase-admin, say): the folder is used, no server is tried.
+    func testADataFolderGivenWinsOverTheEmulatorVariable() throws {
+        let environment = ["FIREBASE_DATABASE_EMULATOR_HOST": "127.0.0.1:1"]
+        let written = try Binary.run(["--data", folder, "-c", "set /a 1", "-c", "get /a"], environment: environment)
+        XCTAssertEqual(written.status, 0, written.stderr)
+        XCTAssertEqual(written.stdout, "1\n")
+        XCTAssertEqual(try rtdb(["get", "/a"]).stdout, "1\n")
+    }
+
     /// An editor that saves text that is not UTF-8 (Latin-1 "café"), or that fails: nothing is
     /// written, and the message says why in words (an exit status, a signal), not a wait status.
     func testEditRefusesTextThatIsNotUTF8AndSaysHowTheEditorEnded() throws {
