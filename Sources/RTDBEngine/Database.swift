@@ -33,9 +33,9 @@ public final class Database: @unchecked Sendable {
     private var wrote = false
     /// Writes applied and sent to their listens, for the store once the requests queued with
     /// them are applied, or a request other than a write comes: pipelined writes reach the
-    /// store together, so one commit round (one fdatasync) makes many durable. An index built meanwhile reaches the store with them,
-    /// not before: the store's tree lacks them, and a checkpoint would store an index ahead
-    /// of it.
+    /// store together, so one commit round (one fdatasync) makes many durable. An index
+    /// built meanwhile reaches the store with them, not before: the store's tree lacks them,
+    /// and a checkpoint would store an index ahead of it.
     private var unstored: [(record: LogRecord, completion: (StoreError?) -> Void)] = []
     /// Records applied so far (numbered as the store numbers them), and, for each not yet
     /// durable, what its paths held before: a record the store refuses (a full disk) is taken
@@ -599,6 +599,7 @@ public final class Database: @unchecked Sendable {
         }
         let node = root.child(at: listen.path)
         var updates: [Update] = []
+        func change(_ key: ChildKey, to value: Node) { updates.append(Update(Path(keys: [key.name]), value)) }
         if params.limit == nil {
             // Bounds alone: a child is in the window by its own value, whatever the others do,
             // so the window changes only where it was written (no pass over all of it).
@@ -607,10 +608,10 @@ public final class Database: @unchecked Sendable {
                 let child = node.child(key)
                 if !child.isEmpty && params.matches(key: key, node: child) {
                     children = children.inserting(key, child)
-                    updates.append(Update(Path(keys: [key.name]), child))
+                    change(key, to: child)
                 } else if children[key] != nil {
                     children = children.removing(key)
-                    updates.append(Update(Path(keys: [key.name]), .empty))
+                    change(key, to: .empty)
                 }
             }
             listen.lastSent = Node(children: children)
@@ -621,10 +622,10 @@ public final class Database: @unchecked Sendable {
             var children = previous.children
             if let limit = params.limit, children.count >= limit, let edge = edge(of: listen, params) {
                 children = children.removing(edge.key)
-                updates.append(Update(Path(keys: [edge.key.name]), .empty))
+                change(edge.key, to: .empty)
             }
             listen.lastSent = Node(children: children.inserting(key, child))
-            updates.append(Update(Path(keys: [key.name]), child))
+            change(key, to: child)
         } else {
             // Under a limit, a child written into the window pushes another out, and one
             // leaving it lets another in: the new window is compared with the last one. Its
@@ -632,10 +633,8 @@ public final class Database: @unchecked Sendable {
             // a million children reads about twenty records).
             let window = answer(params, at: listen.path, on: node, reusing: previous, changed: isWritten)
             let before = previous.children, after = window.children
-            for (key, _) in before where after[key] == nil { updates.append(Update(Path(keys: [key.name]), .empty)) }
-            for (key, child) in after where isWritten(key) || before[key] == nil {
-                updates.append(Update(Path(keys: [key.name]), child))
-            }
+            for (key, _) in before where after[key] == nil { change(key, to: .empty) }
+            for (key, child) in after where isWritten(key) || before[key] == nil { change(key, to: child) }
             listen.lastSent = window
         }
         if updates.count == 1 {
