@@ -9,8 +9,8 @@ import Glibc
 public protocol Output: AnyObject, Sendable {
     func write(_ text: String)
     func writeError(_ text: String)
-    /// Why results could not be written since the last call (a full disk), once; nil if
-    /// they all were.
+    /// Why results could not be written since the last call (a full disk), as the error says
+    /// it, once; nil if they all were.
     func takeWriteFailure() -> String?
 }
 
@@ -29,7 +29,7 @@ public final class StandardOutput: Output {
     public func takeWriteFailure() -> String? {
         StandardOutput.lock.withLock {
             defer { StandardOutput.failure = nil }
-            return StandardOutput.failure.map(FileDescriptor.describe)
+            return StandardOutput.failure.map { "cannot write the output: \(FileDescriptor.describe($0))" }
         }
     }
 

@@ -114,8 +114,9 @@ private final class ExportSink {
         guard let file else { return }
         target = (file as NSString).expandingTildeInPath
         var info = stat()
-        if stat(target, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR { throw ShellError("cannot write \(file): it is a folder") }
-        if stat(target, &info) == 0 && info.st_mode & S_IFMT != S_IFREG {
+        let exists = stat(target, &info) == 0
+        if exists && info.st_mode & S_IFMT == S_IFDIR { throw ShellError("cannot write \(file): it is a folder") }
+        if exists && info.st_mode & S_IFMT != S_IFREG {
             direct = true
             fd = open(target, O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else { throw ShellError("cannot write \(file): \(FileDescriptor.describe(errno))") }
@@ -145,7 +146,7 @@ private final class ExportSink {
     private func send(_ bytes: inout [UInt8]) throws {
         if fd < 0 {
             output.write(String(decoding: bytes, as: UTF8.self))
-            if let failure = output.takeWriteFailure() { throw ShellError("cannot write the output: \(failure)") }
+            if let failure = output.takeWriteFailure() { throw ShellError(failure) }
         } else {
             if let code = bytes.withUnsafeBytes({ FileDescriptor.writeAll(fd, $0) }) {
                 throw ShellError("cannot write \(file ?? ""): \(FileDescriptor.describe(code))")

@@ -125,7 +125,7 @@ public final class Shell {
                 outcome = try await execute(parsed, source: source, lineNumber: lineNumber)
             }
             // Results that could not be written (a full disk) fail the command, with why.
-            if let failure = output.takeWriteFailure() { throw ShellError("cannot write the output: \(failure)") }
+            if let failure = output.takeWriteFailure() { throw ShellError(failure) }
             if options.timing, !parsed.command.isTiming {
                 // As psql's \timing: on stderr, so a script's output stays data.
                 let milliseconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e6
@@ -137,7 +137,7 @@ public final class Shell {
             return .failed
         } catch is CancellationError {
             // Output that can take no more ends a command as Ctrl-C does; a failure says why.
-            report(output.takeWriteFailure().map { "cannot write the output: \($0)" } ?? "interrupted", line: nil, column: nil, source: source)
+            report(output.takeWriteFailure() ?? "interrupted", line: nil, column: nil, source: source)
             return .failed
         } catch {
             report("\(error)", line: line, column: nil, source: source)
