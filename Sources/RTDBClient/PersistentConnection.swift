@@ -66,6 +66,13 @@ final class PersistentConnection: @unchecked Sendable {
     private var host: String?
     private var redirects = 0
     private var nextRequestID = 1
+    /// No request below this number is outstanding (advanced as they are answered).
+    private var lowestOutstanding = 1
+    /// How this client names its writes to a server that applies each once (`WriteOrigin`):
+    /// the same on every connection, so a write sent again is known for what it is.
+    let clientName = UUID().uuidString
+    /// Whether the current server applies a named write once though it is sent again.
+    private var serverAppliesOnce = false
     /// Writes and reads, by request number (which is also their order).
     private var outstanding: [Int: Outstanding] = [:]
     /// Requests tied to the current transport (listens and unlistens): dropped with it.
@@ -330,7 +337,19 @@ final class PersistentConnection: @unchecked Sendable {
         entry.offlineDeadline?.cancel()
         entry.offlineDeadline = nil
         outstanding[id] = entry
-        transport.send(.request(id: id, entry.request))
+        var origin: WriteOrigin?
+        switch entry.request {
+        case .put, .merge: if serverAppliesOnce { origin = WriteOrigin(client: clientName, floor: floor()) }
+        default: break
+        }
+        transport.send(.request(id: id, entry.request, origin: origin))
+    }
+
+    /// The lowest request number still outstanding: those below were answered (or taken
+    /// back unsent) and are never sent again.
+    private func floor() -> Int {
+        while lowestOutstanding < nextRequestID && outstanding[lowestOutstanding] == nil { lowestOutstanding += 1 }
+        return lowestOutstanding
     }
 
     private func transmit(_ spec: ListenSpec) {
@@ -387,6 +406,7 @@ final class PersistentConnection: @unchecked Sendable {
 
     private func established(_ hello: Handshake) {
         sessionID = hello.sessionID
+        serverAppliesOnce = hello.exactlyOnce
         if !hello.host.isEmpty { host = hello.host }
         serverTimeOffset = Self.clockOffset(serverTime: Double(hello.timestamp), sent: attemptStarted,
                                             received: Date().timeIntervalSince1970 * 1000)

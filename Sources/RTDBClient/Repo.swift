@@ -20,6 +20,8 @@ public actor Repo {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     private let connection: PersistentConnection
+    /// How this client names its writes to a server that applies each once.
+    nonisolated var clientName: String { connection.clientName }
     private let syncTree: SyncTree
     /// `.info/connected` and `.info/serverTimeOffset`, kept locally.
     private let infoTree: SyncTree

@@ -42,7 +42,13 @@ public final class Database: @unchecked Sendable {
     /// out of the tree again, with every record after it, so no refused write is seen or
     /// stored later by a checkpoint.
     private var committed = 0
-    private var undo: [(number: Int, sets: [(path: Path, value: Node)])] = []
+    private var undo: [(number: Int, sets: [(path: Path, value: Node)], origin: (client: String, request: Int)?)] = []
+    /// The writes applied for each client that names them (durable or not yet): one sent
+    /// again is answered, not applied again.
+    private var receipts: WriteReceipts
+    /// Answers to writes sent again while the records applied so far (through `number`)
+    /// are not all durable yet: each is answered once they are.
+    private var awaitingDurable: [(number: Int, client: String, request: Int, reply: (Response) -> Void)] = []
     /// Milliseconds since the epoch; replaceable in tests.
     var clock: () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
     /// Who may read and write what; open unless the server was given rules.
@@ -52,13 +58,14 @@ public final class Database: @unchecked Sendable {
         store = try Store(folder: folder)
         root = store.recoveredRoot
         indexes = store.recoveredIndexes
+        receipts = store.recoveredReceipts
         store.releaseRecoveredRoot()
         // After a checkpoint the tree is read from the node file again, so memory holds only
         // what changed since. Synchronously: until it is done no other checkpoint starts,
         // so none stores again, from a tree still in memory, what this one stored.
         store.onDurable = { [weak self] through in
             guard let database = self else { return }
-            database.queue.async { database.undo.removeAll { $0.number <= through } }
+            database.queue.async { database.madeDurable(through: through) }
         }
         store.onFailure = { [weak self] first, error in
             guard let database = self else { return }
@@ -314,8 +321,21 @@ public final class Database: @unchecked Sendable {
 
     // MARK: Requests (on `queue`)
 
-    func handle(_ request: Request, from session: ServerSession?, as identity: Identity, reply: @escaping (Response) -> Void) {
+    /// Runs one request. A write named by its origin (the client, and `origin.request`, its
+    /// number) is applied once: sent again, it is answered as soon as it is durable.
+    func handle(_ request: Request, from session: ServerSession?, as identity: Identity,
+                origin: (origin: WriteOrigin, request: Int)? = nil, reply: @escaping (Response) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
+        var origin = origin
+        switch request {
+        case .put, .merge:
+            if let (named, number) = origin {
+                receipts.advance(to: named)
+                if receipts.contains(named.client, number) { return answerWhenDurable(named.client, number, reply) }
+            }
+        default:
+            origin = nil
+        }
         switch request {
         case .put, .merge: break
         default:
@@ -351,7 +371,7 @@ public final class Database: @unchecked Sendable {
             if let error = Database.checkValue(data, at: path) { return reply(error) }
             let value: Node
             do { value = try resolve(data, at: path, now: clock()) } catch { return reply(.error(.invalidData, "\(error)")) }
-            let record = LogRecord(sets: [(path, value)])
+            let record = LogRecord(sets: [(path, value)], origin: origin?.origin, request: origin?.request ?? 0)
             let after = record.apply(to: root)
             if let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: clock()) {
                 return reply(Database.refusal(denial))
@@ -372,7 +392,7 @@ public final class Database: @unchecked Sendable {
                 }
             }
             if sets.isEmpty { return reply(.ok) }
-            let record = LogRecord(sets: sets)
+            let record = LogRecord(sets: sets, origin: origin?.origin, request: origin?.request ?? 0)
             let after = record.apply(to: root)
             if let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now) {
                 return reply(Database.refusal(denial))
@@ -433,7 +453,9 @@ public final class Database: @unchecked Sendable {
     /// Applies a write whose result (`after`) has been checked.
     private func commit(_ record: LogRecord, after: Node, reply: @escaping (Response) -> Void) {
         committed += 1
-        undo.append((committed, record.sets.map { ($0.path, root.child(at: $0.path)) }))
+        let named = record.origin.map { (client: $0.client, request: record.request) }
+        undo.append((committed, record.sets.map { ($0.path, root.child(at: $0.path)) }, named))
+        if let origin = record.origin { receipts.record(origin, request: record.request) }
         indexes.apply(record, before: root, after: after)
         root = after
         wrote = true
@@ -457,6 +479,7 @@ public final class Database: @unchecked Sendable {
         let undone = undo.filter { $0.number >= first }
         undo.removeAll { $0.number >= first }
         for entry in undone.reversed() {
+            if let (client, request) = entry.origin { receipts.remove(client, request) }
             let record = LogRecord(sets: entry.sets)
             let after = record.apply(to: root)
             indexes.apply(record, before: root, after: after)
@@ -465,6 +488,29 @@ public final class Database: @unchecked Sendable {
             recheckListens(touchedBy: record)
         }
         store.recover(from: first, root: root, indexes: indexes)
+        // A write sent again is answered as its first copy was: durable, or refused.
+        let resent = awaitingDurable.filter { $0.number >= first }
+        awaitingDurable.removeAll { $0.number >= first }
+        for entry in resent {
+            entry.reply(receipts.contains(entry.client, entry.request) ? .ok : Database.completionResponse(error))
+        }
+    }
+
+    /// Answers a write sent again, once every record applied so far is durable (its first
+    /// copy among them).
+    private func answerWhenDurable(_ client: String, _ request: Int, _ reply: @escaping (Response) -> Void) {
+        if undo.isEmpty { return reply(.ok) }
+        awaitingDurable.append((committed, client, request, reply))
+    }
+
+    /// The records through `through` are durable: their undo goes, and the writes sent
+    /// again that waited for them are answered.
+    private func madeDurable(through: Int) {
+        undo.removeAll { $0.number <= through }
+        guard !awaitingDurable.isEmpty else { return }
+        let ready = awaitingDurable.filter { $0.number <= through }
+        awaitingDurable.removeAll { $0.number <= through }
+        for entry in ready { entry.reply(.ok) }
     }
 
     /// Hands the writes applied since the last call to the store, with the tree and indexes
@@ -477,13 +523,11 @@ public final class Database: @unchecked Sendable {
 
     /// What the store calls once a write is durable, or could not be made so.
     private static func completion(_ reply: @escaping (Response) -> Void) -> (StoreError?) -> Void {
-        { error in
-            if let error {
-                reply(.error(.writeFailed, "the write could not be made durable: \(error.clientDescription)"))
-            } else {
-                reply(.ok)
-            }
-        }
+        { error in reply(error.map(completionResponse) ?? .ok) }
+    }
+
+    private static func completionResponse(_ error: StoreError) -> Response {
+        .error(.writeFailed, "the write could not be made durable: \(error.clientDescription)")
     }
 
     /// Starts a listen; its current data goes out first (before a session's ok: the client

@@ -9,12 +9,14 @@ import RTDBData
 /// u64, its length after its last full copy u64, the last log it covers u64, the root node's
 /// encoding (u32 length, bytes; see `NodeFile`), the number of indexes u32 and for each its
 /// location and ordering (each u32 length, UTF-8, as `Path.wireString` and `Index.description`
-/// write them) and the link to its top record (offset u64, entries u64), then a CRC-32 of
-/// everything before it. Version 2 had no indexes (the root ran to the checksum); it is read.
+/// write them) and the link to its top record (offset u64, entries u64), in version 4 the
+/// writes applied for each client as of the tree (see `WriteReceipts.encode`), then a CRC-32
+/// of everything before it. Version 2 had no indexes (the root ran to the checksum), version
+/// 3 no receipts; both are read.
 struct FolderHead: Equatable {
     static let magic: [UInt8] = Array("RTDBHEAD".utf8)
     /// Format 1 was a JSON snapshot (`snapshot-N.json`) and no head; an open converts it.
-    static let version: UInt32 = 3
+    static let version: UInt32 = 4
     /// How a head of a version this rtdb does not read is described (not damage: a newer rtdb wrote it).
     static let unknownVersion = "format version"
 
@@ -35,16 +37,20 @@ struct FolderHead: Equatable {
     var covered: Int
     var root: [UInt8]
     var indexes: [IndexLink] = []
+    var receipts = WriteReceipts()
 
-    /// Version 2 when there is no index, so an rtdb from before indexes were stored still
-    /// opens the folder.
+    /// The oldest version that holds what this head has, so an older rtdb still opens a
+    /// folder that uses nothing it does not know.
+    var formatVersion: UInt32 { !receipts.isEmpty ? 4 : !indexes.isEmpty ? 3 : 2 }
+
     func encode() -> [UInt8] {
         var out = FolderHead.magic
-        LittleEndian.append(indexes.isEmpty ? 2 : FolderHead.version, to: &out)
+        let version = formatVersion
+        LittleEndian.append(version, to: &out)
         for v in [nodesID, nodesLength, compactedLength, covered] { LittleEndian.append(UInt64(v), to: &out) }
         LittleEndian.append(UInt32(truncatingIfNeeded: root.count), to: &out)
         out += root
-        if !indexes.isEmpty { LittleEndian.append(UInt32(truncatingIfNeeded: indexes.count), to: &out) }
+        if version >= 3 { LittleEndian.append(UInt32(truncatingIfNeeded: indexes.count), to: &out) }
         for link in indexes {
             for text in [link.path.wireString, link.index.description] {
                 LittleEndian.append(UInt32(truncatingIfNeeded: text.utf8.count), to: &out)
@@ -53,6 +59,7 @@ struct FolderHead: Equatable {
             LittleEndian.append(UInt64(link.offset), to: &out)
             LittleEndian.append(UInt64(link.size), to: &out)
         }
+        if version >= 4 { receipts.encode(into: &out) }
         LittleEndian.append(CRC32.checksum(out), to: &out)
         return out
     }
@@ -67,8 +74,8 @@ struct FolderHead: Equatable {
         }
         return try bytes.withUnsafeBytes { raw in
             let version = LittleEndian.read(UInt32.self, from: raw, at: 8)
-            guard version == 2 || version == FolderHead.version else {
-                throw damaged("\(unknownVersion) \(version), which this rtdb does not know (it reads versions 2 and \(FolderHead.version)); a newer rtdb wrote it", 8)
+            guard version >= 2 && version <= FolderHead.version else {
+                throw damaged("\(unknownVersion) \(version), which this rtdb does not know (it reads versions 2 to \(FolderHead.version)); a newer rtdb wrote it", 8)
             }
             var fields: [Int] = []
             for i in 0..<4 {
@@ -111,7 +118,12 @@ struct FolderHead: Equatable {
                 let offset = try u64(), size = try u64()
                 head.indexes.append(IndexLink(path: Path(location), index: Index(name: ordering), offset: offset, size: size))
             }
-            guard at == end else { throw damaged("bytes after the list of indexes", at) }
+            if version >= 4 {
+                let start = at
+                guard let receipts = WriteReceipts.decode(raw, at: &at, end: end) else { throw damaged("the table of applied writes does not read", start) }
+                head.receipts = receipts
+            }
+            guard at == end else { throw damaged(version >= 4 ? "bytes after the table of applied writes" : "bytes after the list of indexes", at) }
             return head
         }
     }

@@ -1,15 +1,29 @@
 import RTDBData
+import RTDBProtocol
 
-/// One atomic write in the log: the sets it made, at absolute paths, with resolved values.
+/// One atomic write in the log: the sets it made, at absolute paths, with resolved values,
+/// and who sent it when the client named itself (see `WriteReceipts`).
 ///
 /// On disk: `[length u32][crc32 u32][payload]`, little-endian; the payload is a count and, per
-/// set, the path and the value's export JSON, each length-prefixed. A record whose length or
-/// checksum does not match was torn by a crash and was never acknowledged.
+/// set, the path and the value's export JSON, each length-prefixed; then, for a write with an
+/// origin, the client's name (length-prefixed), its request number u64 and its floor u64
+/// (an rtdb that does not know them reads the sets and skips the rest). A record whose length
+/// or checksum does not match was torn by a crash and was never acknowledged.
 struct LogRecord: Equatable {
     var sets: [(path: Path, value: Node)]
+    var origin: WriteOrigin?
+    /// The origin's request number for this write.
+    var request = 0
+
+    init(sets: [(path: Path, value: Node)], origin: WriteOrigin? = nil, request: Int = 0) {
+        self.sets = sets
+        self.origin = origin
+        self.request = request
+    }
 
     static func == (a: LogRecord, b: LogRecord) -> Bool {
         a.sets.count == b.sets.count && zip(a.sets, b.sets).allSatisfy { $0.path == $1.path && $0.value == $1.value }
+            && a.origin == b.origin && a.request == b.request
     }
 
     static let headerSize = 8
@@ -27,6 +41,12 @@ struct LogRecord: Equatable {
             LittleEndian.append(UInt32(0), to: &out)
             JSONWriter.write(value, to: &out, options: .init(export: true))
             LittleEndian.write(UInt32(out.count - lengthAt - 4), at: lengthAt, in: &out)
+        }
+        if let origin {
+            LittleEndian.append(UInt32(origin.client.utf8.count), to: &out)
+            out += origin.client.utf8
+            LittleEndian.append(UInt64(request), to: &out)
+            LittleEndian.append(UInt64(origin.floor), to: &out)
         }
         let payloadLength = out.count - start - LogRecord.headerSize
         let crc = out.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + LogRecord.headerSize)...])) }
@@ -81,7 +101,15 @@ struct LogRecord: Equatable {
             }
             sets.append((path, value))
         }
-        return .record(LogRecord(sets: sets), next: start + length)
+        guard i < payload.count else { return .record(LogRecord(sets: sets), next: next) }
+        guard let cl = take32(), cl >= 1, cl <= WriteOrigin.maximumClientLength, payload.count - i == cl + 16 else {
+            return .unreadable(reason: "bad origin", next: next)
+        }
+        let client = String(decoding: UnsafeRawBufferPointer(rebasing: payload[i..<(i + cl)]), as: UTF8.self)
+        let request = LittleEndian.read(UInt64.self, from: payload, at: i + cl)
+        let floor = LittleEndian.read(UInt64.self, from: payload, at: i + cl + 8)
+        guard request < 1 << 62, floor < 1 << 62 else { return .unreadable(reason: "bad origin", next: next) }
+        return .record(LogRecord(sets: sets, origin: WriteOrigin(client: client, floor: Int(floor)), request: Int(request)), next: next)
     }
 
     /// The offset of the first whole, readable record after `offset`, if any: how recovery

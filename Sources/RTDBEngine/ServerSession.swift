@@ -44,14 +44,16 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
             }
         })
         let now = Int64(database.clock())
-        transport.send(.handshake(Handshake(timestamp: now, host: host, sessionID: id)))
+        transport.send(.handshake(Handshake(timestamp: now, host: host, sessionID: id, exactlyOnce: true)))
     }
 
     private func receive(_ message: Message) {
         switch message {
-        case .request(let id, let request):
+        case .request(let id, let request, let origin):
             let transport = self.transport
-            database.handle(request, from: self, as: identity) { response in transport.send(.response(id: id, response)) }
+            database.handle(request, from: self, as: identity, origin: origin.map { ($0, id) }) { response in
+                transport.send(.response(id: id, response))
+            }
         case .ping:
             transport.send(.pong)
         default:

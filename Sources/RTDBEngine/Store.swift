@@ -1,5 +1,6 @@
 import Foundation
 import RTDBData
+import RTDBProtocol
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -37,6 +38,8 @@ public final class Store: @unchecked Sendable {
     public private(set) var recoveredRoot: Node
     /// The query indexes stored with it, brought up to date with the logs.
     private(set) var recoveredIndexes = QueryIndexes()
+    /// The writes applied for each client that names them, as of the recovered tree.
+    private(set) var recoveredReceipts = WriteReceipts()
     /// Checkpoint once the current log passes this many bytes.
     public var checkpointThreshold = 16 << 20
     /// Checkpoint a log that holds records once no write has come for this many seconds
@@ -73,6 +76,8 @@ public final class Store: @unchecked Sendable {
     // Guarded by `condition`.
     private var pending: [UInt8] = []
     private var pendingCompletions: [(StoreError?) -> Void] = []
+    /// The origins of the records in `pending`, in order.
+    private var pendingOrigins: [(origin: WriteOrigin, request: Int)] = []
     private var pendingRoot: Node
     private var pendingIndexes = QueryIndexes()
     /// Records appended so far, and those a checkpoint has not stored yet (with their numbers).
@@ -98,6 +103,9 @@ public final class Store: @unchecked Sendable {
     private var walBytes: Int
     /// The records through this number are in the log (committer's queue).
     private var durableThrough = 0
+    /// The writes applied for each client as of the records in the log (committer's queue):
+    /// what a checkpoint's head holds, so they outlive the logs it removes.
+    private var receipts = WriteReceipts()
     // Owned by the one checkpoint running (and by `init` and `close`, when none is).
     private var head: FolderHead?
 
@@ -120,6 +128,7 @@ public final class Store: @unchecked Sendable {
 
             var root = Node.empty
             var indexes = QueryIndexes()
+            var receipts = WriteReceipts()
             var base = 0
             if names.contains("HEAD") || names.contains(Store.headCopyName) {
                 let head = try Store.readHead(folder, salvage: salvage)
@@ -143,6 +152,7 @@ public final class Store: @unchecked Sendable {
                     }
                     indexes[QueryIndexes.key(link.path, link.index)] = QueryIndex(path: link.path, index: link.index, stored: entries.entries, branches: entries.branches)
                 }
+                receipts = head.receipts
                 base = head.covered
                 self.head = head
             } else if let n = snapshotSeqs.last {
@@ -160,7 +170,7 @@ public final class Store: @unchecked Sendable {
             let replay = walSeqs.filter { $0 > base }
             for (i, seq) in replay.enumerated() {
                 let path = folder + "/" + Store.walName(seq)
-                root = try Store.replay(path, into: root, indexes: &indexes, isLast: i == replay.count - 1, salvage: salvage)
+                root = try Store.replay(path, into: root, indexes: &indexes, receipts: &receipts, isLast: i == replay.count - 1, salvage: salvage)
             }
             walSeq = max(replay.last ?? (base + 1), base + 1)
             walBytes = 0
@@ -168,6 +178,8 @@ public final class Store: @unchecked Sendable {
             recoveredRoot = root
             pendingIndexes = indexes
             recoveredIndexes = indexes
+            self.receipts = receipts
+            recoveredReceipts = receipts
 
             if let salvage {
                 // Indexes are left behind: queries build them again from what was saved.
@@ -177,7 +189,7 @@ public final class Store: @unchecked Sendable {
                 // says so; damaged files are kept for inspection.
                 let covered = walSeq
                 walSeq += 1
-                let copy = try checkpoint(root, indexes: QueryIndexes(), covered: covered, wholeCopy: true, dropDamaged: true, removingObsolete: false)
+                let copy = try checkpoint(root, indexes: QueryIndexes(), receipts: receipts, covered: covered, wholeCopy: true, dropDamaged: true, removingObsolete: false)
                 if salvage.skipped.isEmpty {
                     removeObsolete(covered: covered, nodesID: copy.id)
                 } else {
@@ -198,7 +210,7 @@ public final class Store: @unchecked Sendable {
                 // A folder of the first format: its JSON snapshot and logs become the node file.
                 let covered = walSeq
                 walSeq += 1
-                let converted = try checkpoint(root, indexes: QueryIndexes(), covered: covered, wholeCopy: true, dropDamaged: false)
+                let converted = try checkpoint(root, indexes: QueryIndexes(), receipts: receipts, covered: covered, wholeCopy: true, dropDamaged: false)
                 pendingRoot = converted.root
                 recoveredRoot = converted.root
             }
@@ -274,6 +286,7 @@ public final class Store: @unchecked Sendable {
     public func releaseRecoveredRoot() {
         recoveredRoot = .empty
         recoveredIndexes = QueryIndexes()
+        recoveredReceipts = WriteReceipts()
     }
 
     /// Queues a record; `completion` runs on the committer queue once it is durable (nil) or
@@ -303,6 +316,7 @@ public final class Store: @unchecked Sendable {
         for (record, completion) in records {
             record.encode(into: &pending)
             pendingCompletions.append(completion)
+            if let origin = record.origin { pendingOrigins.append((origin, record.request)) }
         }
         if !roundScheduled {
             roundScheduled = true
@@ -397,6 +411,7 @@ public final class Store: @unchecked Sendable {
         condition.unlock()
         committer.sync {}  // the round in progress, and one scheduled, finish first
         checkpoints.wait()
+        let receipts = committer.sync { self.receipts }
         condition.lock()
         let failed = failure != nil
         // A checkpoint that finished meanwhile (a full copy, perhaps) stored most of it: start
@@ -420,7 +435,7 @@ public final class Store: @unchecked Sendable {
         let storable = indexes.storable
         let indexesChanged = storable.contains { !$0.isStored } || storable.count != head?.indexes.count ?? 0
         if checkpointOnClose && !failed && (walBytes > 0 || indexesChanged), (try? rotateLog()) != nil {
-            do { try checkpoint(root, indexes: indexes, covered: walSeq - 1, wholeCopy: false, dropDamaged: false) } catch {
+            do { try checkpoint(root, indexes: indexes, receipts: receipts, covered: walSeq - 1, wholeCopy: false, dropDamaged: false) } catch {
                 Store.report("\(folder): the checkpoint at close failed, the logs are kept: \(error)")
             }
         }
@@ -437,6 +452,7 @@ public final class Store: @unchecked Sendable {
     private func commitRounds() {
         var buffer: [UInt8] = []
         var completions: [(StoreError?) -> Void] = []
+        var origins: [(origin: WriteOrigin, request: Int)] = []
         while true {
             condition.lock()
             if pending.isEmpty {
@@ -448,6 +464,7 @@ public final class Store: @unchecked Sendable {
             }
             swap(&buffer, &pending)
             swap(&completions, &pendingCompletions)
+            swap(&origins, &pendingOrigins)
             let root = pendingRoot
             let indexes = pendingIndexes
             let marker = appended
@@ -458,6 +475,7 @@ public final class Store: @unchecked Sendable {
                 for completion in completions { completion(refused) }
                 buffer.removeAll(keepingCapacity: true)
                 completions.removeAll(keepingCapacity: true)
+                origins.removeAll(keepingCapacity: true)
                 durableThrough = marker
                 continue
             }
@@ -483,12 +501,14 @@ public final class Store: @unchecked Sendable {
                 // Before the writers hear of it: a read they send next finds the write undone.
                 onFailure?(durableThrough + 1, error)
             } else {
+                for (origin, request) in origins { receipts.record(origin, request: request) }
                 onDurable?(marker)
             }
             durableThrough = marker
             for completion in completions { completion(error) }
             buffer.removeAll(keepingCapacity: buffer.capacity < 1 << 20)
             completions.removeAll(keepingCapacity: true)
+            origins.removeAll(keepingCapacity: true)
 
             if error == nil && walBytes > checkpointThreshold && !checkpointRunning {
                 startCheckpoint(of: root, indexes: indexes, marker: marker)
@@ -544,11 +564,12 @@ public final class Store: @unchecked Sendable {
             return
         }
         let covered = walSeq - 1
+        let receipts = self.receipts
         checkpointRunning = true
         checkpoints.enter()
         DispatchQueue.global(qos: .utility).async { [self] in
             do {
-                let stored = try checkpoint(root, indexes: indexes, covered: covered, wholeCopy: false, dropDamaged: false)
+                let stored = try checkpoint(root, indexes: indexes, receipts: receipts, covered: covered, wholeCopy: false, dropDamaged: false)
                 condition.lock()
                 lastStored = (stored.root, stored.indexes, marker)
                 condition.unlock()
@@ -570,7 +591,7 @@ public final class Store: @unchecked Sendable {
     /// them aside) removes what the new head made obsolete. Returns the tree and the indexes
     /// as read back from the file.
     @discardableResult
-    private func checkpoint(_ root: Node, indexes: QueryIndexes, covered: Int, wholeCopy: Bool, dropDamaged: Bool,
+    private func checkpoint(_ root: Node, indexes: QueryIndexes, receipts: WriteReceipts, covered: Int, wholeCopy: Bool, dropDamaged: Bool,
                             removingObsolete: Bool = true) throws -> (root: Node, indexes: QueryIndexes, id: Int) {
         let old = head
         let copy = wholeCopy || old.map { $0.nodesLength > 2 * $0.compactedLength + compactionSlack } ?? true
@@ -596,7 +617,7 @@ public final class Store: @unchecked Sendable {
         }
         if copy { try FileIO.syncDirectory(folder) }
         let next = FolderHead(nodesID: id, nodesLength: written.length, compactedLength: copy ? written.length : old?.compactedLength ?? 0,
-                              covered: covered, root: written.bytes, indexes: links)
+                              covered: covered, root: written.bytes, indexes: links, receipts: receipts)
         let encoded = next.encode()
         try Store.writeFile(folder + "/HEAD", encoded)
         // From the rename on, the head on disk may be this one: the next checkpoint must
@@ -651,7 +672,8 @@ public final class Store: @unchecked Sendable {
     /// cut. A bad record followed by good ones is damage: the open stops with the file and the
     /// offset and touches nothing, unless `salvage` is set, which skips each damaged stretch
     /// and keeps every record that can still be read.
-    static func replay(_ path: String, into root: Node, indexes: inout QueryIndexes, isLast: Bool, salvage: RecoveryReport? = nil) throws -> Node {
+    static func replay(_ path: String, into root: Node, indexes: inout QueryIndexes, receipts: inout WriteReceipts, isLast: Bool,
+                       salvage: RecoveryReport? = nil) throws -> Node {
         let bytes = try FileIO.readFile(path)
         var root = root
         var offset = 0
@@ -669,6 +691,7 @@ public final class Store: @unchecked Sendable {
                 case .end: return
                 case .record(let record, let next):
                     Store.apply(record, to: &root, &indexes)
+                    if let origin = record.origin { receipts.record(origin, request: record.request) }
                     salvage?.records += 1
                     offset = next
                 case .unreadable(let reason, let next):

@@ -113,8 +113,12 @@ public struct Handshake: Sendable, Equatable {
     public var version: String
     public var host: String
     public var sessionID: String
-    public init(timestamp: Int64, version: String = "5", host: String, sessionID: String) {
+    /// The server applies a write once though it is sent again, when the write names its
+    /// origin (`"once":true`; see `WriteOrigin`). Only rtdb's own server offers it.
+    public var exactlyOnce: Bool
+    public init(timestamp: Int64, version: String = "5", host: String, sessionID: String, exactlyOnce: Bool = false) {
         self.timestamp = timestamp; self.version = version; self.host = host; self.sessionID = sessionID
+        self.exactlyOnce = exactlyOnce
     }
 }
 
@@ -128,7 +132,8 @@ public enum Message: Sendable, Equatable {
     case shutdown(reason: String)
     case serverError(String)
     // Data layer (`"t":"d"`).
-    case request(id: Int, Request)
+    /// A write may name its origin, for a server that offers `exactlyOnce`.
+    case request(id: Int, Request, origin: WriteOrigin? = nil)
     case response(id: Int, Response)
     case push(Push)
 }

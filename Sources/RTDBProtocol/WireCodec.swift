@@ -47,15 +47,21 @@ public enum WireCodec {
             JSONWriter.writeString(h.host, to: &out)
             append(&out, #","s":"#)
             JSONWriter.writeString(h.sessionID, to: &out)
+            if h.exactlyOnce { append(&out, #","once":true"#) }
             append(&out, "}}}")
         case .ping: append(&out, #"{"t":"c","d":{"t":"p","d":{}}}"#)
         case .pong: append(&out, #"{"t":"c","d":{"t":"o","d":{}}}"#)
         case .reset(let host): control(&out, "r", host)
         case .shutdown(let reason): control(&out, "s", reason)
         case .serverError(let text): control(&out, "e", text)
-        case let .request(id, request):
+        case let .request(id, request, origin):
             append(&out, #"{"t":"d","d":{"r":\#(id),"a":"\#(request.action)","b":"#)
             body(request, &out)
+            if let origin {
+                append(&out, #","o":{"c":"#)
+                JSONWriter.writeString(origin.client, to: &out)
+                append(&out, #","f":\#(origin.floor)}"#)
+            }
             append(&out, "}}")
         case let .response(id, response):
             append(&out, #"{"t":"d","d":{"r":\#(id),"b":{"s":"#)
@@ -243,7 +249,7 @@ public enum WireCodec {
                 throw WireError("handshake needs a timestamp \"ts\" in milliseconds since 1970")
             }
             return .handshake(Handshake(timestamp: timestamp, version: d["v"]?.string ?? "5", host: d["h"]?.string ?? "",
-                                        sessionID: d["s"]?.string ?? ""))
+                                        sessionID: d["s"]?.string ?? "", exactlyOnce: d["once"]?.bool == true))
         case "p": return .ping
         case "o": return .pong
         case "r": return .reset(host: d.string ?? "")
@@ -257,7 +263,7 @@ public enum WireCodec {
         let id = try integer(payload["r"], "r")
         let body = payload["b"] ?? .object([])
         if let action = payload["a"]?.string {
-            if let id { return .request(id: id, try decodeRequest(action, body, data, id: id)) }
+            if let id { return .request(id: id, try decodeRequest(action, body, data, id: id), origin: try origin(payload["o"], id: id)) }
             return .push(try decodePush(action, body, data))
         }
         guard let id else { throw WireError("data message needs \"r\" or \"a\"") }
@@ -272,6 +278,18 @@ public enum WireCodec {
         }
         let message = (try? data.json()).map { $0.string ?? $0.serialized() } ?? ""
         return .response(id: id, .error(ResponseStatus(status), message))
+    }
+
+    /// A write's origin: a client name of 1 to 64 bytes and a floor from 0 up.
+    private static func origin(_ value: JSONValue?, id: Int) throws -> WriteOrigin? {
+        guard let value else { return nil }
+        guard let client = value["c"]?.string, !client.isEmpty, client.utf8.count <= WriteOrigin.maximumClientLength else {
+            throw WireError("a write's origin \"o\" needs a client \"c\" of 1 to \(WriteOrigin.maximumClientLength) bytes", requestID: id)
+        }
+        guard let floor = try integer(value["f"], "f", id: id), floor >= 0 else {
+            throw WireError("a write's origin \"o\" needs a floor \"f\", an integer from 0 up", requestID: id)
+        }
+        return WriteOrigin(client: client, floor: floor)
     }
 
     private static func path(_ body: JSONValue, id: Int?, priorityLast: Bool = false) throws -> Path {

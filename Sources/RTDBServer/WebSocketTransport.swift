@@ -102,7 +102,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         guard let message else { return }
         do {
             let decoded = try WireCodec.decode(message)
-            if case .request(let id, _) = decoded { received(request: id, bytes: message.utf8.count) }
+            if case .request(let id, _, _) = decoded { received(request: id, bytes: message.utf8.count) }
             if let onMessage { onMessage(decoded) } else if !closed { early.append(decoded) }
         } catch let error as WireError {
             log("malformed message from \(channel.remoteAddress?.description ?? "?"): \(error.message)")

@@ -13,9 +13,9 @@ import RTDBTransport
 /// protocol `rtdb serve` speaks; the others connect there. When the owner exits or dies, the
 /// others' connections drop and each connects again: the first to take the lock becomes the
 /// owner, the rest reach it on its socket. A write the old owner acknowledged is in its log;
-/// one it did not is sent again by the client core on the new connection: none is lost (at
-/// least once: one the old owner logged but died before acknowledging is applied again,
-/// as with any server that restarts).
+/// one it did not is sent again by the client core on the new connection, named by its
+/// origin (`WriteOrigin`), and the new owner applies it only if the log does not say it was:
+/// each write is applied exactly once.
 ///
 /// `@unchecked Sendable`: its state is guarded by `lock`.
 final class SharedFolder: @unchecked Sendable {

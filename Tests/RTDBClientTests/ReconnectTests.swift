@@ -22,6 +22,10 @@ final class ReconnectTests: XCTestCase {
         var asked: [(host: String?, lastSession: String?)] = []
         /// Plays a server that redirects the first connection to `redirectTo`.
         var redirectTo: String?
+        /// Answers are lost on the way to the client while set (the server did send them).
+        var answersLost = false
+        /// The origin of each write received, in order.
+        var origins: [WriteOrigin?] = []
 
         func connect(host: String?, lastSession: String?) -> Transport {
             lock.lock(); defer { lock.unlock() }
@@ -46,8 +50,9 @@ final class ReconnectTests: XCTestCase {
         var accepted = 0
 
         func record(_ message: Message, connection: Int) {
-            guard case .request(_, let request) = message else { return }
+            guard case .request(_, let request, let origin) = message else { return }
             lock.lock()
+            if case .put = request { origins.append(origin) }
             while requests.count <= connection { requests.append([]) }
             requests[connection].append(request.action)
             lock.unlock()
@@ -69,7 +74,10 @@ final class ReconnectTests: XCTestCase {
                     onMessage(message)
                 }, onClose: onClose)
             }
-            func send(_ message: Message) { inner.send(message) }
+            func send(_ message: Message) {
+                if case .response = message, let server, server.lock.withLock({ server.answersLost }) { return }
+                inner.send(message)
+            }
             func close() { inner.close() }
         }
 
@@ -146,6 +154,25 @@ final class ReconnectTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(asked.count, 3)
         XCTAssertNil(asked[0].lastSession)
         XCTAssertNotNil(asked.last?.lastSession)
+    }
+
+    /// Writes the server applied, whose answers the connection lost, are sent again on the
+    /// next one, named by the same origin: the server answers them and applies none twice.
+    func testAWriteWhoseAnswerWasLostIsAppliedOnce() async throws {
+        let repo = await connect()
+        server.lock.withLock { server.answersLost = true }
+        for _ in 0..<3 { _ = try await repo.set(Path("cnt"), Node(.serverValue(.increment(1)))) }
+        await assertEventually { self.database.value(at: Path("cnt")) == Node(3) }
+        assertEqual(await repo.waitForPendingWrites(idle: 0.2), 3)
+        server.lock.withLock { server.answersLost = false }
+        server.dropAll()
+        assertEqual(await repo.waitForPendingWrites(idle: 10), 0)
+        XCTAssertEqual(database.value(at: Path("cnt")), Node(3))
+        let origins = server.lock.withLock { server.origins }
+        XCTAssertEqual(origins.count, 6)
+        let client = repo.clientName
+        // Each sent twice, its floor the lowest write still unanswered then.
+        XCTAssertEqual(origins, [1, 1, 1, 1, 1, 1].map { WriteOrigin(client: client, floor: $0) })
     }
 
     func testACredentialIsSentFirstOnEveryConnection() async throws {

@@ -9,7 +9,7 @@ func scriptedRepo(_ answer: @escaping @Sendable (_ server: InProcessTransport, _
     Repo(connector: { _, _ in
         let (client, server) = InProcessTransport.pair()
         server.start(onMessage: { message in
-            guard case .request(let id, let request) = message else { return }
+            guard case .request(let id, let request, _) = message else { return }
             answer(server, id, request)
         }, onClose: {})
         server.send(.handshake(Handshake(timestamp: Int64(Date().timeIntervalSince1970 * 1000), host: "", sessionID: "s")))

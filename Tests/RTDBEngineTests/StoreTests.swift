@@ -419,7 +419,7 @@ final class StoreTests: XCTestCase {
         try Store.writeFile(folder + "/" + Store.headCopyName, head)
         XCTAssertThrowsError(try Store(folder: folder)) { error in
             guard case StoreError.corrupt(_, 8, let reason) = error else { return XCTFail("\(error)") }
-            XCTAssertEqual(reason, "format version 99, which this rtdb does not know (it reads versions 2 and 3); a newer rtdb wrote it")
+            XCTAssertEqual(reason, "format version 99, which this rtdb does not know (it reads versions 2 to 4); a newer rtdb wrote it")
         }
     }
 

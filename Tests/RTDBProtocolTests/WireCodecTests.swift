@@ -187,6 +187,27 @@ final class WireCodecTests: XCTestCase {
     }
 
     /// A hello's clock must be a time since 1970 a client can compute with.
+    /// rtdb's own server offers to apply each named write once; a write names its origin.
+    func testTheExactlyOnceOfferAndAWritesOrigin() throws {
+        let hello = Message.handshake(Handshake(timestamp: 5, host: "h", sessionID: "s", exactlyOnce: true))
+        XCTAssertEqual(WireCodec.encode(hello), #"{"t":"c","d":{"t":"h","d":{"ts":5,"v":"5","h":"h","s":"s","once":true}}}"#)
+        XCTAssertEqual(try WireCodec.decode(WireCodec.encode(hello)), hello)
+        let write = Message.request(id: 7, .put(path: Path("a"), data: Node(1), hash: nil), origin: WriteOrigin(client: "c-1", floor: 5))
+        XCTAssertEqual(WireCodec.encode(write), #"{"t":"d","d":{"r":7,"a":"p","b":{"p":"/a","d":1},"o":{"c":"c-1","f":5}}}"#)
+        XCTAssertEqual(try WireCodec.decode(WireCodec.encode(write)), write)
+        func error(_ origin: String) -> WireError? {
+            do { _ = try WireCodec.decode(#"{"t":"d","d":{"r":2,"a":"p","b":{"p":"/a","d":1},"o":"# + origin + "}}"); return nil } catch { return error as? WireError }
+        }
+        let badClient = WireError("a write's origin \"o\" needs a client \"c\" of 1 to 64 bytes", requestID: 2)
+        let badFloor = WireError("a write's origin \"o\" needs a floor \"f\", an integer from 0 up", requestID: 2)
+        XCTAssertEqual(error(#"{"c":"","f":1}"#), badClient)
+        XCTAssertEqual(error(#"{"c":"\#(String(repeating: "x", count: 65))","f":1}"#), badClient)
+        XCTAssertEqual(error(#"{"c":7,"f":1}"#), badClient)
+        XCTAssertEqual(error(#"{"c":"x","f":-1}"#), badFloor)
+        XCTAssertEqual(error(#"{"c":"x"}"#), badFloor)
+        XCTAssertEqual(error(#"{"c":"x","f":1.5}"#), WireError("\"f\" must be an integer", requestID: 2))
+    }
+
     func testHandshakeTimestampsOutsideAnyClockAreErrors() {
         for ts in ["-1", "-1e12", "1e16", "9.2e18"] {
             XCTAssertThrowsError(try WireCodec.decode(#"{"t":"c","d":{"t":"h","d":{"ts":TS,"v":"5","h":"x","s":"y"}}}"#.replacingOccurrences(of: "TS", with: ts)), ts)
