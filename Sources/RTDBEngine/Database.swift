@@ -108,6 +108,15 @@ public final class Database: @unchecked Sendable {
         store.close()
     }
 
+    /// Runs every request received so far and waits until their writes are durable and
+    /// answered: a server that stops taking requests calls it before it closes connections,
+    /// so no acknowledgement is lost with them.
+    public func settle() {
+        queue.sync { storeWrites() }
+        store.waitForRounds()
+        queue.sync {}  // writes sent again, answered once the rounds made them durable
+    }
+
     private var pushIDs = PushIDGenerator()
 
     /// Runs a request from outside a realtime session (REST) as `identity`; `completion` gets

@@ -445,6 +445,11 @@ public final class Store: @unchecked Sendable {
 
     private func close(_ fd: Int32) { if fd >= 0 { Glibc.close(fd) } }
 
+    /// Waits for the commit rounds of every record appended so far (each completion has run).
+    func waitForRounds() {
+        committer.sync {}
+    }
+
     // MARK: Committer
 
     /// Group commit: everything queued since the last round goes out with one write and one

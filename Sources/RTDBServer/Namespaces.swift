@@ -188,6 +188,15 @@ public final class Namespaces: @unchecked Sendable {
 
     /// Makes every write durable and releases every folder; namespaces being opened are
     /// waited for and closed too, and none opens after.
+    /// Every open database runs what it has received and answers its writes once durable
+    /// (`Database.settle`).
+    public func settleAll() {
+        lock.lock()
+        let all = fixed.map { [$0] } ?? open.values.map(\.database)
+        lock.unlock()
+        for database in all { database.settle() }
+    }
+
     public func closeAll() {
         lock.lock()
         shutDown = true

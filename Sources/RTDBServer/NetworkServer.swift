@@ -18,6 +18,7 @@ public final class NetworkServer: @unchecked Sendable {
     public let policy: AccessPolicy
     private let group: MultiThreadedEventLoopGroup
     private var channel: Channel?
+    private let connections = RealtimeConnections()
     private let log: @Sendable (String) -> Void
     /// How long a request may take to arrive (its head in all, its body between reads); a
     /// keep-alive connection may sit idle twice as long.
@@ -97,6 +98,7 @@ public final class NetworkServer: @unchecked Sendable {
         let namespaces = self.namespaces
         let policy = self.policy
         let log = self.log
+        let connections = self.connections
         return NIOWebSocketServerUpgrader(
             maxFrameSize: WireFraming.maxMessageBytes,
             shouldUpgrade: { channel, head in
@@ -133,6 +135,7 @@ public final class NetworkServer: @unchecked Sendable {
                                 guard channel.isActive else { return namespaces.release(namespace) }
                                 database.accept(transport, host: host, identity: identity)
                                 log("connection from \(peer) to namespace \(namespace)")
+                                connections.add(channel)
                                 channel.closeFuture.whenComplete { _ in
                                     namespaces.release(namespace)
                                     log("connection from \(peer) closed")
@@ -162,9 +165,14 @@ public final class NetworkServer: @unchecked Sendable {
     /// onDisconnect operations run).
     public static let idleTimeout = TimeAmount.seconds(120)
 
-    /// Stops accepting, closes connections, makes every write durable.
+    /// Stops accepting and reading, answers every request read (each write once durable),
+    /// closes connections after their answers, and closes the databases. A client loses no
+    /// acknowledgement of a write the server applied.
     public func shutdown() {
         try? channel?.close().wait()
+        connections.stopReading()
+        namespaces.settleAll()
+        connections.closeAll(patience: 2)
         try? group.syncShutdownGracefully()
         namespaces.closeAll()
     }

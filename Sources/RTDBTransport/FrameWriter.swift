@@ -19,6 +19,9 @@ public final class FrameWriter: @unchecked Sendable {
     private let lock = NSLock()
     private var queued: [(Message, [UInt8])] = []
     private var scheduled = false
+    /// Set once the channel has closed: nothing more is queued for it (its event loop may be
+    /// gone too, and cannot take the work).
+    private var finished = false
     static let bufferSize = 1 << 16
     /// The longest frame header: 2 bytes, an 8-byte length, a 4-byte masking key.
     static let maxHeaderBytes = 14
@@ -35,6 +38,10 @@ public final class FrameWriter: @unchecked Sendable {
         self.masked = masked
         self.maxAnswerBytes = maxAnswerBytes
         self.onWrite = onWrite
+        channel.closeFuture.whenComplete { [weak self] _ in
+            guard let self else { return }
+            lock.withLock { finished = true; queued = [] }
+        }
     }
 
     public func write(_ message: Message) {
@@ -62,12 +69,16 @@ public final class FrameWriter: @unchecked Sendable {
     }
 
     private func enqueue(_ message: Message, _ bytes: [UInt8]) {
-        let schedule = lock.withLock { () -> Bool in
+        // Scheduled under the lock: the close that sets `finished` runs on the event loop
+        // before it stops, so work scheduled before then finds it running.
+        lock.withLock {
+            guard !finished else { return }
             queued.append((message, bytes))
-            defer { scheduled = true }
-            return !scheduled
+            if !scheduled {
+                scheduled = true
+                channel.eventLoop.execute { self.drain() }
+            }
         }
-        if schedule { channel.eventLoop.execute { self.drain() } }
     }
 
     private func drain() {

@@ -43,3 +43,66 @@ def test_a_writer_reports_an_owner_that_stopped_answering():
         owner.send_signal(signal.SIGCONT)
         owner.terminate()
         owner.wait(timeout=30)
+
+
+def _count(folder):
+    done = subprocess.run([BINARY, "--data", folder, "get", "/cnt"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return 0 if done.stdout == "null\n" else int(done.stdout)
+
+
+def _writers(folder, count, lines):
+    """`count` scripts, each of `lines` increments of /cnt, started at once on `folder`."""
+    script = "set /cnt increment(1)\n" * lines
+    writers = [subprocess.Popen([BINARY, "--data", folder], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True) for _ in range(count)]
+    for writer in writers:
+        writer.stdin.write(script)
+        writer.stdin.flush()
+    return writers
+
+
+def _finish(writers):
+    for writer in writers:
+        writer.stdin.close()
+    for writer in writers:
+        assert writer.wait(timeout=300) == 0
+        # Not even SwiftNIO's complaint of work sent to a loop that had shut down.
+        assert writer.stderr.read() == ""
+
+
+def test_scripts_started_together_apply_each_write_once():
+    # Each exits when its script ends; those still writing reach the next owner.
+    folder = tempfile.mkdtemp(prefix="rtdb-shared-")
+    _finish(_writers(folder, 6, 1500))
+    assert _count(folder) == 9000
+
+
+def _owner_leaves(how):
+    folder = tempfile.mkdtemp(prefix="rtdb-shared-")
+    owner = subprocess.Popen([BINARY, "--data", folder], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    owner.stdin.write("set /owner 1\n")
+    owner.stdin.flush()
+    assert wait_until(lambda: os.path.exists(os.path.join(folder, "socket")), timeout=30)
+    writers = _writers(folder, 4, 3000)
+    # Once the owner has applied some of their writes, it leaves, acknowledged or not.
+    assert wait_until(lambda: _count(folder) >= 200, timeout=60)
+    if how == "exit":
+        owner.stdin.close()
+        assert owner.wait(timeout=60) == 0
+        assert owner.stderr.read() == ""
+    else:
+        owner.kill()
+        owner.wait(timeout=60)
+    _finish(writers)
+    assert _count(folder) == 12000, how
+
+
+def test_a_clean_exit_of_the_owner_applies_each_write_once():
+    _owner_leaves("exit")
+
+
+def test_a_killed_owner_applies_each_write_once():
+    # What it logged is in the log with the writer's name; sent again, it is answered.
+    _owner_leaves("kill")
