@@ -312,10 +312,17 @@ def test_a_damaged_cache_is_set_aside_and_the_shell_starts_with_an_empty_one():
             f.write(b"this is not a database" * 100)
         damaged = run(port, cache, "get /a")
         assert damaged.returncode == 0 and damaged.stdout == "1\n", damaged.stderr
-        assert "the cache could not be read" in damaged.stderr and "it starts empty" in damaged.stderr
+        assert "the cache could not be read (file is not a database); it starts empty, and the writes it queued, if any, will not be sent (the old file is cache.sqlite.unreadable-" in damaged.stderr, damaged.stderr
         assert any(name.startswith("cache.sqlite.unreadable-") for name in os.listdir(folder))
         clean = run(port, cache, "get /a")
         assert clean.stderr == "" and clean.stdout == "1\n"
+        # A file cut to nothing is no new cache: it is said the same way.
+        os.truncate(os.path.join(folder, "cache.sqlite"), 0)
+        for name in os.listdir(folder):
+            if name.startswith("cache.sqlite-"):
+                os.remove(os.path.join(folder, name))
+        emptied = run(port, cache, "get /a")
+        assert "the cache could not be read (the file is empty (cut short)); it starts empty, and the writes it queued, if any, will not be sent" in emptied.stderr, emptied.stderr
     finally:
         stop(server)
 
@@ -444,5 +451,52 @@ def test_a_cache_on_a_full_disk_reports_queued_only_what_it_kept(small_disk):
         assert sorted(written) == [f"k{line - 1:04}" for line in range(1, 3001) if line not in refused]
         after = run(port, small_disk, "pending --json")
         assert (after.returncode, after.stdout) == (0, "[]\n"), after.stderr
+    finally:
+        stop(server)
+
+
+@pytest.mark.parametrize("where", ["rows", "pages"])
+def test_damage_inside_the_cache_is_reported_and_nothing_is_sent_twice_or_out_of_order(where):
+    data, cache = folders()
+    server, port = serve(data)
+    assert run(port, cache, "get /").returncode == 0
+    stop(server)
+    # Offline, 2,000 queued writes: increments, and each writing its number to /last.
+    env = dict(os.environ, XDG_CACHE_HOME=cache)
+    script = "".join(f"set /cnt increment(1)\nset /last {i}\n" for i in range(1000))
+    queued = subprocess.run([BINARY, "--url", f"ws://127.0.0.1:{port}?ns=demo"], input=script, capture_output=True,
+                            text=True, env=env, timeout=120)
+    assert "offline: 2000 writes stay queued in the cache" in queued.stderr, queued.stderr
+    path = os.path.join(cache_folder(cache, port), "cache.sqlite")
+    size = os.path.getsize(path)
+    # Bit flips past the first pages, where the queue's rows are: in the rows' bytes, or in
+    # the headers of the table's pages (their count of cells).
+    with open(path, "r+b") as f:
+        offsets = range(16384, size - 4096, size // 7) if where == "rows" else range(5 * 4096 + 4, size - 4096, 11 * 4096)
+        for offset in offsets:
+            f.seek(offset)
+            byte = f.read(1)
+            f.seek(offset)
+            f.write(bytes([byte[0] ^ 0x10]))
+    listed = run(port, cache, "pending --json")
+    note = re.search(r"the cache is damaged \((.+)\): (\d+) queued writes could not be read and will not be sent; "
+                     r"the (\d+) that read back whole are kept, in their order, and its cached data is dropped "
+                     r"\(the old file is cache\.sqlite\.damaged-\d+\)", listed.stderr)
+    assert note, listed.stderr
+    lost, kept = int(note.group(2)), int(note.group(3))
+    assert lost > 0 and lost + kept == 2000
+    pending = json.loads(listed.stdout)
+    assert len(pending) == kept
+    increments = sum(1 for write in pending if write["path"] == "/cnt")
+    lasts = [write["value"] for write in pending if write["path"] == "/last"]
+    assert lasts == sorted(lasts)
+    # Sent once, in order: then the queue is empty, and later starts send nothing.
+    server, port = serve(data, port)
+    try:
+        sent = run(port, cache, "sleep 1", "pending", "get /cnt", "get /last")
+        assert sent.returncode == 0, sent.stderr
+        assert sent.stdout == f"no writes waiting for the server\n{increments}\n{lasts[-1] if lasts else 'null'}\n", sent.stdout
+        again = run(port, cache, "sleep 1", "get /cnt")
+        assert again.stdout == f"{increments}\n" and again.stderr == "", again.stderr
     finally:
         stop(server)

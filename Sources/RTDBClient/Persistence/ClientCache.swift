@@ -29,7 +29,7 @@ public final class ClientCache {
     /// The cache file's layout; a file with a higher one is set aside, never misread.
     static let formatVersion: Int64 = 2
 
-    private let database: SQLiteDatabase
+    private var database: SQLiteDatabase
     private let lockDescriptor: Int32
     private var inTransaction = false
     /// Called when a change opens a new transaction: the owner schedules its `commit()`.
@@ -42,6 +42,10 @@ public final class ClientCache {
     /// Rows whose removal a failed commit undid: removed again in the next transaction, so
     /// a write acknowledged is not sent again by a later session once the disk has room.
     private var removalsToRetry: [Int64] = []
+    /// How many writes the queue holds, kept in `settings` at each commit: what damage that
+    /// SQLite cannot see past (a page lost whole) took from the queue is then known.
+    private var queueLength: Int64 = 0
+    static let queueLengthSetting = "queued writes"
     /// Bytes of data written since the size was last measured.
     private var writtenSinceCheck = 0
     /// The tracked keys last saved per filtered query, so unchanged sets are not rewritten.
@@ -70,6 +74,11 @@ public final class ClientCache {
         lockDescriptor = fd
         let path = folder + "/cache.sqlite"
         do {
+            // An empty file is a cache cut short (SQLite would take it for a new one, and
+            // nobody would hear that its queue is gone).
+            if let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size == 0 {
+                throw SQLiteError(code: SQLITE_NOTADB, message: "the file is empty (cut short)")
+            }
             database = try Self.openDatabase(path)
         } catch let error as SQLiteError where !error.isDamage {
             // A full disk, a file this user may not write: its queued writes must not be abandoned.
@@ -80,7 +89,7 @@ public final class ClientCache {
             // Damaged or from a newer rtdb: kept aside for whoever wants to look, and a fresh start.
             let aside = path + ".unreadable-\(Int(Date().timeIntervalSince1970))"
             for suffix in ["", "-wal", "-shm"] { _ = rename(path + suffix, aside + suffix) }
-            openNote = "the cache could not be read (\(error)); it starts empty (the old file is \((aside as NSString).lastPathComponent))"
+            openNote = "the cache could not be read (\(error)); it starts empty, and the writes it queued, if any, will not be sent (the old file is \((aside as NSString).lastPathComponent))"
             do {
                 database = try Self.openDatabase(path)
             } catch {
@@ -89,6 +98,94 @@ public final class ClientCache {
                 throw ClientCacheError.unusable(folder: folder, reason: "\(error)")
             }
         }
+        do {
+            try checkQueue(path)
+        } catch {
+            flock(fd, LOCK_UN)
+            Glibc.close(fd)
+            throw ClientCacheError.unusable(folder: folder, reason: "\(error)")
+        }
+    }
+
+    /// Reads the queue of writes whole: each row against its checksum, in the order of the
+    /// queue, and SQLite's structure of the table. When any of it is damaged, the file is
+    /// set aside and a new one holds the writes that read back whole, in their order; the
+    /// note says how many cannot be sent. A damaged queue left in place would lose its rows
+    /// silently, and send again at each start those whose removal it cannot record.
+    private func checkQueue(_ path: String) throws {
+        var problems: [String] = []
+        do {
+            let check = try database.strings("PRAGMA quick_check(writes)").flatMap { $0.split(separator: "\n") }.filter { !$0.hasPrefix("***") }
+            if check != ["ok"] { problems.append(check.first.map(String.init) ?? "the table does not read") }
+        } catch {
+            problems.append("\(error)")
+        }
+        var whole: [(id: Int64, kind: Int64, path: String, value: [UInt8], cached: Int64)] = []
+        var damagedRows = 0
+        do {
+            try database.run("SELECT id, kind, path, value, cached, crc FROM writes ORDER BY id") { row in
+                let entry = (id: row.integer(0), kind: row.integer(1), path: row.text(2), value: row.blob(3), cached: row.integer(4))
+                let stored = row.isNull(5) ? nil : row.integer(5)
+                if let stored, stored != Self.checksum(id: entry.id, kind: entry.kind, path: entry.path, value: entry.value, cached: entry.cached) {
+                    damagedRows += 1
+                } else if let last = whole.last, last.id >= entry.id {
+                    damagedRows += 1  // out of the queue's order: the table's structure is damaged
+                } else {
+                    whole.append(entry)
+                }
+            }
+        } catch {
+            problems.append("\(error)")
+        }
+        if damagedRows > 0 { problems.append("\(damagedRows) row\(damagedRows == 1 ? "" : "s") did not match \(damagedRows == 1 ? "its" : "their") checksum") }
+        // How many writes the queue held at the last commit (absent in a file an older rtdb wrote).
+        let recorded = (try? database.strings("SELECT value FROM settings WHERE name = '\(Self.queueLengthSetting)'"))?.first.flatMap { Int64($0) }
+        guard !problems.isEmpty else {
+            queueLength = Int64(whole.count + damagedRows)
+            return
+        }
+        queueLength = Int64(whole.count)
+        let settings = (try? database.pairs("SELECT name, value FROM settings")) ?? []
+        let kept = (try? database.strings("SELECT path FROM kept_synced")) ?? []
+        database.close()
+        let aside = path + ".damaged-\(Int(Date().timeIntervalSince1970))"
+        for suffix in ["", "-wal", "-shm"] { _ = rename(path + suffix, aside + suffix) }
+        database = try Self.openDatabase(path)
+        try database.execute("BEGIN IMMEDIATE")
+        for entry in whole {
+            try database.run("INSERT INTO writes (id, kind, path, value, cached, crc) VALUES (?, ?, ?, ?, ?, ?)",
+                             [.integer(entry.id), .integer(entry.kind), .text(entry.path), .blob(entry.value), .integer(entry.cached),
+                              .integer(Self.checksum(id: entry.id, kind: entry.kind, path: entry.path, value: entry.value, cached: entry.cached))])
+        }
+        for (name, value) in settings where name != Self.queueLengthSetting {
+            try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(name), .text(value)])
+        }
+        try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(Self.queueLengthSetting), .text(String(whole.count))])
+        for path in kept { try database.run("INSERT OR REPLACE INTO kept_synced (path) VALUES (?)", [.text(path)]) }
+        try database.execute("COMMIT")
+        let lost: String
+        if let recorded, recorded >= Int64(whole.count) + Int64(damagedRows) {
+            let n = Int(recorded) - whole.count
+            lost = "\(n) queued write\(n == 1 ? "" : "s") could not be read and will not be sent"
+        } else {
+            lost = "\(damagedRows > 0 ? "at least \(damagedRows)" : "an unknown number of") queued writes could not be read and will not be sent"
+        }
+        openNote = "the cache is damaged (\(problems.joined(separator: "; "))): \(lost); the \(whole.count) that read back whole are kept, in their order, "
+            + "and its cached data is dropped (the old file is \((aside as NSString).lastPathComponent))"
+    }
+
+    /// A queued write's checksum: its place in the queue and all it holds, so that a row
+    /// damaged on disk, or moved in the queue's order, is never sent.
+    static func checksum(id: Int64, kind: Int64, path: String, value: [UInt8], cached: Int64) -> Int64 {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(24 + path.utf8.count + value.count)
+        LittleEndian.append(UInt64(bitPattern: id), to: &bytes)
+        LittleEndian.append(UInt64(bitPattern: kind), to: &bytes)
+        LittleEndian.append(UInt64(bitPattern: cached), to: &bytes)
+        LittleEndian.append(UInt32(truncatingIfNeeded: path.utf8.count), to: &bytes)
+        bytes += path.utf8
+        bytes += value
+        return Int64(CRC32.checksum(bytes))
     }
 
     deinit { close() }
@@ -123,10 +220,14 @@ public final class ClientCache {
         if try database.integer("SELECT count(*) FROM pragma_table_info('writes') WHERE name = 'cached'") == 0 {
             try database.execute("ALTER TABLE writes ADD COLUMN cached INTEGER NOT NULL DEFAULT 1")
         }
-        // A damaged file is found now rather than in the middle of work: the queue is read
-        // whole (it is loaded next anyway), the data only where it starts, so that opening
-        // does not take longer as the cache grows (damage deeper in is reported when met).
-        try database.execute("SELECT count(*) FROM writes; SELECT count(*) FROM tracked_queries; SELECT path FROM server_data LIMIT 1;")
+        // Each queued write's checksum (see `checksum`); null in rows an older rtdb queued.
+        if try database.integer("SELECT count(*) FROM pragma_table_info('writes') WHERE name = 'crc'") == 0 {
+            try database.execute("ALTER TABLE writes ADD COLUMN crc INTEGER")
+        }
+        // A damaged file is found now rather than in the middle of work: the data only where
+        // it starts, so that opening does not take longer as the cache grows (damage deeper
+        // in is reported when met); the queue is checked whole next (`checkQueue`).
+        try database.execute("SELECT count(*) FROM tracked_queries; SELECT path FROM server_data LIMIT 1;")
         return database
     }
 
@@ -171,12 +272,17 @@ public final class ClientCache {
     public func commit() -> Bool {
         defer { changeFailed = false }
         guard inTransaction else { return !changeFailed }
+        // Best effort: without it, damage is still found, only not counted.
+        attempt {
+            try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(Self.queueLengthSetting), .text(String(queueLength))])
+        }
         inTransaction = false
         let added = writesAdded, removed = writesRemoved
         writesAdded = []
         writesRemoved = []
         if attempt({ try database.execute("COMMIT") }) { return !changeFailed }
         try? database.execute("ROLLBACK")
+        queueLength = (try? database.integer("SELECT count(*) FROM writes")) ?? queueLength
         // A row added in this transaction is gone with it (and its number may be taken again).
         let gone = Set(added)
         removalsToRetry += removed.filter { !gone.contains($0) }
@@ -225,9 +331,13 @@ public final class ClientCache {
     func saveWrite(_ write: Write, cached: Bool = true) -> Int64? {
         var id: Int64?
         change {
-            try database.run("INSERT INTO writes (kind, path, value, cached) VALUES (?, ?, ?, ?)",
-                             [.integer(write.kindCode), .text(write.path.description), .blob(write.encodedValue), .integer(cached ? 1 : 0)])
-            id = try database.integer("SELECT last_insert_rowid()")
+            let next = try database.integer("SELECT coalesce(max(id), 0) + 1 FROM writes")
+            let kind = write.kindCode, path = write.path.description, value = write.encodedValue, flag: Int64 = cached ? 1 : 0
+            try database.run("INSERT INTO writes (id, kind, path, value, cached, crc) VALUES (?, ?, ?, ?, ?, ?)",
+                             [.integer(next), .integer(kind), .text(path), .blob(value), .integer(flag),
+                              .integer(Self.checksum(id: next, kind: kind, path: path, value: value, cached: flag))])
+            id = next
+            queueLength += 1
         }
         if let id { writesAdded.append(id) }
         return id
@@ -237,13 +347,17 @@ public final class ClientCache {
         var removed = false
         change {
             try database.run("DELETE FROM writes WHERE id = ?", [.integer(id)])
+            queueLength -= Int64(database.changes)
             removed = true
         }
         if removed { writesRemoved.append(id) } else { removalsToRetry.append(id) }
     }
 
     func removeAllWrites() {
-        change { try database.run("DELETE FROM writes") }
+        change {
+            try database.run("DELETE FROM writes")
+            queueLength = 0
+        }
     }
 
     /// The writes kept, oldest first. One that cannot be read back is left out and counted.

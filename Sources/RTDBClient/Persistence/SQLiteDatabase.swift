@@ -20,6 +20,7 @@ final class SQLiteDatabase {
         fileprivate let statement: OpaquePointer
 
         func integer(_ column: Int32) -> Int64 { sqlite3_column_int64(statement, column) }
+        func isNull(_ column: Int32) -> Bool { sqlite3_column_type(statement, column) == SQLITE_NULL }
         func real(_ column: Int32) -> Double { sqlite3_column_double(statement, column) }
 
         func text(_ column: Int32) -> String {
@@ -105,6 +106,23 @@ final class SQLiteDatabase {
             if !seen { result = row.integer(0) }
             seen = true
         }
+        return result
+    }
+
+    /// Rows the last statement changed.
+    var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
+
+    /// The first column of every row, as text.
+    func strings(_ sql: String) throws -> [String] {
+        var result: [String] = []
+        try run(sql) { result.append($0.text(0)) }
+        return result
+    }
+
+    /// The first two columns of every row, as text.
+    func pairs(_ sql: String) throws -> [(String, String)] {
+        var result: [(String, String)] = []
+        try run(sql) { result.append(($0.text(0), $0.text(1))) }
         return result
     }
 
