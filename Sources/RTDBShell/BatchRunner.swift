@@ -9,9 +9,10 @@ public struct BatchRunner {
 
     /// Exit status: 0 when every line succeeded and every write was acknowledged. Ctrl-C
     /// interrupts the line being run and stops the script; its writes are still waited for.
-    /// `nextLine` gives the script's lines, nil at its end.
+    /// `nextLine` gives the script's lines, nil at its end; a line too long to keep fails.
     @MainActor
-    public func run(_ nextLine: @escaping @MainActor () async -> String?, shell: Shell, label: @escaping @Sendable (Int) -> String) async -> ExitStatus {
+    public func run(_ nextLine: @escaping @MainActor () async throws(ScriptLineTooLong) -> String?, shell: Shell,
+                    label: @escaping @Sendable (Int) -> String) async -> ExitStatus {
         let failed = await Interrupt.cancellable { await runLines(nextLine, shell: shell, label: label) }
         return await BatchRunner.finish(shell, failed: failed)
     }
@@ -19,21 +20,29 @@ public struct BatchRunner {
     /// Runs the lines without the end's wait for writes (a startup file); true when one failed.
     /// A line that ends inside a value (an open `{`, `[` or quote) goes on with the next ones.
     @MainActor
-    public func runLines(_ nextLine: @escaping @MainActor () async -> String?, shell: Shell, remember: Bool = true,
+    public func runLines(_ nextLine: @escaping @MainActor () async throws(ScriptLineTooLong) -> String?, shell: Shell, remember: Bool = true,
                          label: @escaping @Sendable (Int) -> String) async -> Bool {
         var failed = false
         var number = 0
-        while !Task.isCancelled, let raw = await nextLine() {
-            number += 1
-            let first = number
-            var line = BatchRunner.trimmed(raw)
-            if line.isEmpty || line.hasPrefix("#") { continue }
-            while Tokenizer.isUnfinished(line), line.utf8.count <= ValueParser.maxWriteBytes, let more = await nextLine() {
+        while !Task.isCancelled {
+            let first = number + 1
+            let outcome: Shell.Outcome
+            do throws(ScriptLineTooLong) {
+                guard let raw = try await nextLine() else { break }
                 number += 1
-                line += "\n" + more
+                var line = BatchRunner.trimmed(raw)
+                if line.isEmpty || line.hasPrefix("#") { continue }
+                while Tokenizer.isUnfinished(line), line.utf8.count <= ValueParser.maxWriteBytes, let more = try await nextLine() {
+                    number += 1
+                    line += "\n" + more
+                }
+                if remember { shell.recordHistory(line) }
+                outcome = await shell.run(line, source: label(first), lineNumber: first)
+            } catch {
+                number += 1
+                shell.report("\(error)", line: nil, column: nil, source: label(number))
+                outcome = .failed
             }
-            if remember { shell.recordHistory(line) }
-            let outcome = await shell.run(line, source: label(first), lineNumber: first)
             if shell.reportRejectedWrites() > 0 { failed = true }
             switch outcome {
             case .ok: continue

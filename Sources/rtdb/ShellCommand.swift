@@ -218,6 +218,7 @@ struct ShellCommand: AsyncParsableCommand {
         options.waitForWrites = false
         let shell = Shell(repo: connection.repo, output: output, options: options)
         let input = StandardInputLines()
-        return await BatchRunner(keepGoing: keepGoing).run({ await input.next() }, shell: shell) { "line \($0)" }
+        return await BatchRunner(keepGoing: keepGoing).run({ () async throws(ScriptLineTooLong) -> String? in try await input.next() },
+                                                           shell: shell) { "line \($0)" }
     }
 }

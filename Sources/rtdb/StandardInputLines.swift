@@ -1,8 +1,10 @@
 import Foundation
+import RTDBShell
 
 /// The lines of standard input, read ahead on a thread of their own (a read blocks) and
-/// handed to the script runner as it asks for them; at most `capacity` lines wait in
-/// memory, so a long script is never read whole.
+/// handed to the script runner as it asks for them; at most `capacity` lines, and about
+/// `byteCapacity` bytes, wait in memory, so a long script is never read whole. A line longer
+/// than any command takes is measured, not kept (`ScriptLineTooLong`).
 ///
 /// A reader that waits for room is woken once half of the lines are taken, not at each one:
 /// woken for every line, it read one, found the buffer full again and slept, a thread switch
@@ -11,20 +13,25 @@ import Foundation
 /// `@unchecked Sendable`: its state is guarded by `condition`, which the compiler cannot see.
 final class StandardInputLines: @unchecked Sendable {
     private let condition = NSCondition()
-    /// Lines read and not yet taken are `buffer[head...]`.
-    private var buffer: [String] = []
+    /// Lines read and not yet taken are `buffer[head...]`, holding `bytesHeld` bytes.
+    private var buffer: [Line] = []
     private var head = 0
+    private var bytesHeld = 0
     private var finished = false
     /// The runner, waiting for a line; only while `buffer` holds none.
-    private var waiting: CheckedContinuation<String?, Never>?
+    private var waiting: CheckedContinuation<Line?, Never>?
     /// Whether the reader sleeps until there is room.
     private var readerWaits = false
     private let capacity: Int
+    private let byteCapacity: Int
     /// The next line of the input, nil at its end (standard input's, but for tests).
-    private let source: () -> String?
+    private let source: () -> Line?
 
-    init(capacity: Int = 4096, source: @escaping () -> String? = { readLine(strippingNewline: true) }) {
+    typealias Line = Result<String, ScriptLineTooLong>
+
+    init(capacity: Int = 4096, byteCapacity: Int = 64 << 20, source: @escaping () -> Line? = InputLineReader(fd: STDIN_FILENO).next) {
         self.capacity = capacity
+        self.byteCapacity = byteCapacity
         self.source = source
         let reader = Thread { [self] in readAll() }
         reader.name = "rtdb.stdin"
@@ -34,10 +41,14 @@ final class StandardInputLines: @unchecked Sendable {
     /// How many lines the buffer holds, taken ones included (fewer than twice `capacity`).
     var linesHeld: Int { condition.withLock { buffer.count } }
 
-    nonisolated(nonsending) func next() async -> String? {
+    nonisolated(nonsending) func next() async throws(ScriptLineTooLong) -> String? {
+        try await nextLine()?.get()
+    }
+
+    nonisolated(nonsending) private func nextLine() async -> Line? {
         // A line already read is taken without suspending (the common case in a long script).
         if let line = condition.withLock({ takeLocked() }) { return line }
-        return await withCheckedContinuation { (next: CheckedContinuation<String?, Never>) in
+        return await withCheckedContinuation { (next: CheckedContinuation<Line?, Never>) in
             condition.lock()
             if let line = takeLocked() {
                 condition.unlock()
@@ -53,10 +64,11 @@ final class StandardInputLines: @unchecked Sendable {
     }
 
     /// The next buffered line, if any; the reader may go on. Called with `condition` locked.
-    private func takeLocked() -> String? {
+    private func takeLocked() -> Line? {
         guard head < buffer.count else { return nil }
         let line = buffer[head]
         head += 1
+        bytesHeld -= StandardInputLines.size(of: line)
         if head == buffer.count {
             buffer.removeAll(keepingCapacity: true)
             head = 0
@@ -66,7 +78,7 @@ final class StandardInputLines: @unchecked Sendable {
             buffer.removeFirst(head)
             head = 0
         }
-        if readerWaits && buffer.count - head <= capacity / 2 {
+        if readerWaits && buffer.count - head <= capacity / 2 && bytesHeld <= byteCapacity / 2 {
             readerWaits = false
             condition.signal()
         }
@@ -76,7 +88,7 @@ final class StandardInputLines: @unchecked Sendable {
     private func readAll() {
         while let line = source() {
             condition.lock()
-            while buffer.count - head >= capacity {
+            while buffer.count - head >= capacity || (bytesHeld >= byteCapacity && buffer.count > head) {
                 readerWaits = true
                 condition.wait()
             }
@@ -89,6 +101,7 @@ final class StandardInputLines: @unchecked Sendable {
                 continue
             }
             buffer.append(line)
+            bytesHeld += StandardInputLines.size(of: line)
             condition.unlock()
         }
         condition.lock()
@@ -97,5 +110,10 @@ final class StandardInputLines: @unchecked Sendable {
         waiting = nil
         condition.unlock()
         next?.resume(returning: nil)
+    }
+
+    private static func size(of line: Line) -> Int {
+        if case .success(let text) = line { return text.utf8.count }
+        return 0
     }
 }

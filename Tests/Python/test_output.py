@@ -4,6 +4,7 @@ error with its reason and a non-zero exit, never a silent truncation; a reader t
 import os
 import stat
 import subprocess
+import sys
 import tempfile
 
 import pytest
@@ -67,3 +68,36 @@ def test_an_export_to_a_full_filesystem_leaves_no_half_file(folder):
         assert (result.returncode, result.stderr) == (1, "error: cannot write the output: No space left on device\n")
     finally:
         subprocess.run(["umount", "-l", small], check=False)
+
+
+def test_a_script_line_of_hundreds_of_megabytes_is_measured_not_kept():
+    # Run under a wrapper that reports the peak memory of its child alone.
+    folder = tempfile.mkdtemp(prefix="rtdb-longline-")
+    size = 300 << 20
+    wrapper = (
+        "import resource, subprocess, sys\n"
+        f"p = subprocess.Popen([{BINARY!r}, '--data', {folder!r}, '--keep-going'], stdin=subprocess.PIPE,"
+        " stdout=subprocess.PIPE, stderr=subprocess.PIPE)\n"
+        "import threading\n"
+        "out = {}\n"
+        "t = threading.Thread(target=lambda: out.update(e=p.stderr.read()))\n"
+        "t.start()\n"
+        "p.stdin.write(b'set /a 1\\nset /big \"')\n"
+        f"chunk = b'x' * (1 << 20)\n"
+        f"for _ in range({size >> 20}): p.stdin.write(chunk)\n"
+        "p.stdin.write(b'\"\\nset /b 2\\n')\n"
+        "p.stdin.close()\n"
+        "p.stdout.read()\n"
+        "p.wait(); t.join()\n"
+        "sys.stderr.write(out['e'].decode())\n"
+        "print(p.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", wrapper], capture_output=True, text=True, timeout=300)
+    status, peak_kib = map(int, done.stdout.split())
+    assert status == 1
+    assert done.stderr == (f"error: line 2: the line is {size + 11} bytes, more than any command takes (a value is 16 MB at most); "
+                           "it was not run (write a large value with 'import')\n"), done.stderr[:500]
+    # The line is read through in blocks: memory stays far below its size.
+    assert peak_kib < 200 << 10, peak_kib
+    got = subprocess.run([BINARY, "--data", folder, "get", "/"], capture_output=True, text=True, timeout=60)
+    assert got.stdout == '{"a":1,"b":2}\n'
