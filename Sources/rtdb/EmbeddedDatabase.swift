@@ -27,10 +27,14 @@ final class EmbeddedDatabase: DatabaseConnection {
         // and the next one may be in-process, this process having taken the folder over.
         repo = Repo(connector: { _, _ in shared.connect() }, reconnect: ReconnectPolicy(minDelay: 0.05, maxDelay: 1))
         // The owner serves a moment after it starts, and a handover takes a moment too: the
-        // connection is retried until then, so the first failure does not count.
-        if !owner, !((try? await repo.connected(within: timeout)) ?? false) {
+        // connection is retried until then, so the first failure does not count. A socket
+        // path too long for any owner to serve is not waited for.
+        var reached = owner
+        if !owner && !shared.socketPathTooLong { reached = (try? await repo.connected(within: timeout)) ?? false }
+        if !reached {
             await close()
-            throw StoreError.failed("the data folder \(folder) is in use by another rtdb process\(shared.holder.map { " (pid \($0))" } ?? ""), which does not answer on \(shared.socketPath); stop it or choose another folder with --data")
+            let which = shared.unservable.map { "which cannot share it: \($0)" } ?? "which does not answer on \(shared.socketPath)"
+            throw StoreError.failed("the data folder \(folder) is in use by another rtdb process\(shared.holder.map { " (pid \($0))" } ?? ""), \(which); stop it or choose another folder with --data")
         }
     }
 

@@ -88,9 +88,24 @@ final class SharedFolder: @unchecked Sendable {
             self.server = server
         } catch {
             server.shutdown()
-            let tooLong = socketPath.utf8.count >= 108  // sun_path, with its terminating zero
-            problem = tooLong ? "the path of \(socketPath) is too long for a Unix socket (107 bytes at most)" : "no socket at \(socketPath): \(error)"
+            problem = unservable ?? "no socket at \(socketPath): \(error)"
         }
+    }
+
+    /// A Unix socket's path holds 107 bytes (and a terminating zero).
+    var socketPathTooLong: Bool { socketPath.utf8.count >= 108 }
+
+    /// Why no owner can serve this folder to other processes, when that can be seen from any
+    /// of them: a socket path too long, or something that is not a socket where it goes.
+    var unservable: String? {
+        if socketPathTooLong {
+            return "the path of \(socketPath) is too long for a Unix socket (107 bytes at most)"
+        }
+        var status = stat()
+        if lstat(socketPath, &status) == 0 && status.st_mode & S_IFMT != S_IFSOCK {
+            return "\(socketPath) is not a socket (remove it)"
+        }
+        return nil
     }
 
     /// A connection to the database: in-process when this process owns the folder (taking

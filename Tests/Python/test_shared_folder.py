@@ -106,3 +106,35 @@ def test_a_clean_exit_of_the_owner_applies_each_write_once():
 def test_a_killed_owner_applies_each_write_once():
     # What it logged is in the log with the writer's name; sent again, it is answered.
     _owner_leaves("kill")
+
+
+def _second_process_error(folder):
+    owner = subprocess.Popen([BINARY, "--data", folder, "watch", "/w", "--json"], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    try:
+        assert wait_until(lambda: os.path.exists(os.path.join(folder, "LOCK")), timeout=30)
+        time.sleep(0.5)  # past the moment it starts serving
+        second = subprocess.run([BINARY, "--data", folder, "--timeout", "1s", "get", "/w"], capture_output=True,
+                                text=True, timeout=60)
+        assert second.returncode != 0
+        return second.stderr, owner.pid
+    finally:
+        owner.terminate()
+        owner.wait(timeout=30)
+
+
+def test_an_owner_that_cannot_serve_a_socket_path_that_long_is_reported_as_such():
+    folder = tempfile.mkdtemp(prefix="rtdb-shared-")
+    folder = os.path.join(folder, "x" * (108 - len(folder)))
+    error, pid = _second_process_error(folder)
+    assert error == (f"rtdb: the data folder {folder} is in use by another rtdb process (pid {pid}), which cannot share it: "
+                     f"the path of {folder}/socket is too long for a Unix socket (107 bytes at most); stop it or choose "
+                     f"another folder with --data\n"), error
+
+
+def test_an_owner_that_cannot_serve_because_the_socket_is_a_folder_is_reported_as_such():
+    folder = tempfile.mkdtemp(prefix="rtdb-shared-")
+    os.mkdir(os.path.join(folder, "socket"))
+    error, pid = _second_process_error(folder)
+    assert error == (f"rtdb: the data folder {folder} is in use by another rtdb process (pid {pid}), which cannot share it: "
+                     f"{folder}/socket is not a socket (remove it); stop it or choose another folder with --data\n"), error
