@@ -455,6 +455,30 @@ def test_a_cache_on_a_full_disk_reports_queued_only_what_it_kept(small_disk):
         stop(server)
 
 
+def test_writes_acknowledged_while_the_cache_disk_is_full_are_never_sent_again(small_disk):
+    # Online, each acknowledged set is cached: the 1 MB disk fills, and the queue cannot
+    # record that later writes were acknowledged. A ledger whose room is taken at open
+    # records them; the next session, with room or without, sends none of them again.
+    data, _ = folders()
+    server, port = serve(data)
+    try:
+        value = '"' + "x" * 1000 + '"'
+        script = "".join(f"set /big/k{i:04} {value}\nset /cnt increment(1)\n" for i in range(1500))
+        env = dict(os.environ, XDG_CACHE_HOME=small_disk)
+        first = subprocess.run([BINARY, "--keep-going", "--url", f"ws://127.0.0.1:{port}?ns=demo"], input=script,
+                               capture_output=True, text=True, env=env, timeout=300)
+        assert first.returncode == 0, first.stderr[-2000:]
+        assert rest(port, "GET", "/cnt") == 1500
+        again = run(port, small_disk, "sleep 1", "get /cnt")
+        assert (again.returncode, again.stdout) == (0, "1500\n"), again.stderr
+        subprocess.run(["mount", "-o", "remount,size=8m", small_disk], check=True)
+        roomy = run(port, small_disk, "sleep 1", "pending", "get /cnt")
+        assert roomy.stdout == "no writes waiting for the server\n1500\n", roomy.stderr
+        assert rest(port, "GET", "/cnt") == 1500
+    finally:
+        stop(server)
+
+
 @pytest.mark.parametrize("where", ["rows", "pages"])
 def test_damage_inside_the_cache_is_reported_and_nothing_is_sent_twice_or_out_of_order(where):
     data, cache = folders()

@@ -41,7 +41,11 @@ public final class ClientCache {
     private var writesRemoved: [Int64] = []
     /// Rows whose removal a failed commit undid: removed again in the next transaction, so
     /// a write acknowledged is not sent again by a later session once the disk has room.
-    private var removalsToRetry: [Int64] = []
+    /// Kept in the ledger meanwhile (`AcknowledgedLedger`), which needs no new room.
+    private var removalsToRetry: [Int64] = [] {
+        didSet { if removalsToRetry != oldValue { ledger?.record(removalsToRetry) } }
+    }
+    private var ledger: AcknowledgedLedger?
     /// How many writes the queue holds, kept in `settings` at each commit: what damage that
     /// SQLite cannot see past (a page lost whole) took from the queue is then known.
     private var queueLength: Int64 = 0
@@ -98,6 +102,8 @@ public final class ClientCache {
                 throw ClientCacheError.unusable(folder: folder, reason: "\(error)")
             }
         }
+        ledger = AcknowledgedLedger(path: folder + "/acknowledged")
+        if openNote != nil { ledger?.record([]) }  // its rows were those of the file set aside
         do {
             try checkQueue(path)
         } catch {
@@ -113,6 +119,10 @@ public final class ClientCache {
     /// note says how many cannot be sent. A damaged queue left in place would lose its rows
     /// silently, and send again at each start those whose removal it cannot record.
     private func checkQueue(_ path: String) throws {
+        // Acknowledged writes an earlier session could not take out of the queue: out now,
+        // or at the next commit, and never loaded meanwhile.
+        removalsToRetry = ledger?.rows ?? []
+        if !removalsToRetry.isEmpty { removeAlone() }
         var problems: [String] = []
         do {
             let check = try database.strings("PRAGMA quick_check(writes)").flatMap { $0.split(separator: "\n") }.filter { !$0.hasPrefix("***") }
@@ -152,7 +162,8 @@ public final class ClientCache {
         for suffix in ["", "-wal", "-shm"] { _ = rename(path + suffix, aside + suffix) }
         database = try Self.openDatabase(path)
         try database.execute("BEGIN IMMEDIATE")
-        for entry in whole {
+        let acknowledged = Set(removalsToRetry)
+        for entry in whole where !acknowledged.contains(entry.id) {
             try database.run("INSERT INTO writes (id, kind, path, value, cached, crc) VALUES (?, ?, ?, ?, ?, ?)",
                              [.integer(entry.id), .integer(entry.kind), .text(entry.path), .blob(entry.value), .integer(entry.cached),
                               .integer(Self.checksum(id: entry.id, kind: entry.kind, path: entry.path, value: entry.value, cached: entry.cached))])
@@ -163,6 +174,7 @@ public final class ClientCache {
         try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(Self.queueLengthSetting), .text(String(whole.count))])
         for path in kept { try database.run("INSERT OR REPLACE INTO kept_synced (path) VALUES (?)", [.text(path)]) }
         try database.execute("COMMIT")
+        removalsToRetry = []
         let lost: String
         if let recorded, recorded >= Int64(whole.count) + Int64(damagedRows) {
             let n = Int(recorded) - whole.count
@@ -277,17 +289,51 @@ public final class ClientCache {
             try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(Self.queueLengthSetting), .text(String(queueLength))])
         }
         inTransaction = false
+        if attempt({ try database.execute("COMMIT") }) {
+            writesAdded = []
+            writesRemoved = []
+            return !changeFailed
+        }
+        try? database.execute("ROLLBACK")
+        transactionLost()
+        return false
+    }
+
+    /// The open transaction did not reach the disk (its commit failed, or SQLite rolled it
+    /// back on an error such as a full disk): the writes it queued are told lost, the
+    /// removals it made are made again.
+    private func transactionLost() {
+        inTransaction = false
         let added = writesAdded, removed = writesRemoved
         writesAdded = []
         writesRemoved = []
-        if attempt({ try database.execute("COMMIT") }) { return !changeFailed }
-        try? database.execute("ROLLBACK")
         queueLength = (try? database.integer("SELECT count(*) FROM writes")) ?? queueLength
         // A row added in this transaction is gone with it (and its number may be taken again).
         let gone = Set(added)
         removalsToRetry += removed.filter { !gone.contains($0) }
         if !added.isEmpty { onWritesLost?(added) }
-        return false
+        if !removalsToRetry.isEmpty { removeAlone() }
+    }
+
+    /// The removals a failed commit undid, made again in a transaction of their own: they
+    /// shrink the queue, and may fit where the writes beside them did not.
+    private func removeAlone() {
+        guard attempt({ try database.execute("BEGIN IMMEDIATE") }) else { return }
+        var length = queueLength
+        let done = attempt {
+            for row in removalsToRetry {
+                try database.run("DELETE FROM writes WHERE id = ?", [.integer(row)])
+                length -= Int64(database.changes)
+            }
+            try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(Self.queueLengthSetting), .text(String(length))])
+            try database.execute("COMMIT")
+        }
+        if done {
+            queueLength = length
+            removalsToRetry = []
+        } else {
+            try? database.execute("ROLLBACK")
+        }
     }
 
     /// A change since the last commit failed (a read that failed, damage met in data no
@@ -309,7 +355,12 @@ public final class ClientCache {
                 for row in rows { removeWrite(row) }
             }
         }
-        if !attempt(body) { changeFailed = true }
+        if !attempt(body) {
+            changeFailed = true
+            // SQLite ends the whole transaction on some errors (a full disk): what follows
+            // must not run outside one, committed at once where the queue thinks it is not.
+            if !database.inTransaction { transactionLost() }
+        }
     }
 
     @discardableResult
@@ -358,6 +409,7 @@ public final class ClientCache {
             try database.run("DELETE FROM writes")
             queueLength = 0
         }
+        removalsToRetry = []
     }
 
     /// The writes kept, oldest first. One that cannot be read back is left out and counted.
@@ -365,7 +417,9 @@ public final class ClientCache {
         var writes: [(row: Int64, write: Write, cached: Bool)] = []
         var unreadable = 0
         attempt {
+            let acknowledged = Set(removalsToRetry)
             try database.run("SELECT id, kind, path, value, cached FROM writes ORDER BY id") { row in
+                if acknowledged.contains(row.integer(0)) { return }
                 if let write = Write(kindCode: row.integer(1), path: row.text(2), value: row.blob(3)) {
                     writes.append((row.integer(0), write, row.integer(4) != 0))
                 } else {

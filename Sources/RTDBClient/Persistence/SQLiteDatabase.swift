@@ -109,6 +109,9 @@ final class SQLiteDatabase {
         return result
     }
 
+    /// Whether a transaction is open (SQLite ends one itself on some errors).
+    var inTransaction: Bool { handle.map { sqlite3_get_autocommit($0) == 0 } ?? false }
+
     /// Rows the last statement changed.
     var changes: Int { handle.map { Int(sqlite3_changes($0)) } ?? 0 }
 
