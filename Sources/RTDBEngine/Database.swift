@@ -336,6 +336,7 @@ public final class Database: @unchecked Sendable {
                 origin: (origin: WriteOrigin, request: Int)? = nil, reply: @escaping (Response) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         var origin = origin
+        if let (named, number) = origin, !named.admits(request: number) { origin = nil }
         switch request {
         case .put, .merge:
             if let (named, number) = origin {

@@ -280,14 +280,18 @@ public enum WireCodec {
         return .response(id: id, .error(ResponseStatus(status), message))
     }
 
-    /// A write's origin: a client name of 1 to 64 bytes and a floor from 0 up.
+    /// A write's origin: a client name of 1 to 64 bytes, and a floor from 0 to the request's
+    /// own number, which must be below 2^62 (a server keeps both).
     private static func origin(_ value: JSONValue?, id: Int) throws -> WriteOrigin? {
         guard let value else { return nil }
         guard let client = value["c"]?.string, !client.isEmpty, client.utf8.count <= WriteOrigin.maximumClientLength else {
             throw WireError("a write's origin \"o\" needs a client \"c\" of 1 to \(WriteOrigin.maximumClientLength) bytes", requestID: id)
         }
-        guard let floor = try integer(value["f"], "f", id: id), floor >= 0 else {
-            throw WireError("a write's origin \"o\" needs a floor \"f\", an integer from 0 up", requestID: id)
+        guard id >= 0 && id <= WriteOrigin.maximumRequest else {
+            throw WireError("a write with an origin needs a request number \"r\" from 0 to 2^62-1", requestID: id)
+        }
+        guard let floor = try integer(value["f"], "f", id: id), floor >= 0 && floor <= id else {
+            throw WireError("a write's origin \"o\" needs a floor \"f\", an integer from 0 to the request's number", requestID: id)
         }
         return WriteOrigin(client: client, floor: floor)
     }

@@ -12,6 +12,15 @@ public struct WriteOrigin: Sendable, Equatable {
 
     /// A client name longer than this (in UTF-8 bytes) is refused: the server keeps it.
     public static let maximumClientLength = 64
+    /// The largest request number a write with an origin may have.
+    public static let maximumRequest = (1 << 62) - 1
+
+    /// Whether a write numbered `request` may carry this origin: what a server keeps must
+    /// stay in range (the wire's decoder checks the same).
+    public func admits(request: Int) -> Bool {
+        !client.isEmpty && client.utf8.count <= WriteOrigin.maximumClientLength
+            && request >= 0 && request <= WriteOrigin.maximumRequest && floor >= 0 && floor <= request
+    }
 
     public init(client: String, floor: Int) {
         self.client = client

@@ -31,6 +31,17 @@ final class ExactlyOnceTests: XCTestCase {
         XCTAssertEqual(database.value(at: Path("cnt")), Node(4))
     }
 
+    /// An origin that is out of range (only the wire's decoder checks it, not the in-process
+    /// path) is no origin: the write is applied as any other, and nothing is kept of it.
+    func testAnOriginOutOfRangeIsIgnored() throws {
+        let database = try Database(folder: temporaryFolder())
+        defer { database.close() }
+        for (id, floor) in [(-1, 0), (3, 4), (1 << 62, 0)] {
+            XCTAssertEqual(send(increment, id: id, origin: WriteOrigin(client: "c", floor: floor), to: database), .ok)
+        }
+        XCTAssertEqual(database.value(at: Path("cnt")), Node(3))
+    }
+
     func testARefusedWriteIsCheckedAgainWhenSentAgain() throws {
         let database = try Database(folder: temporaryFolder())
         defer { database.close() }

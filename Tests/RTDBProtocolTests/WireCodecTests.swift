@@ -199,12 +199,17 @@ final class WireCodecTests: XCTestCase {
             do { _ = try WireCodec.decode(#"{"t":"d","d":{"r":2,"a":"p","b":{"p":"/a","d":1},"o":"# + origin + "}}"); return nil } catch { return error as? WireError }
         }
         let badClient = WireError("a write's origin \"o\" needs a client \"c\" of 1 to 64 bytes", requestID: 2)
-        let badFloor = WireError("a write's origin \"o\" needs a floor \"f\", an integer from 0 up", requestID: 2)
+        let badFloor = WireError("a write's origin \"o\" needs a floor \"f\", an integer from 0 to the request's number", requestID: 2)
         XCTAssertEqual(error(#"{"c":"","f":1}"#), badClient)
         XCTAssertEqual(error(#"{"c":"\#(String(repeating: "x", count: 65))","f":1}"#), badClient)
         XCTAssertEqual(error(#"{"c":7,"f":1}"#), badClient)
         XCTAssertEqual(error(#"{"c":"x","f":-1}"#), badFloor)
         XCTAssertEqual(error(#"{"c":"x"}"#), badFloor)
+        XCTAssertEqual(error(#"{"c":"x","f":3}"#), badFloor, "above the request's own number")
+        for r in ["-1", "4611686018427387904"] {
+            let text = #"{"t":"d","d":{"r":"# + r + #","a":"p","b":{"p":"/a","d":1},"o":{"c":"x","f":0}}}"#
+            XCTAssertThrowsError(try WireCodec.decode(text), r)
+        }
         XCTAssertEqual(error(#"{"c":"x","f":1.5}"#), WireError("\"f\" must be an integer", requestID: 2))
     }
 
