@@ -337,11 +337,19 @@ public final class Store: @unchecked Sendable {
     /// `root`, with `indexes`), and the log takes records again.
     func recover(from first: Int, root: Node, indexes: QueryIndexes) {
         condition.lock()
-        defer { condition.unlock() }
         unstored.removeAll { $0.number >= first }
         pendingRoot = root
         pendingIndexes = indexes
+        // Records queued since the failed round are among those taken out of the tree:
+        // refused here, or the next round would write them and call them durable.
+        let refused = failure ?? .failed("an earlier write could not be made durable")
+        let dropped = pendingCompletions
+        pending = []
+        pendingCompletions = []
+        pendingOrigins = []
         if !closing { failure = nil }
+        condition.unlock()
+        for completion in dropped { completion(refused) }
     }
 
     /// Records the database's indexes after a change no record made (an index built for a
