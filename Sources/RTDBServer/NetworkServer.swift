@@ -132,10 +132,13 @@ public final class NetworkServer: @unchecked Sendable {
                             // Back on the event loop, where the transport's close is reported:
                             // a client gone meanwhile gets no session.
                             channel.eventLoop.execute {
-                                guard channel.isActive else { return namespaces.release(namespace) }
+                                // A server shutting down takes no new connection.
+                                guard channel.isActive, connections.add(transport) else {
+                                    channel.close(promise: nil)
+                                    return namespaces.release(namespace)
+                                }
                                 database.accept(transport, host: host, identity: identity)
                                 log("connection from \(peer) to namespace \(namespace)")
-                                connections.add(channel)
                                 channel.closeFuture.whenComplete { _ in
                                     namespaces.release(namespace)
                                     log("connection from \(peer) closed")

@@ -51,6 +51,8 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
     private var unansweredCount = 0
     private var unansweredBytes = 0
     private var paused = false
+    /// Set at shutdown: reading stays stopped, whatever the answers do.
+    private var stopped = false
     static let maxUnansweredCount = 20_000
     static let maxUnansweredBytes = 32 << 20
 
@@ -79,7 +81,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         unanswered[id] = entry.count > 1 ? (entry.count - 1, entry.bytes - bytes) : nil
         unansweredCount -= 1
         unansweredBytes -= bytes
-        if paused && unansweredCount <= Self.maxUnansweredCount / 2 && unansweredBytes <= Self.maxUnansweredBytes / 2 {
+        if paused && !stopped && unansweredCount <= Self.maxUnansweredCount / 2 && unansweredBytes <= Self.maxUnansweredBytes / 2 {
             paused = false
             channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
             channel.read()
@@ -88,6 +90,13 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
 
     func close() {
         channel.close(promise: nil)
+    }
+
+    /// Stops reading for good (a server shutting down); the future completes once it has.
+    func stopReading() -> EventLoopFuture<Void> {
+        channel.eventLoop.submit { self.stopped = true }.flatMap {
+            self.channel.setOption(ChannelOptions.autoRead, value: false)
+        }
     }
 
     /// A text frame arrived (on the channel's event loop).
