@@ -43,7 +43,11 @@ public final class ClientCache {
     /// a write acknowledged is not sent again by a later session once the disk has room.
     /// Kept in the ledger meanwhile (`AcknowledgedLedger`), which needs no new room.
     private var removalsToRetry: [Int64] = [] {
-        didSet { if removalsToRetry != oldValue { ledger?.record(removalsToRetry) } }
+        didSet { if removalsToRetry != oldValue { ledger?.record(removalsToRetry + retrying) } }
+    }
+    /// Those being removed again in the open transaction: in the ledger until it commits.
+    private var retrying: [Int64] = [] {
+        didSet { if retrying != oldValue { ledger?.record(removalsToRetry + retrying) } }
     }
     private var ledger: AcknowledgedLedger?
     /// How many writes the queue holds, kept in `settings` at each commit: what damage that
@@ -107,8 +111,10 @@ public final class ClientCache {
         do {
             try checkQueue(path)
         } catch {
+            database.close()
             flock(fd, LOCK_UN)
             Glibc.close(fd)
+            closed = true  // deinit runs: it must not close the descriptor again
             throw ClientCacheError.unusable(folder: folder, reason: "\(error)")
         }
     }
@@ -122,6 +128,7 @@ public final class ClientCache {
         // Acknowledged writes an earlier session could not take out of the queue: out now,
         // or at the next commit, and never loaded meanwhile.
         removalsToRetry = ledger?.rows ?? []
+        queueLength = (try? database.integer("SELECT count(*) FROM writes")) ?? 0
         if !removalsToRetry.isEmpty { removeAlone() }
         var problems: [String] = []
         do {
@@ -154,26 +161,41 @@ public final class ClientCache {
             queueLength = Int64(whole.count + damagedRows)
             return
         }
-        queueLength = Int64(whole.count)
         let settings = (try? database.pairs("SELECT name, value FROM settings")) ?? []
         let kept = (try? database.strings("SELECT path FROM kept_synced")) ?? []
+        // Acknowledged writes the ledger names are not carried over.
+        let acknowledged = Set(removalsToRetry)
+        let carried = whole.filter { !acknowledged.contains($0.id) }
+        // The new file is made whole under another name, then takes the old one's place: a
+        // failure on the way (a full disk) leaves the damaged file where it is, found again
+        // at the next open, rather than an empty cache that would say nothing.
+        let rebuilt = path + ".rebuilt"
+        for suffix in ["", "-wal", "-shm"] { unlink(rebuilt + suffix) }
+        do {
+            let fresh = try Self.openDatabase(rebuilt)
+            try fresh.execute("BEGIN IMMEDIATE")
+            for entry in carried {
+                try fresh.run("INSERT INTO writes (id, kind, path, value, cached, crc) VALUES (?, ?, ?, ?, ?, ?)",
+                              [.integer(entry.id), .integer(entry.kind), .text(entry.path), .blob(entry.value), .integer(entry.cached),
+                               .integer(Self.checksum(id: entry.id, kind: entry.kind, path: entry.path, value: entry.value, cached: entry.cached))])
+            }
+            for (name, value) in settings where name != Self.queueLengthSetting {
+                try fresh.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(name), .text(value)])
+            }
+            try fresh.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(Self.queueLengthSetting), .text(String(carried.count))])
+            for path in kept { try fresh.run("INSERT OR REPLACE INTO kept_synced (path) VALUES (?)", [.text(path)]) }
+            try fresh.execute("COMMIT")
+            fresh.close()  // its log goes into the file
+        } catch {
+            for suffix in ["", "-wal", "-shm"] { unlink(rebuilt + suffix) }
+            throw error
+        }
         database.close()
         let aside = path + ".damaged-\(Int(Date().timeIntervalSince1970))"
         for suffix in ["", "-wal", "-shm"] { _ = rename(path + suffix, aside + suffix) }
+        for suffix in ["", "-wal", "-shm"] { _ = rename(rebuilt + suffix, path + suffix) }
         database = try Self.openDatabase(path)
-        try database.execute("BEGIN IMMEDIATE")
-        let acknowledged = Set(removalsToRetry)
-        for entry in whole where !acknowledged.contains(entry.id) {
-            try database.run("INSERT INTO writes (id, kind, path, value, cached, crc) VALUES (?, ?, ?, ?, ?, ?)",
-                             [.integer(entry.id), .integer(entry.kind), .text(entry.path), .blob(entry.value), .integer(entry.cached),
-                              .integer(Self.checksum(id: entry.id, kind: entry.kind, path: entry.path, value: entry.value, cached: entry.cached))])
-        }
-        for (name, value) in settings where name != Self.queueLengthSetting {
-            try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(name), .text(value)])
-        }
-        try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(Self.queueLengthSetting), .text(String(whole.count))])
-        for path in kept { try database.run("INSERT OR REPLACE INTO kept_synced (path) VALUES (?)", [.text(path)]) }
-        try database.execute("COMMIT")
+        queueLength = Int64(carried.count)
         removalsToRetry = []
         let lost: String
         if let recorded, recorded >= Int64(whole.count) + Int64(damagedRows) {
@@ -182,7 +204,7 @@ public final class ClientCache {
         } else {
             lost = "\(damagedRows > 0 ? "at least \(damagedRows)" : "an unknown number of") queued writes could not be read and will not be sent"
         }
-        openNote = "the cache is damaged (\(problems.joined(separator: "; "))): \(lost); the \(whole.count) that read back whole are kept, in their order, "
+        openNote = "the cache is damaged (\(problems.joined(separator: "; "))): \(lost); the \(carried.count) that read back whole are kept, in their order, "
             + "and its cached data is dropped (the old file is \((aside as NSString).lastPathComponent))"
     }
 
@@ -292,6 +314,7 @@ public final class ClientCache {
         if attempt({ try database.execute("COMMIT") }) {
             writesAdded = []
             writesRemoved = []
+            retrying = []
             return !changeFailed
         }
         try? database.execute("ROLLBACK")
@@ -311,6 +334,7 @@ public final class ClientCache {
         // A row added in this transaction is gone with it (and its number may be taken again).
         let gone = Set(added)
         removalsToRetry += removed.filter { !gone.contains($0) }
+        retrying = []
         if !added.isEmpty { onWritesLost?(added) }
         if !removalsToRetry.isEmpty { removeAlone() }
     }
@@ -351,8 +375,14 @@ public final class ClientCache {
             onFirstChange?()
             if !removalsToRetry.isEmpty {
                 let rows = removalsToRetry
+                retrying = rows  // first: the ledger holds them throughout
                 removalsToRetry = []
                 for row in rows { removeWrite(row) }
+                // A full disk may have ended the transaction meanwhile: nothing runs outside one.
+                guard inTransaction else {
+                    changeFailed = true
+                    return
+                }
             }
         }
         if !attempt(body) {
