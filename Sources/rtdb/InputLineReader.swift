@@ -34,7 +34,8 @@ final class InputLineReader {
             let newline = block[start..<end].firstIndex(of: UInt8(ascii: "\n"))
             let stop = newline ?? end
             let piece = stop - start
-            if length + piece <= limit { line.append(contentsOf: block[start..<stop]) } else if length <= limit { line = [] }
+            // One byte past the limit is kept: a `\r` before the newline is not the line's.
+            if length + piece <= limit + 1 { line.append(contentsOf: block[start..<stop]) } else if length <= limit + 1 { line = [] }
             length += piece
             start = newline.map { $0 + 1 } ?? end
             if newline != nil { return finish(line, length) }
@@ -42,9 +43,10 @@ final class InputLineReader {
     }
 
     private func finish(_ line: [UInt8], _ length: Int) -> Result<String, ScriptLineTooLong> {
-        guard length <= limit else { return .failure(ScriptLineTooLong(bytes: length)) }
-        let text = line.last == UInt8(ascii: "\r") ? line.dropLast() : line[...]
-        return .success(String(decoding: text, as: UTF8.self))
+        let carriageReturn = length <= limit + 1 && line.last == UInt8(ascii: "\r")
+        let bytes = carriageReturn ? length - 1 : length
+        guard bytes <= limit else { return .failure(ScriptLineTooLong(bytes: bytes)) }
+        return .success(String(decoding: carriageReturn ? line.dropLast() : line[...], as: UTF8.self))
     }
 
     /// Reads the next block; false at the end of the input.

@@ -43,7 +43,8 @@ final class StandardInputLinesTests: XCTestCase {
     func testLinesAreSplitAndALineOverTheLimitIsOnlyMeasured() throws {
         var fds: [Int32] = [0, 0]
         XCTAssertEqual(pipe(&fds), 0)
-        let input = "a\r\n\nb c\n" + String(repeating: "x", count: 100_000) + "\nlast"
+        let atTheLimit = String(repeating: "y", count: 70_000)
+        let input = "a\r\n\nb c\n" + String(repeating: "x", count: 100_000) + "\n" + atTheLimit + "\r\n" + atTheLimit + "y\nlast"
         let writeEnd = fds[1]
         let writer = Thread {
             _ = input.utf8CString.withUnsafeBytes { write(writeEnd, $0.baseAddress, $0.count - 1) }
@@ -54,7 +55,8 @@ final class StandardInputLinesTests: XCTestCase {
         var lines: [Result<String, ScriptLineTooLong>] = []
         while let line = reader.next() { lines.append(line) }
         close(fds[0])
-        XCTAssertEqual(lines, [.success("a"), .success(""), .success("b c"), .failure(ScriptLineTooLong(bytes: 100_000)), .success("last")])
+        XCTAssertEqual(lines, [.success("a"), .success(""), .success("b c"), .failure(ScriptLineTooLong(bytes: 100_000)),
+                               .success(atTheLimit), .failure(ScriptLineTooLong(bytes: 70_001)), .success("last")])
     }
 
     /// `total` lines, "line 0" first, read ahead `capacity` at a time; `before(n)` runs as
