@@ -125,6 +125,15 @@ public final class Database: @unchecked Sendable {
         queue.async { self.handle(request, from: nil, as: identity, reply: completion) }
     }
 
+    /// Overwrites `path` with `value` (if its current value hashes to `hash`, when given) as
+    /// `identity`; once durable, the answer carries the value the write left at `path`
+    /// (server values resolved), as of the write: a later one does not show through, as it
+    /// would in a read made after the answer.
+    public func write(_ path: Path, _ value: Node, hash: String? = nil, as identity: Identity = .admin,
+                      completion: @escaping @Sendable (Response) -> Void) {
+        queue.async { self.handle(.put(path: path, data: value, hash: hash), from: nil, as: identity, echo: true, reply: completion) }
+    }
+
     /// Writes `value` under a new push id made with the server's clock.
     public func push(_ path: Path, _ value: Node, as identity: Identity = .admin,
                      completion: @escaping @Sendable (String, Response) -> Void) {
@@ -333,7 +342,7 @@ public final class Database: @unchecked Sendable {
     /// Runs one request. A write named by its origin (the client, and `origin.request`, its
     /// number) is applied once: sent again, it is answered as soon as it is durable.
     func handle(_ request: Request, from session: ServerSession?, as identity: Identity,
-                origin: (origin: WriteOrigin, request: Int)? = nil, reply: @escaping (Response) -> Void) {
+                origin: (origin: WriteOrigin, request: Int)? = nil, echo: Bool = false, reply: @escaping (Response) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
         var origin = origin
         if let (named, number) = origin, !named.admits(request: number) { origin = nil }
@@ -390,7 +399,9 @@ public final class Database: @unchecked Sendable {
             if let hash, hash != root.child(at: path).hashString {
                 return reply(.error(.dataStale, "the data at \(path) changed since it was read"))
             }
-            commit(record, after: after, reply: reply)
+            guard echo else { return commit(record, after: after, reply: reply) }
+            let written = after.child(at: path)
+            commit(record, after: after) { response in reply(response.isOK ? .value(written) : response) }
         case let .merge(path, updates):
             if let error = Database.checkPath(path, writing: true) ?? Database.checkMerge(updates, at: path) { return reply(error) }
             var sets: [(Path, Node)] = []

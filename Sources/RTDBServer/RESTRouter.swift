@@ -133,7 +133,8 @@ struct RESTRouter: Sendable {
             }
             let ifMatch = head.headers.first(name: "if-match")
             let hash = ifMatch.map { $0 == "null_etag" ? "" : $0 }
-            database.submit(.put(path: path, data: value, hash: hash), as: identity) { response in
+            // The answer holds the value as the write left it (not read again after it).
+            database.write(path, value, hash: hash, as: identity) { response in
                 if response.status == .dataStale {
                     // The current value and its ETag, for a client that may read them.
                     return database.submit(.get(path: path, query: nil), as: identity) { read in
@@ -142,12 +143,11 @@ struct RESTRouter: Sendable {
                     }
                 }
                 guard response.isOK else { return respond(Self.failure(response)) }
-                database.read(path, query: nil) { written in
-                    var headers: [(String, String)] = []
-                    if ifMatch != nil { headers.append(("ETag", Self.etag(written))) }
-                    if silent { return respond(RESTReply(status: .noContent, body: [], headers: headers)) }
-                    respond(RESTReply(status: .ok, body: method == "DELETE" ? Array("null".utf8) : render(written), headers: headers))
-                }
+                let written = response.data
+                var headers: [(String, String)] = []
+                if ifMatch != nil { headers.append(("ETag", Self.etag(written))) }
+                if silent { return respond(RESTReply(status: .noContent, body: [], headers: headers)) }
+                respond(RESTReply(status: .ok, body: method == "DELETE" ? Array("null".utf8) : render(written), headers: headers))
             }
         case "POST":
             let database = try Self.opened(database)

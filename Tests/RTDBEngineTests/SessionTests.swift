@@ -427,4 +427,21 @@ final class SessionTests: XCTestCase {
         client.request(3, .put(path: Path("a/.priority"), data: Node(true), hash: nil))
         XCTAssertEqual(client.waitFor(response: 3)?.status, "invalid_data")
     }
+
+    /// A REST PUT's answer: the value as the write left it, server values resolved, not the
+    /// value of a read made once it is durable (a write queued behind it showed through).
+    func testAWriteAnswersWithWhatItWroteNotWhatFollowed() throws {
+        database.clock = { 1_700_000_000_000 }
+        let answered = expectation(description: "answered")
+        final class Answer: @unchecked Sendable { var value: Response? }  // set once, read after the wait
+        let answer = Answer()
+        database.write(Path("a"), try JSONReader.parse(#"{"at": {".sv": "timestamp"}, "n": 1}"#)) {
+            answer.value = $0
+            answered.fulfill()
+        }
+        database.submit(.put(path: Path("a/n"), data: Node(2), hash: nil)) { _ in }
+        wait(for: [answered], timeout: 10)
+        XCTAssertEqual(answer.value.map { JSONWriter.string($0.data, options: .init()) }, #"{"at":1700000000000,"n":1}"#)
+        XCTAssertEqual(database.value(at: Path("a/n")), Node(2))
+    }
 }
