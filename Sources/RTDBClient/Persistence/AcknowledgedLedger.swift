@@ -16,7 +16,7 @@ final class AcknowledgedLedger {
     static let capacity = 8190  // rows: the file is 64 KiB
     static let size = 16 + 8 * capacity
     private static let magic = Array("RTDBACK1".utf8)
-    /// The rows it held when opened.
+    /// The rows it holds.
     private(set) var rows: [Int64] = []
 
     /// Opens (creating, and taking its room) the ledger at `path`; nil when it cannot be
@@ -49,6 +49,7 @@ final class AcknowledgedLedger {
     /// Records `rows` (replacing what it held), durably; past its capacity, the first ones.
     func record(_ rows: [Int64]) {
         let kept = rows.prefix(Self.capacity)
+        self.rows = Array(kept)
         var body: [UInt8] = []
         for row in kept { LittleEndian.append(UInt64(bitPattern: row), to: &body) }
         var bytes = Self.magic
