@@ -344,19 +344,14 @@ public final class Database: @unchecked Sendable {
     func handle(_ request: Request, from session: ServerSession?, as identity: Identity,
                 origin: (origin: WriteOrigin, request: Int)? = nil, echo: Bool = false, reply: @escaping (Response) -> Void) {
         dispatchPrecondition(condition: .onQueue(queue))
-        var origin = origin
-        if let (named, number) = origin, !named.admits(request: number) { origin = nil }
+        // Only writes read `origin`; one out of range is none.
+        let origin = origin.flatMap { $0.origin.admits(request: $0.request) ? $0 : nil }
         switch request {
         case .put, .merge:
             if let (named, number) = origin {
                 receipts.advance(to: named)
                 if receipts.contains(named.client, number) { return answerWhenDurable(named.client, number, reply) }
             }
-        default:
-            origin = nil
-        }
-        switch request {
-        case .put, .merge: break
         default:
             // Only writes wait for the rest of their burst: a client that reads after writing
             // hears of its writes as soon as it would without the wait.

@@ -128,7 +128,7 @@ public final class ClientCache {
         // Acknowledged writes an earlier session could not take out of the queue: out now,
         // or at the next commit, and never loaded meanwhile.
         removalsToRetry = ledger?.rows ?? []
-        queueLength = (try? database.integer("SELECT count(*) FROM writes")) ?? 0
+        queueLength = countWrites() ?? 0
         if !removalsToRetry.isEmpty { removeAlone() }
         var problems: [String] = []
         do {
@@ -175,14 +175,10 @@ public final class ClientCache {
             let fresh = try Self.openDatabase(rebuilt)
             try fresh.execute("BEGIN IMMEDIATE")
             for entry in carried {
-                try fresh.run("INSERT INTO writes (id, kind, path, value, cached, crc) VALUES (?, ?, ?, ?, ?, ?)",
-                              [.integer(entry.id), .integer(entry.kind), .text(entry.path), .blob(entry.value), .integer(entry.cached),
-                               .integer(Self.checksum(id: entry.id, kind: entry.kind, path: entry.path, value: entry.value, cached: entry.cached))])
+                try Self.insertWrite(into: fresh, id: entry.id, kind: entry.kind, path: entry.path, value: entry.value, cached: entry.cached)
             }
-            for (name, value) in settings where name != Self.queueLengthSetting {
-                try fresh.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(name), .text(value)])
-            }
-            try fresh.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(Self.queueLengthSetting), .text(String(carried.count))])
+            for (name, value) in settings where name != Self.queueLengthSetting { try Self.putSetting(name, value, in: fresh) }
+            try Self.putSetting(Self.queueLengthSetting, String(carried.count), in: fresh)
             for path in kept { try fresh.run("INSERT OR REPLACE INTO kept_synced (path) VALUES (?)", [.text(path)]) }
             try fresh.execute("COMMIT")
             fresh.close()  // its log goes into the file
@@ -206,6 +202,22 @@ public final class ClientCache {
         }
         openNote = "the cache is damaged (\(problems.joined(separator: "; "))): \(lost); the \(carried.count) that read back whole are kept, in their order, "
             + "and its cached data is dropped (the old file is \((aside as NSString).lastPathComponent))"
+    }
+
+    /// Adds a row to the queue of writes, with its checksum.
+    private static func insertWrite(into database: SQLiteDatabase, id: Int64, kind: Int64, path: String, value: [UInt8], cached: Int64) throws {
+        try database.run("INSERT INTO writes (id, kind, path, value, cached, crc) VALUES (?, ?, ?, ?, ?, ?)",
+                         [.integer(id), .integer(kind), .text(path), .blob(value), .integer(cached),
+                          .integer(checksum(id: id, kind: kind, path: path, value: value, cached: cached))])
+    }
+
+    private static func putSetting(_ name: String, _ value: String, in database: SQLiteDatabase) throws {
+        try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(name), .text(value)])
+    }
+
+    /// The rows the queue holds, as SQLite counts them now.
+    private func countWrites() -> Int64? {
+        try? database.integer("SELECT count(*) FROM writes")
     }
 
     /// A queued write's checksum: its place in the queue and all it holds, so that a row
@@ -308,7 +320,7 @@ public final class ClientCache {
         guard inTransaction else { return !changeFailed }
         // Best effort: without it, damage is still found, only not counted.
         attempt {
-            try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(Self.queueLengthSetting), .text(String(queueLength))])
+            try Self.putSetting(Self.queueLengthSetting, String(queueLength), in: database)
         }
         inTransaction = false
         if attempt({ try database.execute("COMMIT") }) {
@@ -330,7 +342,7 @@ public final class ClientCache {
         let added = writesAdded, removed = writesRemoved
         writesAdded = []
         writesRemoved = []
-        queueLength = (try? database.integer("SELECT count(*) FROM writes")) ?? queueLength
+        queueLength = countWrites() ?? queueLength
         // A row added in this transaction is gone with it (and its number may be taken again).
         let gone = Set(added)
         removalsToRetry += removed.filter { !gone.contains($0) }
@@ -349,7 +361,7 @@ public final class ClientCache {
                 try database.run("DELETE FROM writes WHERE id = ?", [.integer(row)])
                 length -= Int64(database.changes)
             }
-            try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(Self.queueLengthSetting), .text(String(length))])
+            try Self.putSetting(Self.queueLengthSetting, String(length), in: database)
             try database.execute("COMMIT")
         }
         if done {
@@ -413,10 +425,8 @@ public final class ClientCache {
         var id: Int64?
         change {
             let next = try database.integer("SELECT coalesce(max(id), 0) + 1 FROM writes")
-            let kind = write.kindCode, path = write.path.description, value = write.encodedValue, flag: Int64 = cached ? 1 : 0
-            try database.run("INSERT INTO writes (id, kind, path, value, cached, crc) VALUES (?, ?, ?, ?, ?, ?)",
-                             [.integer(next), .integer(kind), .text(path), .blob(value), .integer(flag),
-                              .integer(Self.checksum(id: next, kind: kind, path: path, value: value, cached: flag))])
+            try Self.insertWrite(into: database, id: next, kind: write.kindCode, path: write.path.description, value: write.encodedValue,
+                                 cached: cached ? 1 : 0)
             id = next
             queueLength += 1
         }
@@ -796,7 +806,7 @@ public final class ClientCache {
     }
 
     public func setSetting(_ name: String, _ value: String) {
-        change { try database.run("INSERT OR REPLACE INTO settings (name, value) VALUES (?, ?)", [.text(name), .text(value)]) }
+        change { try Self.putSetting(name, value, in: database) }
         commit()
     }
 
