@@ -161,7 +161,9 @@ def test_queued_writes_survive_exit_and_a_shell_started_offline_works_from_the_c
         assert sorted(value["data"]) == ["n2", "n3", "n4", "n5", "n6", "w1", "w2"][1:]
         assert rest(port, "GET", "/notes/w1") == {"text": "third", "lastModified": 9}
         assert rest(port, "GET", "/notes/w2") == {"text": "second", "lastModified": 8}
-        second.send("pending")
+        # The server shows a write before its acknowledgement reaches the shell (that waits
+        # for the log's sync): `unwatch` waits for the acknowledgements, then `pending` asks.
+        second.send("unwatch 1", "pending")
         assert second.finish() == 0, second.err.text()
         assert "no writes waiting for the server" in second.out.text()
         assert "3 queued writes from an earlier session restored" not in second.err.text()
