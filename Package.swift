@@ -95,7 +95,7 @@ let package = Package(
         // What the fuzzer and tests share (a seeded random source, a size-limited connection).
         .target(name: "RTDBTestSupport", dependencies: ["RTDBProtocol"], path: "Tests/Support"),
         // Seeded mutation fuzzing of everything that reads untrusted bytes (scripts/fuzz).
-        .executableTarget(name: "rtdb-fuzz", dependencies: ["RTDBData", "RTDBProtocol", "RTDBRules", "RTDBServer", "RTDBShell", "RTDBTestSupport"],
+        .executableTarget(name: "rtdb-fuzz", dependencies: ["RTDBData", "RTDBProtocol", "RTDBRules", "RTDBEngine", "RTDBServer", "RTDBShell", "RTDBTestSupport"],
                           path: "Tests/Fuzz", exclude: ["corpus"]),
         .testTarget(name: "RTDBClientTests", dependencies: ["RTDBClient", "RTDBEngine", "RTDBRules", "RTDBTestSupport"]),
         .testTarget(name: "RTDBShellTests", dependencies: ["RTDBShell", "RTDBEngine", "RTDBTestSupport"]),

@@ -1,6 +1,7 @@
 import Foundation
 import NIOHTTP1
 import RTDBData
+@testable import RTDBEngine
 import RTDBProtocol
 import RTDBRules
 @testable import RTDBServer
@@ -17,7 +18,30 @@ struct FuzzTarget: Sendable {
     let name: String
     let run: @Sendable ([UInt8]) throws -> Void
 
-    static let all: [FuzzTarget] = [json, wire, frames, rest, shell, rules, ruleCost]
+    static let all: [FuzzTarget] = [json, wire, frames, rest, shell, rules, ruleCost, store]
+
+    /// A data folder's files as a crash or a bad disk may leave them: a log's records (each
+    /// with its writer's origin) and a head (with its table of applied writes). Reading
+    /// either never traps, and what reads back is written again the same.
+    static let store = FuzzTarget(name: "store") { input in
+        try input.withUnsafeBytes { raw in
+            var offset = 0
+            while case .record(let record, let next) = LogRecord.decode(raw, at: offset) {
+                var bytes: [UInt8] = []
+                record.encode(into: &bytes)
+                let again = bytes.withUnsafeBytes { LogRecord.decode($0, at: 0) }
+                guard case .record(let same, _) = again, same == record else {
+                    throw PropertyFailure(description: "a log record does not read back as itself")
+                }
+                offset = next
+            }
+            _ = LogRecord.nextRecord(raw, after: 0)
+        }
+        guard let head = try? FolderHead.decode(input, path: "HEAD") else { return }
+        guard (try? FolderHead.decode(head.encode(), path: "HEAD")) == head else {
+            throw PropertyFailure(description: "a head does not read back as itself")
+        }
+    }
 
     /// A rules document (the owner's PUT /.settings/rules.json) and a credential (its first
     /// line, anyone's): loading either never traps, and rules that load are evaluated for
