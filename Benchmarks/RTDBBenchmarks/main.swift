@@ -280,27 +280,68 @@ func indexUpdatesBenchmark(_ n: Int, updates: Int) {
     let picks = (0..<updates).map { _ in Int(rng.next() % UInt64(n)) }
     let time = seconds {
         for (i, k) in picks.enumerated() {
-            tree = tree.removing(IndexEntry(value: Node(values[k]), key: keys[k]))
+            tree.remove(IndexEntry(value: Node(values[k]), key: keys[k]))
             values[k] = Double(1_000_000_000 + i)
-            tree = tree.inserting(IndexEntry(value: Node(values[k]), key: keys[k]))
+            tree.insert(IndexEntry(value: Node(values[k]), key: keys[k]))
         }
     }
     precondition(tree.count == n)
     print(String(format: "index-updates: %d updates in an index of %d: %.2f µs each", updates, n, time / Double(updates) * 1e6))
 }
 
+/// What a child costs in memory, as the engine holds a document it was sent: resident memory
+/// added by reading each shape (the JSON's own bytes are allocated before), per child and
+/// beside the JSON's bytes per child. Each shape in a process of its own (`shape` given),
+/// so that none reuses memory another freed.
+func childBytesBenchmark(_ n: Int, shape: Int?) throws {
+    let shapes: [(name: String, children: Int, json: () -> String)] = [
+        ("an object of \(n) numbers", n, { "{" + (0..<n).map { #""k\#($0)":\#($0 % 1000)"# }.joined(separator: ",") + "}" }),
+        ("an array of \(n) ones", n, { "[" + Array(repeating: "1", count: n).joined(separator: ",") + "]" }),
+        ("\(n / 4) objects of two fields", n / 4, { "{" + (0..<(n / 4)).map { #""u\#($0)":{"a":\#($0),"b":"x\#($0 % 10)"}"# }.joined(separator: ",") + "}" }),
+    ]
+    guard let shape else {
+        var parts: [String] = []
+        for i in shapes.indices {
+            let pipe = Pipe()
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+            process.arguments = ["child-bytes", String(n), String(i)]
+            process.standardOutput = pipe
+            try process.run()
+            let output = pipe.fileHandleForReading.readDataToEndOfFile()
+            process.waitUntilExit()
+            parts.append(String(decoding: output, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        print("child-bytes: " + parts.joined(separator: "; "))
+        return
+    }
+    guard shapes.indices.contains(shape) else { throw CocoaError(.featureUnsupported) }
+    let bytes = Array(shapes[shape].json().utf8)
+    let before = residentMegabytes()
+    let node = try JSONReader.parse(data: bytes)
+    let after = residentMegabytes()
+    precondition(node.childCount == shapes[shape].children)
+    print(String(format: "%@: %.0f bytes per child (JSON %.1f)", shapes[shape].name, (after - before) * 1_048_576 / Double(shapes[shape].children),
+                 Double(bytes.count) / Double(shapes[shape].children)))
+    withExtendedLifetime(node) {}
+}
+
 /// The data tree's own work for writes below the children of a list of `n` children (as the
-/// engine applies a `set` of `notes/kK/lastModified`, or an `update` of `batch` of them), on
+/// engine applies a `set` of `notes/kK/lastModified`, or an `update` of `batch` of them, in
+/// place), on
 /// one thread, for a profiler. `n` and `batch` are at least 1; no writes measures the setup
 /// alone, to subtract from a profile.
 func treeWritesBenchmark(_ n: Int, writes: Int, batch: Int) {
     var rng = SeededRandom(seed: 1)
-    let children = (0..<n).map { (ChildKey("k\($0)"), Node(children: ChildMap(unsorted: [(ChildKey("lastModified"), Node(Double(rng.next() % 1_000_000_000)))]))) }
-    var root = Node(children: ChildMap(unsorted: [(ChildKey("notes"), Node(children: ChildMap(unsorted: children)))]))
+    // Built in a closure, so the tree alone holds its children (as the engine's tree does).
+    var root = {
+        let children = (0..<n).map { (ChildKey("k\($0)"), Node(children: ChildMap(unsorted: [(ChildKey("lastModified"), Node(Double(rng.next() % 1_000_000_000)))]))) }
+        return Node(children: ChildMap(unsorted: [(ChildKey("notes"), Node(children: ChildMap(unsorted: children)))]))
+    }()
     let entries = (0..<writes).map { i in (Path("notes/k\(rng.next() % UInt64(n))/lastModified"), Node(Double(1_000_000_000 + i))) }
     let batches = stride(from: 0, to: writes, by: batch).map { Array(entries[$0..<min(writes, $0 + batch)]) }
     let time = seconds {
-        for update in batches { root = root.merging(update) }
+        for update in batches { root.merge(update) }
     }
     precondition(root.child(at: Path("notes")).childCount == n)
     print(String(format: "tree-writes: %d writes in updates of %d below the children of a list of %d: %.2f µs each", writes, batch, n, writes == 0 ? 0 : time / Double(writes) * 1e6))
@@ -895,11 +936,15 @@ case "tree-writes":
         exit(2)
     }
     treeWritesBenchmark(n, writes: writes, batch: batch)
+case "child-bytes":
+    // `child-bytes N [SHAPE]`: each shape in a process of its own, or the one given.
+    try childBytesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000, shape: arguments.dropFirst(2).first.flatMap { Int($0) })
 case "writes": try await writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
 case "cache": try await cacheBenchmark(Int(arguments.dropFirst().first ?? "") ?? 20_000)
 case "rules": try await rulesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 50_000, rounds: Int(arguments.dropFirst(2).first ?? "") ?? 3)
 default:
     try jsonBenchmark()
+    try childBytesBenchmark(1_000_000, shape: nil)
     for n in [10_000, 100_000, 1_000_000] { try await queryBenchmark(n, writes: 100_000) }
     try await latencyBenchmark(2000)
     try await networkBenchmark()

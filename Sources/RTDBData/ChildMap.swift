@@ -1,7 +1,10 @@
 /// One child: its key and its node, ordered by key.
 public struct ChildEntry: TreeElement {
     public let key: ChildKey
-    public let value: Node
+    public internal(set) var value: Node
+    // Inlined, so a tree comparing its probe with a branch reads only the branch's key: a call
+    // took a copy of the whole entry, and retained (a cache miss) the child it holds.
+    @inline(__always)
     public static func order(_ a: ChildEntry, _ b: ChildEntry) -> Int { ChildKey.compare(a.key, b.key) }
 }
 
@@ -15,6 +18,10 @@ public struct ChildEntry: TreeElement {
 public struct ChildMap: Sendable, Sequence, Equatable {
     /// Above this many children, an array's copy on each change costs more than a tree's path.
     static let packedLimit = 16
+    /// Up to this many children of a list changed at once are changed one at a time, in
+    /// place; more are merged (see `update`). 10,000 new children of a list of a million,
+    /// one at a time, took 2.5 times as long as merged.
+    static let inPlaceBatchLimit = 32
 
     enum Storage: Sendable {
         /// Strictly increasing keys, no empty values, at most `packedLimit` of them.
@@ -215,39 +222,72 @@ public struct ChildMap: Sendable, Sequence, Equatable {
     /// This map with the child at `key` replaced by `change(old)` (`old` empty when there is
     /// none; an empty result removes it), looked up once.
     public func modifying(_ key: ChildKey, _ change: (Node) -> Node) -> ChildMap {
+        var copy = self
+        copy.modify(key) { $0 = change($0) }
+        return copy
+    }
+
+    /// Changes the child at `key` where it is: `change` gets it (empty when there is none)
+    /// and edits it; an empty result removes it. Storage only this map holds is changed in
+    /// place (see `WeightBalancedTree.modify`), so a child no one else holds is too.
+    public mutating func modify(_ key: ChildKey, _ change: (inout Node) -> Void) {
         var prioritized = prioritizedCount
+        defer { prioritizedCount = prioritized }
         switch storage {
         case .packed(var entries):
+            storage = .packed([])  // `entries` alone holds the array now
             let at = ChildMap.search(entries, key)
-            let old = at.found ? entries[at.index].value : .empty
-            let new = change(old)
-            ChildMap.recount(&prioritized, old, new)
-            if new.isEmpty {
-                guard at.found else { return self }
-                entries.remove(at: at.index)
-            } else if at.found {
-                entries[at.index] = ChildEntry(key: key, value: new)
-            } else {
-                entries.insert(ChildEntry(key: key, value: new), at: at.index)
+            if at.found {
+                let had = entries[at.index].value.priority != nil
+                change(&entries[at.index].value)
+                if had { prioritized -= 1 }
+                if entries[at.index].value.priority != nil { prioritized += 1 }
+                if entries[at.index].value.isEmpty { entries.remove(at: at.index) }
+                storage = .packed(entries)
+                return
             }
-            return ChildMap(sortedEntries: entries, prioritizedCount: prioritized)
-        case .tree(let tree):
-            let updated = tree.modifying(ChildEntry(key: key, value: .empty)) { old in
-                let new = change(old?.value ?? .empty)
-                ChildMap.recount(&prioritized, old?.value, new)
-                return new.isEmpty ? nil : ChildEntry(key: key, value: new)
+            var node = Node.empty
+            change(&node)
+            if !node.isEmpty {
+                if node.priority != nil { prioritized += 1 }
+                entries.insert(ChildEntry(key: key, value: node), at: at.index)
             }
-            return ChildMap(tree: updated, prioritizedCount: prioritized)
+            storage = entries.count <= ChildMap.packedLimit ? .packed(entries) : .tree(WeightBalancedTree(sorted: entries))
+        case .tree(var tree):
+            storage = .packed([])
+            tree.modify(ChildEntry(key: key, value: .empty), change: { entry in
+                if entry.value.priority != nil { prioritized -= 1 }
+                change(&entry.value)
+                if entry.value.priority != nil { prioritized += 1 }
+                return !entry.value.isEmpty
+            }, add: {
+                var node = Node.empty
+                change(&node)
+                if node.priority != nil { prioritized += 1 }
+                return node.isEmpty ? nil : ChildEntry(key: key, value: node)
+            })
+            storage = .tree(tree)
         }
     }
 
     /// This map with the child at each of `keys` (strictly increasing) replaced by
     /// `change(i, old)` (`old` empty when there is none; an empty result removes it).
     public func updating(sorted keys: [ChildKey], _ change: (Int, Node) -> Node) -> ChildMap {
+        var copy = self
+        copy.update(sorted: keys) { i, node in node = change(i, node) }
+        return copy
+    }
+
+    /// Changes the child at each of `keys` (strictly increasing) where it is: `change(i, &node)`
+    /// gets the position of the key and the child (empty when there is none) and edits it; an
+    /// empty result removes it. A few keys in a list are changed one at a time in place; more
+    /// are merged in one pass (see `WeightBalancedTree.updating`), which visits O(k log(n/k))
+    /// branches where k descents visit k log n, each a likely cache miss in a big list.
+    public mutating func update(sorted keys: [ChildKey], _ change: (Int, inout Node) -> Void) {
         var prioritized = prioritizedCount
         switch storage {
-        case .packed(let entries):
-            // One merge of the two sorted sequences.
+        case .packed(var entries):
+            storage = .packed([])
             var out = ContiguousArray<ChildEntry>()
             out.reserveCapacity(entries.count + keys.count)
             var i = 0
@@ -256,24 +296,50 @@ public struct ChildMap: Sendable, Sequence, Equatable {
                     out.append(entries[i])
                     i += 1
                 }
-                var old = Node.empty
+                var node = Node.empty
                 if i < entries.count && ChildKey.compare(entries[i].key, key) == 0 {
-                    old = entries[i].value
+                    swap(&node, &entries[i].value)  // the child alone holds what it held
                     i += 1
                 }
-                let new = change(k, old)
-                ChildMap.recount(&prioritized, old, new)
-                if !new.isEmpty { out.append(ChildEntry(key: key, value: new)) }
+                if node.priority != nil { prioritized -= 1 }
+                change(k, &node)
+                if node.priority != nil { prioritized += 1 }
+                if !node.isEmpty { out.append(ChildEntry(key: key, value: node)) }
             }
             out.append(contentsOf: entries[i...])
-            return ChildMap(sortedEntries: out, prioritizedCount: prioritized)
-        case .tree(let tree):
-            let updated = tree.updating(sorted: keys.map { ChildEntry(key: $0, value: .empty) }) { i, old in
-                let new = change(i, old?.value ?? .empty)
-                ChildMap.recount(&prioritized, old?.value, new)
-                return new.isEmpty ? nil : ChildEntry(key: keys[i], value: new)
+            self = ChildMap(sortedEntries: out, prioritizedCount: prioritized)
+        case .tree(var tree):
+            storage = .packed([])
+            guard keys.count <= ChildMap.inPlaceBatchLimit && tree.isUniquelyReferenced() else {
+                self = ChildMap(tree: ChildMap.merged(tree, keys, &prioritized, change), prioritizedCount: prioritized)
+                return
             }
-            return ChildMap(tree: updated, prioritizedCount: prioritized)
+            for (k, key) in keys.enumerated() {
+                tree.modify(ChildEntry(key: key, value: .empty), change: { entry in
+                    if entry.value.priority != nil { prioritized -= 1 }
+                    change(k, &entry.value)
+                    if entry.value.priority != nil { prioritized += 1 }
+                    return !entry.value.isEmpty
+                }, add: {
+                    var node = Node.empty
+                    change(k, &node)
+                    if node.priority != nil { prioritized += 1 }
+                    return node.isEmpty ? nil : ChildEntry(key: key, value: node)
+                })
+            }
+            self = ChildMap(tree: tree, prioritizedCount: prioritized)
+        }
+    }
+
+    /// `tree` with `change` made at each of `keys`, in one pass that copies what it changes.
+    private static func merged(_ tree: WeightBalancedTree<ChildEntry>, _ keys: [ChildKey], _ prioritized: inout Int,
+                               _ change: (Int, inout Node) -> Void) -> WeightBalancedTree<ChildEntry> {
+        tree.updating(sorted: keys.map { ChildEntry(key: $0, value: .empty) }) { i, old in
+            var node = old?.value ?? .empty
+            if node.priority != nil { prioritized -= 1 }
+            change(i, &node)
+            if node.priority != nil { prioritized += 1 }
+            return node.isEmpty ? nil : ChildEntry(key: keys[i], value: node)
         }
     }
 

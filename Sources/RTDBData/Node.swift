@@ -14,8 +14,10 @@ public enum LeafValue: Hashable, Sendable {
 
 /// A value in the tree: empty, a leaf, or children — each optionally with a priority.
 ///
-/// Immutable: every change returns a new node that shares all unchanged parts with the old one.
-/// Empty nodes never carry a priority, and a node whose children are all gone is empty.
+/// A value with copy-on-write storage: the functional changes (`setting`, `merging`) return a
+/// new node that shares every unchanged part with the old one; the mutating ones (`set`,
+/// `merge`) change in place the parts no other copy holds, and copy only those another copy
+/// shares. Empty nodes never carry a priority, and a node whose children are all gone is empty.
 public struct Node: Sendable, Equatable {
     public static let maxStringBytes = 10 * 1024 * 1024
 
@@ -25,9 +27,9 @@ public struct Node: Sendable, Equatable {
         case children(ChildMap)
     }
 
-    public let content: Content
+    public private(set) var content: Content
     /// A number, a string or (unresolved) a server value; never set on an empty node.
-    public let priority: LeafValue?
+    public private(set) var priority: LeafValue?
 
     public static let empty = Node(content: .empty, priority: nil)
 
@@ -101,12 +103,9 @@ public struct Node: Sendable, Equatable {
     /// Replaces one child with `change(old)` (`old` empty when there is none), looked up once;
     /// otherwise as `updatingChild`. The key ".priority" replaces the priority.
     public func modifyingChild(_ key: ChildKey, _ change: (Node) -> Node) -> Node {
-        if key.name == ".priority" { return withPriority(change(child(key)).leafValue) }
-        if isLeaf {
-            let node = change(.empty)
-            return node.isEmpty ? self : Node(children: ChildMap().inserting(key, node), priority: priority)
-        }
-        return Node(content: .children(children.modifying(key, change)), priority: priority)
+        var copy = self
+        copy.modifyChild(key) { $0 = change($0) }
+        return copy
     }
 
     /// True when the child (or, for ".priority", the priority) is not empty; leaves have none.
@@ -117,50 +116,97 @@ public struct Node: Sendable, Equatable {
 
     /// Replaces the node at `path` (relative to this one). Empty removes; emptied parents vanish.
     public func setting(_ path: Path, to node: Node) -> Node {
-        setting(path.keys[...], to: node)
-    }
-
-    private func setting(_ keys: ArraySlice<String>, to node: Node) -> Node {
-        guard let first = keys.first else { return node }
-        let rest = keys.dropFirst()
-        return modifyingChild(ChildKey(first)) { $0.setting(rest, to: node) }
+        var copy = self
+        copy.set(path, to: node)
+        return copy
     }
 
     /// Applies a multi-path update: each entry replaces the node at its relative path, in
-    /// order. Many entries below the same children are written into each list at once (see
-    /// `ChildMap.updating`): an update of 10,000 children of a list of a million copied and
-    /// freed the list's top branches 10,000 times.
+    /// order.
     public func merging(_ entries: [(Path, Node)]) -> Node {
-        setting(batch: entries.map { ($0.0.keys[...], $0.1) }[...])
+        var copy = self
+        copy.merge(entries)
+        return copy
     }
 
-    private func setting(batch: ArraySlice<(keys: ArraySlice<String>, value: Node)>) -> Node {
+    /// `modifyingChild`, in place: the child is changed where it is when no other copy holds
+    /// it (the engine's live tree), copied only where one does.
+    public mutating func modifyChild(_ key: ChildKey, _ change: (inout Node) -> Void) {
+        if key.name == ".priority" {
+            var node = child(key)
+            change(&node)
+            if !isEmpty { priority = node.leafValue }
+            return
+        }
+        if case .children(var map) = content {
+            content = .empty  // `map` alone holds the children now
+            map.modify(key, change)
+            if map.isEmpty { priority = nil } else { content = .children(map) }
+            return
+        }
+        var node = Node.empty
+        change(&node)
+        if !node.isEmpty { content = .children(ChildMap().inserting(key, node)) }
+    }
+
+    /// `setting`, in place.
+    public mutating func set(_ path: Path, to node: Node) {
+        set(path.keys[...], to: node)
+    }
+
+    private mutating func set(_ keys: ArraySlice<String>, to node: Node) {
+        guard let first = keys.first else {
+            self = node
+            return
+        }
+        modifyChild(ChildKey(first)) { $0.set(keys.dropFirst(), to: node) }
+    }
+
+    /// `merging`, in place. Many entries below the same children are written into each list
+    /// at once (see `ChildMap.update`): an update of 10,000 children of a list of a million
+    /// copied and freed the list's top branches 10,000 times when written one by one.
+    public mutating func merge(_ entries: [(Path, Node)]) {
+        set(batch: entries.map { ($0.0.keys[...], $0.1) }[...])
+    }
+
+    private mutating func set(batch: ArraySlice<(keys: ArraySlice<String>, value: Node)>) {
         // Few entries, one on this very node, a priority, or a leaf to turn into children:
         // one at a time, in order, is simplest and as fast.
         if batch.count < 8 || isLeaf || batch.contains(where: { $0.keys.first.map { $0 == ".priority" } ?? true }) {
-            return batch.reduce(self) { $0.setting($1.keys, to: $1.value) }
+            for entry in batch { set(entry.keys, to: entry.value) }
+            return
         }
-        // By child, in key order; entries for one child keep their order.
+        let (keys, byChild, starts) = Node.group(batch)
+        var map = children
+        content = .empty  // `map` alone holds the children now
+        map.update(sorted: keys) { i, child in
+            let run = byChild[starts[i]..<starts[i + 1]]
+            if run.count == 1, let only = run.first {
+                child.set(batch[only.at].keys.dropFirst(), to: batch[only.at].value)
+            } else {
+                child.set(batch: run.map { (batch[$0.at].keys.dropFirst(), batch[$0.at].value) }[...])
+            }
+        }
+        if map.isEmpty { priority = nil } else { content = .children(map) }
+    }
+
+    /// A batch's entries by child, in key order (entries for one child keep their order):
+    /// the children's keys, the entries' positions in that order, and where each child's run
+    /// of them starts (with the end last).
+    private static func group(_ batch: ArraySlice<(keys: ArraySlice<String>, value: Node)>)
+        -> (keys: [ChildKey], byChild: [(key: ChildKey, at: Int)], starts: [Int]) {
         let byChild = batch.indices.map { (key: ChildKey(batch[$0].keys[batch[$0].keys.startIndex]), at: $0) }
             .sorted { a, b in
                 let c = ChildKey.compare(a.key, b.key)
                 return c != 0 ? c < 0 : a.at < b.at
             }
-        // Runs of entries for the same child: their keys, and where each run starts.
         var keys: [ChildKey] = [], starts: [Int] = []
         for (i, entry) in byChild.enumerated() where keys.last != entry.key {
             keys.append(entry.key)
             starts.append(i)
         }
         starts.append(byChild.count)
-        let map = children.updating(sorted: keys) { i, old in
-            let run = byChild[starts[i]..<starts[i + 1]]
-            if run.count == 1, let only = run.first {
-                return old.setting(batch[only.at].keys.dropFirst(), to: batch[only.at].value)
-            }
-            return old.setting(batch: run.map { (batch[$0.at].keys.dropFirst(), batch[$0.at].value) }[...])
-        }
-        return Node(content: .children(map), priority: priority)
+        return (keys, byChild, starts)
     }
 
     /// Children replaced by `true`, for shallow reads; leaves unchanged.

@@ -14,15 +14,17 @@ protocol BranchLoader<Element>: AnyObject, Sendable {
     func sameStorage(as other: any BranchLoader<Element>) -> Bool
 }
 
-/// An immutable, persistent, weight-balanced search tree (delta 3, ratio 2).
+/// A weight-balanced search tree (delta 3, ratio 2) with copy-on-write branches.
 ///
-/// Updates copy only the O(log n) nodes on the path to the change, so old versions stay
-/// valid, and sizes kept in each node answer rank and element-at-index in O(log n). It holds
-/// a node's children (`ChildMap`) and the engine's query indexes.
+/// A change made in place (`modify`, `insert`, `remove`) changes the branches this tree alone
+/// holds and copies the O(log n) on its path that another version shares, so old versions
+/// stay valid; `updating` makes many changes in one pass, copying what it passes. Sizes kept
+/// in each branch answer rank and element-at-index in O(log n). It holds a node's children
+/// (`ChildMap`) and the engine's query indexes.
 ///
 /// A subtree is either a branch in memory or a stored one, read from its file each time it is
-/// visited and never kept: a tree opened from a file costs nothing until it is walked, and an
-/// update copies the branches on its path into memory, leaving the rest where it is.
+/// visited: a tree opened from a file costs nothing until it is walked, and a change reads the
+/// branches on its path into memory (where they stay), leaving the rest where it is.
 ///
 /// The engine's query indexes, in another module, use it with `IndexEntry`: the operations
 /// they call are also compiled for that element here (`@_specialize(exported:)`), where a
@@ -31,9 +33,10 @@ protocol BranchLoader<Element>: AnyObject, Sendable {
 /// index-updates` under callgrind).
 public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     /// A branch in memory or a stored subtree; `branch` gives the top branch either way.
-    // Unchecked only because the class is open to its two subclasses: nothing in it changes.
+    // Unchecked: the class is open to its two subclasses, and a branch changes in place only
+    // while one tree alone holds it (`modify`), so no other thread can see it change.
     class Subtree: @unchecked Sendable {
-        final let size: Int
+        final var size: Int
         final let isStored: Bool
 
         init(size: Int, isStored: Bool) {
@@ -47,17 +50,28 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         }
     }
 
-    // Unchecked: its superclass is (see there); nothing in it changes either.
+    // Unchecked: as its superclass (see there).
     final class Branch: Subtree, @unchecked Sendable {
+        /// A constant, so the lookups that compare with it at every level lend it rather than
+        /// copy it (a copy retained the child it holds: a cache miss per level). `modify`
+        /// changes an element by taking its branch apart.
         let element: Element
-        let left: Subtree?
-        let right: Subtree?
+        var left: Subtree?
+        var right: Subtree?
 
         init(_ element: Element, _ left: Subtree?, _ right: Subtree?) {
             self.element = element
             self.left = left
             self.right = right
             super.init(size: (left?.size ?? 0) + (right?.size ?? 0) + 1, isStored: false)
+        }
+
+        /// A branch whose subtrees are known to hold `size` elements in all.
+        init(_ element: Element, _ left: Subtree?, _ right: Subtree?, size: Int) {
+            self.element = element
+            self.left = left
+            self.right = right
+            super.init(size: size, isStored: false)
         }
     }
 
@@ -119,50 +133,113 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     }
 
     /// Adds `element`, replacing an equal one.
-    @_specialize(exported: true, where Element == IndexEntry)
     public func inserting(_ element: Element) -> WeightBalancedTree {
-        WeightBalancedTree(root: Self.insert(root, element))
+        var copy = self
+        copy.insert(element)
+        return copy
     }
 
-    @_specialize(exported: true, where Element == IndexEntry)
     public func removing(_ probe: Element) -> WeightBalancedTree {
-        WeightBalancedTree(root: Self.remove(root, probe))
+        var copy = self
+        copy.remove(probe)
+        return copy
     }
 
-    /// This tree with the element equal to `probe` changed, in one descent: `change` gets
-    /// that element (nil when there is none) and returns what takes its place (nil: nothing),
-    /// which must order equal to `probe`. A lookup and then an insertion walked the path
-    /// twice, each step a comparison.
-    public func modifying(_ probe: Element, _ change: (Element?) -> Element?) -> WeightBalancedTree {
+    /// Whether no other tree holds this one's top branch (so a change is made in place).
+    mutating func isUniquelyReferenced() -> Bool { isKnownUniquelyReferenced(&root) }
+
+    /// Changes the element equal to `probe` where it is, in one descent: `change` edits it
+    /// (keeping its order) and says whether it stays; `add` gives the element to put there
+    /// when there is none (nil: nothing is added).
+    ///
+    /// A branch only this tree holds is changed in place; a branch another version shares is
+    /// copied on the way down (so that version stays as it was), and a stored one is read into
+    /// memory and kept there. A write to a list of a million children then allocates nothing
+    /// where the path is the tree's own, where a persistent update allocated a branch per level.
+    @_specialize(exported: true, where Element == IndexEntry)
+    public mutating func modify(_ probe: Element, change: (inout Element) -> Bool, add: () -> Element?) {
         withoutActuallyEscaping(change) { change in
-            var change = change
-            return WeightBalancedTree(root: Self.modify(root, probe, &change))
+            withoutActuallyEscaping(add) { add in
+                var change = change, add = add
+                Self.modify(&root, probe, &change, &add)
+            }
         }
     }
 
-    /// `t` itself when there was no such element and `change` added none. `change` is
-    /// passed `inout` (by address): passed by value, the optimizer hands the values its
-    /// context captured (a caller's node being written, its key) down the recursion one by
-    /// one, and copied them at every level.
-    private static func modify(_ t: Subtree?, _ probe: Element, _ change: inout (Element?) -> Element?) -> Subtree? {
-        guard let t else {
-            guard let added = change(nil) else { return nil }
+    /// Adds `element` in place, replacing an equal one (see `modify`).
+    @_specialize(exported: true, where Element == IndexEntry)
+    public mutating func insert(_ element: Element) {
+        modify(element, change: { $0 = element; return true }, add: { element })
+    }
+
+    /// Removes the element equal to `probe` in place (see `modify`).
+    @_specialize(exported: true, where Element == IndexEntry)
+    public mutating func remove(_ probe: Element) {
+        modify(probe, change: { _ in false }, add: { nil })
+    }
+
+    /// `change` and `add` are passed `inout` (by address): passed by value, the optimizer
+    /// handed the values their context captured (a caller's node being written, its key)
+    /// down the recursion one by one, and copied them at every level.
+    /// Returns how the number of elements changed (-1, 0 or 1): when none did (a change to
+    /// an element that stays), the sizes on the path stand, and the branches beside it are
+    /// not visited (each a likely cache miss in a big tree).
+    @discardableResult
+    private static func modify(_ t: inout Subtree?, _ probe: Element, _ change: inout (inout Element) -> Bool,
+                               _ add: inout () -> Element?) -> Int {
+        guard t != nil else {
+            guard let added = add() else { return 0 }
             assert(Element.order(added, probe) == 0, "an added element goes where its probe was looked for")
-            return Branch(added, nil, nil)
+            t = Branch(added, nil, nil)
+            return 1
         }
-        let b = t.branch
-        let c = Element.order(probe, b.element)
-        if c < 0 {
-            let l = modify(b.left, probe, &change)
-            return l === b.left ? t : balance(b.element, l, b.right)
+        // No name for the branch here: one held over the change below would keep its
+        // element from being changed in place.
+        let c = Element.order(probe, own(&t).element)
+        if c == 0 {
+            var (element, left, right, size) = takeApart(&t)
+            guard change(&element) else {
+                t = glue(left, right)
+                return -1
+            }
+            assert(Element.order(element, probe) == 0, "a changed element keeps its place")
+            t = Branch(element, left, right, size: size)
+            return 0
         }
-        if c > 0 {
-            let r = modify(b.right, probe, &change)
-            return r === b.right ? t : balance(b.element, b.left, r)
+        guard let b = t.map({ unsafeDowncast($0, to: Branch.self) }) else { return 0 }
+        let delta = c < 0 ? modify(&b.left, probe, &change, &add) : modify(&b.right, probe, &change, &add)
+        guard delta != 0 else { return 0 }
+        b.size += delta
+        let ls = size(b.left), rs = size(b.right)
+        if ls + rs > 1 && (rs > self.delta * ls || ls > self.delta * rs) { t = balance(b.element, b.left, b.right) }
+        return delta
+    }
+
+    /// The element, subtrees and size of the branch at `t`, which this tree owns (`own`),
+    /// leaving nil there: the branch is freed on return, so they are held once, and the
+    /// element changes in place.
+    private static func takeApart(_ t: inout Subtree?) -> (Element, Subtree?, Subtree?, Int) {
+        guard let node = t else { preconditionFailure("takeApart is called on an owned branch") }
+        let b = unsafeDowncast(node, to: Branch.self)
+        t = nil
+        return (b.element, b.left, b.right, b.size)
+    }
+
+    /// The branch at `t` (not nil), made this tree's own: in place when nothing else holds
+    /// it, else a copy in memory (of a shared branch) or the branch read from the file (of a
+    /// stored one, read fresh at each visit, so no one else holds it).
+    @inline(__always) private static func own(_ t: inout Subtree?) -> Branch {
+        if isKnownUniquelyReferenced(&t), let node = t, !node.isStored { return unsafeDowncast(node, to: Branch.self) }
+        guard let node = t else { preconditionFailure("own is called on a subtree") }
+        let copy: Branch
+        if node.isStored {
+            copy = unsafeDowncast(node, to: StoredSubtree.self).load()
+        } else {
+            let shared = unsafeDowncast(node, to: Branch.self)
+            copy = Branch(shared.element, shared.left, shared.right)
         }
-        guard let changed = change(b.element) else { return glue(b.left, b.right) }
-        assert(Element.order(changed, probe) == 0, "a changed element keeps its place")
-        return Branch(changed, b.left, b.right)
+        t = copy
+        return copy
     }
 
     /// This tree with an element changed for each of `probes` (in strictly increasing
@@ -359,22 +436,6 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         if c == 0 { return Branch(e, t.left, t.right) }
         if c < 0 { return balance(t.element, insert(t.left, e), t.right) }
         return balance(t.element, t.left, insert(t.right, e))
-    }
-
-    /// `t` itself when nothing equal to `e` is in it.
-    private static func remove(_ t: Subtree?, _ e: Element) -> Subtree? {
-        guard let t else { return nil }
-        let b = t.branch
-        let c = Element.order(e, b.element)
-        if c < 0 {
-            let l = remove(b.left, e)
-            return l === b.left ? t : balance(b.element, l, b.right)
-        }
-        if c > 0 {
-            let r = remove(b.right, e)
-            return r === b.right ? t : balance(b.element, b.left, r)
-        }
-        return glue(b.left, b.right)
     }
 
     private static func glue(_ l: Subtree?, _ r: Subtree?) -> Subtree? {

@@ -248,29 +248,48 @@ final class BatchWriteTests: XCTestCase {
         }
     }
 
-    /// A change to one element in one descent gives what a lookup and then an insertion or
-    /// a removal give; a change that changes nothing leaves the very same tree.
-    func testTreeModifyingMatchesInsertingAndRemoving() {
+    /// A change in place, in one descent, gives what a sorted list of the elements gives, sees
+    /// the element it changes, and leaves a copy taken before it (another version sharing the
+    /// tree) as it was.
+    func testTreeModifyInPlaceMatchesAModelAndSparesCopies() {
         var rng = SeededRandom(seed: 20261126)
-        let text = { (tree: WeightBalancedTree<ChildEntry>) in tree.map { "\($0.key)=\(JSONWriter.string($0.value))" } }
+        let text = { (entries: [ChildEntry]) in entries.map { "\($0.key)=\(JSONWriter.string($0.value))" } }
         for round in 0..<200 {
             let size = [0, 1, 5, 40, 300][round % 5]
-            var tree = WeightBalancedTree(sorted: (0..<size).map { ChildEntry(key: ChildKey(String($0 * 2)), value: Node(Double($0))) })
+            var model = (0..<size).map { ChildEntry(key: ChildKey(String($0 * 2)), value: Node(Double($0))) }
+            var tree = WeightBalancedTree(sorted: model)
             for step in 0..<40 {
                 let key = ChildKey(String(Int.random(in: 0..<(size * 2 + 20), using: &rng)))
                 let probe = ChildEntry(key: key, value: .empty)
                 let replacement = Bool.random(using: &rng) ? ChildEntry(key: key, value: Node("v\(step)")) : nil
+                let held = Bool.random(using: &rng) ? tree : nil
+                let heldText = held.map { text(Array($0)) }
+                // Held by nothing else, the top branch stays the same object when the change is below it.
+                // (Compared by identity: a reference held here would itself make the tree shared.)
+                let top = held == nil && tree.top?.element.key != key ? tree.root.map(ObjectIdentifier.init) : nil
+                let at = model.firstIndex { ChildKey.compare($0.key, key) >= 0 } ?? model.count
+                let found = at < model.count && model[at].key == key
                 var seen: [Node?] = []
-                let modified = tree.modifying(probe) { old in
-                    seen.append(old?.value)
+                tree.modify(probe, change: { element in
+                    seen.append(element.value)
+                    guard let replacement else { return false }
+                    element = replacement
+                    return true
+                }, add: {
+                    seen.append(nil)
                     return replacement
+                })
+                XCTAssertEqual(seen, [found ? model[at].value : nil], "round \(round) step \(step)")
+                switch (found, replacement) {
+                case (true, let r?): model[at] = r
+                case (true, nil): model.remove(at: at)
+                case (false, let r?): model.insert(r, at: at)
+                case (false, nil): break
                 }
-                XCTAssertEqual(seen, [tree.find(probe)?.value], "round \(round) step \(step)")
-                let expected = replacement.map { tree.inserting($0) } ?? tree.removing(probe)
-                XCTAssertTrue(modified.checkInvariants(), "round \(round) step \(step)")
-                XCTAssertEqual(text(modified), text(expected), "round \(round) step \(step)")
-                if replacement == nil && tree.find(probe) == nil { XCTAssertTrue(modified.sameStorage(as: tree)) }
-                tree = modified
+                XCTAssertTrue(tree.checkInvariants(), "round \(round) step \(step)")
+                XCTAssertEqual(text(Array(tree)), text(model), "round \(round) step \(step)")
+                if let held { XCTAssertEqual(text(Array(held)), heldText, "round \(round) step \(step)") }
+                if let top, found, replacement != nil { XCTAssertEqual(tree.root.map(ObjectIdentifier.init), top, "round \(round) step \(step): changed in place") }
             }
         }
     }
@@ -301,15 +320,26 @@ final class BatchWriteTests: XCTestCase {
         let paths = ["a", "a/x", "a/y/z", "a/w", "b", "b/q", "b/q/r", "c/.priority", "c/k", "c/m", "c/m/.priority", "list/k7", "list/k7/n",
                      "list/k39/n", "list/k40/n", "list/k3/.priority", "new/n", ".priority", "list/.priority", "c/.priority/x"]
         let values = [Node.empty, Node(1), Node("s"), try JSONReader.parse(#"{"p":{"q":1}}"#), Node(.string("x"), priority: .number(1))]
+        // The same writes made in place, on a tree no other copy holds (as the engine's).
+        var live = try JSONReader.parse(JSONWriter.string(node, options: .init(export: true)))
         for step in 0..<3000 {
             let path = Path(paths.randomElement(using: &rng)!), value = values.randomElement(using: &rng)!
             let expected = reference(node, path.keys[...], value)
             let actual = node.setting(path, to: value)
+            live.set(path, to: value)
             XCTAssertEqual(actual, expected, "step \(step): \(path) = \(JSONWriter.string(value))")
+            XCTAssertEqual(live, expected, "step \(step): \(path) = \(JSONWriter.string(value)), in place")
             XCTAssertEqual(JSONWriter.string(actual, options: .init(export: true)), JSONWriter.string(expected, options: .init(export: true)))
             checkMaps(actual, "step \(step)")
+            checkMaps(live, "step \(step), in place")
             // Now and then the list is refilled, so it goes on being written as a tree.
-            node = step % 300 == 299 ? actual.setting(Path("list"), to: try JSONReader.parse("{\(list)}")) : actual
+            if step % 300 == 299 {
+                let refilled = try JSONReader.parse("{\(list)}")
+                node = actual.setting(Path("list"), to: refilled)
+                live.set(Path("list"), to: refilled)
+            } else {
+                node = actual
+            }
         }
     }
 
@@ -332,13 +362,28 @@ final class BatchWriteTests: XCTestCase {
             }
             let expected = entries.reduce(start) { $0.setting($1.0, to: $1.1) }
             XCTAssertEqual(JSONWriter.string(start.merging(entries)), JSONWriter.string(expected), "\(entries.map { "\($0.0)=\(JSONWriter.string($0.1))" })")
+            var live = try JSONReader.parse(JSONWriter.string(start, options: .init(export: true)))
+            live.merge(entries)
+            XCTAssertEqual(JSONWriter.string(live), JSONWriter.string(expected), "in place: \(entries.map { "\($0.0)=\(JSONWriter.string($0.1))" })")
         }
+        XCTAssertEqual(JSONWriter.string(start), #"{"a":{"x":1,"y":{"z":2}},"b":"leaf","c":{"k":true},"list":[null,1,2,3]}"#)
         // A list's many children at once, as an import writes them.
         var list = Node.empty
         for i in 0..<2000 { list = list.setting(Path("k\(i)/v"), to: Node(Double(i))) }
         let update = (0..<3000).map { (Path("k\($0 * 3 % 4000)/v"), $0 % 7 == 0 ? Node.empty : Node(Double(-$0))) }
         let merged = list.merging(update)
-        XCTAssertEqual(JSONWriter.string(merged), JSONWriter.string(update.reduce(list) { $0.setting($1.0, to: $1.1) }))
+        let expected = JSONWriter.string(update.reduce(list) { $0.setting($1.0, to: $1.1) })
+        XCTAssertEqual(JSONWriter.string(merged), expected)
         XCTAssertTrue(merged.children.checkInvariants())
+        // In place, both ways: a few children of a big list one by one, many in one pass.
+        var live = Node.empty
+        for i in 0..<2000 { live.set(Path("k\(i)/v"), to: Node(Double(i))) }
+        XCTAssertEqual(live, list)
+        live.merge(update)
+        XCTAssertEqual(JSONWriter.string(live), expected)
+        let few = (0..<40).map { (Path("k\($0 * 97 % 4500)/w"), $0 % 5 == 0 ? Node.empty : Node(Double($0))) }
+        live.merge(few)
+        XCTAssertEqual(JSONWriter.string(live), JSONWriter.string(few.reduce(merged) { $0.setting($1.0, to: $1.1) }))
+        XCTAssertTrue(live.children.checkInvariants())
     }
 }
