@@ -67,6 +67,10 @@ public final class Database: @unchecked Sendable {
             guard let database = self else { return }
             database.queue.async { database.madeDurable(through: through) }
         }
+        store.onSnapshotWanted = { [weak self] in
+            guard let database = self else { return }
+            database.queue.async { database.offerSnapshot() }
+        }
         store.onFailure = { [weak self] first, error in
             guard let database = self else { return }
             database.queue.async { database.takeBack(from: first, error) }
@@ -98,14 +102,17 @@ public final class Database: @unchecked Sendable {
     /// are not stored again: a list queried once is not indexed on every write forever (an
     /// open that only reads keeps them all, as they cost nothing then).
     public func close() {
-        queue.sync {
+        let (tree, kept): (Node, QueryIndexes) = queue.sync {
             storeWrites()
-            guard wrote else { return }
-            // In the table too: a checkpoint finishing meanwhile takes the table as it is.
-            indexes = indexes.filter { indexLastUsed[QueryIndexes.key($0.path, $0.index)] != nil || declared($0) }
-            store.noteIndexes(indexes)
+            if wrote {
+                // In the table too: a checkpoint finishing meanwhile takes the table as it is.
+                indexes = indexes.filter { indexLastUsed[QueryIndexes.key($0.path, $0.index)] != nil || declared($0) }
+            }
+            // Here, with the tree it is given: a write after this is refused, not lost.
+            store.beginClose()
+            return (self.root, self.indexes)
         }
-        store.close()
+        store.finishClose(root: tree, indexes: kept)
     }
 
     /// Runs every request received so far and waits until their writes are durable and
@@ -292,7 +299,6 @@ public final class Database: @unchecked Sendable {
             let result = index.answer(params, on: node)
             indexes[key] = index
             dropIdleIndexes()
-            if unstored.isEmpty { store.noteIndexes(indexes) }
             return result
         }
         let built = index.isStale || index.isStored
@@ -300,7 +306,6 @@ public final class Database: @unchecked Sendable {
         if built && !index.isStale && !index.isStored {
             // Built again: the list was replaced, or a stored record of it was damaged.
             indexes[key] = index
-            if unstored.isEmpty { store.noteIndexes(indexes) }
         }
         return result
     }
@@ -386,17 +391,16 @@ public final class Database: @unchecked Sendable {
             let value: Node
             do { value = try resolve(data, at: path, now: clock()) } catch { return reply(.error(.invalidData, "\(error)")) }
             let record = LogRecord(sets: [(path, value)], origin: origin?.origin, request: origin?.request ?? 0)
-            let after = record.apply(to: root)
-            if let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: clock()) {
-                return reply(Database.refusal(denial))
+            let checked: Node?
+            switch check(record, as: identity, now: clock()) {
+            case .refused(let response): return reply(response)
+            case .allowed(let after): checked = after
             }
             // After the rules: a compare-and-set must not tell a user what it may not write.
             if let hash, hash != root.child(at: path).hashString {
                 return reply(.error(.dataStale, "the data at \(path) changed since it was read"))
             }
-            guard echo else { return commit(record, after: after, reply: reply) }
-            let written = after.child(at: path)
-            commit(record, after: after) { response in reply(response.isOK ? .value(written) : response) }
+            commit(record, after: checked, echo: echo ? path : nil, reply: reply)
         case let .merge(path, updates):
             if let error = Database.checkPath(path, writing: true) ?? Database.checkMerge(updates, at: path) { return reply(error) }
             var sets: [(Path, Node)] = []
@@ -409,11 +413,10 @@ public final class Database: @unchecked Sendable {
             }
             if sets.isEmpty { return reply(.ok) }
             let record = LogRecord(sets: sets, origin: origin?.origin, request: origin?.request ?? 0)
-            let after = record.apply(to: root)
-            if let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now) {
-                return reply(Database.refusal(denial))
+            switch check(record, as: identity, now: now) {
+            case .refused(let response): reply(response)
+            case .allowed(let after): commit(record, after: after, reply: reply)
             }
-            commit(record, after: after, reply: reply)
         case .stats:
             reply(.ok)
         case .onDisconnectPut(let path, _), .onDisconnectMerge(let path, _), .onDisconnectCancel(let path):
@@ -434,10 +437,7 @@ public final class Database: @unchecked Sendable {
                 // A cancel needs the right to write where the operations would have written.
                 sets = [(path, root.child(at: path))]
             }
-            let after = LogRecord(sets: sets).apply(to: root)
-            if let denial = rules.checkWrite(sets, identity: identity, before: root, after: after, now: now) {
-                return reply(Database.refusal(denial))
-            }
+            if case .refused(let refusal) = check(LogRecord(sets: sets), as: identity, now: now) { return reply(refusal) }
             session.onDisconnect.record(request)
             reply(.ok)
         case let .auth(credential, _, acting):
@@ -466,15 +466,44 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// Applies a write whose result (`after`) has been checked.
-    private func commit(_ record: LogRecord, after: Node, reply: @escaping (Response) -> Void) {
+    /// What the rules say of a write: refused (with the answer), or allowed, with the tree it
+    /// leaves when the rules needed it to decide. The owner's writes skip the rules, and are
+    /// then made in place (`commit`): a tree kept as it was before a write makes the write
+    /// copy its path.
+    private enum Check {
+        case refused(Response)
+        case allowed(after: Node?)
+    }
+
+    private func check(_ record: LogRecord, as identity: Identity, now: Double) -> Check {
+        guard identity != .admin else { return .allowed(after: nil) }
+        let after = record.apply(to: root)
+        if let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now) {
+            return .refused(Database.refusal(denial))
+        }
+        return .allowed(after: after)
+    }
+
+    /// Applies a write the rules allowed: `after` is the tree it leaves when the check made
+    /// it, else it is made in place. With `echo`, the answer once durable carries the value
+    /// the write left there (as of the write: a later one does not show through).
+    private func commit(_ record: LogRecord, after: Node?, echo: Path? = nil, reply: @escaping (Response) -> Void) {
         committed += 1
         let named = record.origin.map { (client: $0.client, request: record.request) }
         undo.append((committed, record.sets.map { ($0.path, root.child(at: $0.path)) }, named))
         if let origin = record.origin { receipts.record(origin, request: record.request) }
-        indexes.apply(record, before: root, after: after)
-        root = after
+        if let after {
+            indexes.apply(record, before: root, after: after)
+            root = after
+        } else {
+            indexes.apply(record, to: &root)
+        }
         wrote = true
+        var reply = reply
+        if let echo {
+            let written = root.child(at: echo), answer = reply
+            reply = { response in answer(response.isOK ? .value(written) : response) }
+        }
         // Noted as unstored first, so an index its listens build meanwhile waits for it.
         if unstored.isEmpty { queue.async { self.storeWrites() } }
         unstored.append((record, Database.completion(reply)))
@@ -497,13 +526,11 @@ public final class Database: @unchecked Sendable {
         for entry in undone.reversed() {
             if let (client, request) = entry.origin { receipts.remove(client, request) }
             let record = LogRecord(sets: entry.sets)
-            let after = record.apply(to: root)
-            indexes.apply(record, before: root, after: after)
-            root = after
+            indexes.apply(record, to: &root)
             notifyListeners(record)
             recheckListens(touchedBy: record)
         }
-        store.recover(from: first, root: root, indexes: indexes)
+        store.recover(from: first)
         // A write sent again is answered as its first copy was: durable, or refused.
         let resent = awaitingDurable.filter { $0.number >= first }
         awaitingDurable.removeAll { $0.number >= first }
@@ -530,11 +557,17 @@ public final class Database: @unchecked Sendable {
     }
 
     /// Hands the writes applied since the last call to the store, with the tree and indexes
-    /// as they are now (any index built meanwhile included).
+    /// as they are now (any index built meanwhile included) when a checkpoint is due.
     private func storeWrites() {
         guard !unstored.isEmpty else { return }
-        store.append(unstored, root: root, indexes: indexes)
+        store.append(unstored) { (root, indexes) }
         unstored = []
+    }
+
+    /// The store wants the tree for a checkpoint: with writes it has not been handed, they
+    /// bring it; else it is offered alone.
+    private func offerSnapshot() {
+        if unstored.isEmpty { store.offer(root: root, indexes: indexes) } else { storeWrites() }
     }
 
     /// What the store calls once a write is durable, or could not be made so.

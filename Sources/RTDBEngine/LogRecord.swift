@@ -133,4 +133,9 @@ struct LogRecord: Equatable {
     func apply(to root: Node) -> Node {
         root.merging(sets)
     }
+
+    /// Applies the record to `root` in place.
+    func apply(to root: inout Node) {
+        root.merge(sets)
+    }
 }

@@ -3,8 +3,9 @@ import RTDBData
 /// The children of one location in one ordering, kept sorted as writes land, so that a
 /// query (bounds and a limit) is answered in O(log n + limit) instead of sorting the list.
 ///
-/// A value: copies share their tree (a persistent one), so the store keeps the index as of a
-/// record as cheaply as it keeps the data tree, and stores it with the tree at a checkpoint.
+/// A value: copies share their tree (copy-on-write), so a checkpoint keeps the index as of a
+/// record as cheaply as it keeps the data tree, and stores it with the tree; the database's
+/// own copy, held nowhere else, changes in place.
 struct QueryIndex {
     let path: Path
     let index: Index
@@ -69,8 +70,8 @@ struct QueryIndex {
         // Not for a value that is an object: objects all sort alike, and the entry would keep
         // the old object alive.
         if !old.isEmpty && !new.isEmpty && was.children.isEmpty && Index.compareValues(was, now) == 0 { return }
-        if !old.isEmpty { entries = entries.removing(IndexEntry(value: was, key: key)) }
-        if !new.isEmpty { entries = entries.inserting(IndexEntry(value: now, key: key)) }
+        if !old.isEmpty { entries.remove(IndexEntry(value: was, key: key)) }
+        if !new.isEmpty { entries.insert(IndexEntry(value: now, key: key)) }
     }
 
     /// `evaluate`, from an index built again from `node` when the list was replaced or a

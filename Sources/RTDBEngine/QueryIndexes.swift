@@ -28,6 +28,33 @@ struct QueryIndexes {
     /// location replaces the whole list, so the index is built again when a query next uses
     /// it (not here, where the store's replays would build it again each time).
     mutating func apply(_ record: LogRecord, before: Node, after: Node) {
+        update(for: record, old: { before.child(at: $0) }, new: { after.child(at: $0) })
+    }
+
+    /// Applies `record` to `root` in place, and keeps every index current as `apply(_:before:after:)`
+    /// does: the old value of each indexed child written below is read first (one lookup per
+    /// child, and the child alone is copied when the write changes it).
+    mutating func apply(_ record: LogRecord, to root: inout Node) {
+        guard !byKey.isEmpty else { return record.apply(to: &root) }
+        var old: [Path: Node] = [:]
+        for index in byKey.values where index.followsWrites {
+            for (written, _) in record.sets {
+                guard let child = QueryIndexes.indexedChild(written, of: index.path) else { continue }
+                if old[child] == nil { old[child] = root.child(at: child) }
+            }
+        }
+        record.apply(to: &root)
+        update(for: record, old: { old[$0] ?? .empty }, new: { root.child(at: $0) })
+    }
+
+    /// The child of the list at `path` that a write at `written` changes, when it is below
+    /// one (the list's own priority is not one of its children).
+    private static func indexedChild(_ written: Path, of path: Path) -> Path? {
+        guard written.count > path.count, path.contains(written), written.keys[path.count] != ".priority" else { return nil }
+        return path.child(written.keys[path.count])
+    }
+
+    private mutating func update(for record: LogRecord, old: (Path) -> Node, new: (Path) -> Node) {
         guard !byKey.isEmpty else { return }
         for i in byKey.values.indices {
             let path = byKey.values[i].path
@@ -36,10 +63,8 @@ struct QueryIndexes {
                     byKey.values[i].invalidate()
                     break
                 }
-                // The list's own priority is not one of its children.
-                if path.contains(written) && written.keys[path.count] != ".priority" && byKey.values[i].followsWrites {
-                    let child = path.child(written.keys[path.count])
-                    byKey.values[i].update(ChildKey(written.keys[path.count]), old: before.child(at: child), new: after.child(at: child))
+                if byKey.values[i].followsWrites, let child = QueryIndexes.indexedChild(written, of: path) {
+                    byKey.values[i].update(ChildKey(child.keys[path.count]), old: old(child), new: new(child))
                 }
             }
         }

@@ -14,8 +14,8 @@ import Glibc
 /// its record is on disk: the committer writes everything queued since its last round with one
 /// `fdatasync` (group commit).
 ///
-/// A checkpoint appends to the node file the branches written since the last one (the tree
-/// is persistent, so that is what the writes copied, not the whole tree), makes it durable,
+/// A checkpoint appends to the node file the branches written since the last one (those in
+/// memory: what the writes changed, not the whole tree), makes it durable,
 /// then replaces the head and removes the logs it covers. The database then reads its tree
 /// from the file again (`rebase`), so memory holds only what changed since. When the node
 /// file has grown to twice its size at its last full copy (replaced branches are never
@@ -60,6 +60,9 @@ public final class Store: @unchecked Sendable {
     /// database calls `rebase` with them on its own queue before it returns (no other
     /// checkpoint starts until then). Never called from `close`.
     var onCheckpoint: (@Sendable (_ replayed: Node, _ indexes: QueryIndexes, _ through: Int, _ marker: Int) -> Void)?
+    /// Told, on the committer's queue, that a checkpoint is due: the database answers with
+    /// its tree (`offer`, or its next `append`), on its own queue.
+    var onSnapshotWanted: (@Sendable () -> Void)?
     /// Told, on the committer's queue, that the records through this number are durable.
     var onDurable: (@Sendable (Int) -> Void)?
     /// Told, on the committer's queue, that the record of this number could not be made
@@ -78,14 +81,25 @@ public final class Store: @unchecked Sendable {
     private var pendingCompletions: [(StoreError?) -> Void] = []
     /// The origins of the records in `pending`, in order.
     private var pendingOrigins: [(origin: WriteOrigin, request: Int)] = []
-    private var pendingRoot: Node
-    private var pendingIndexes = QueryIndexes()
+    /// Set when a checkpoint is due: the database then hands over its tree with the records
+    /// it appends (`append`), or by itself when it has none to append (`offer`). The store
+    /// holds no tree otherwise, so the database's writes change its tree in place (a tree
+    /// held here made each write copy its path).
+    private var snapshotWanted = false
+    /// The tree and indexes as of the last record appended, once wanted: what the next
+    /// round checkpoints after writing its records.
+    private var pendingSnapshot: (root: Node, indexes: QueryIndexes)?
+    /// When `close` began: the marker of the stored tree the database's tree was rebased on,
+    /// and the records accepted (those appended later were refused).
+    private var closingRebasedOn: Int?
+    private var closingAccepted = 0
+    private var closed = false
     /// Records appended so far, and those a checkpoint has not stored yet (with their numbers).
     private var appended = 0
     private var unstored: [(number: Int, record: LogRecord)] = []
     /// What the last background checkpoint stored, as of which record (for `close`).
     private var lastStored: (root: Node, indexes: QueryIndexes, marker: Int)?
-    /// The marker of the stored tree `pendingRoot` was last rebased on.
+    /// The marker of the stored tree the database's tree was last rebased on.
     private var rebasedOn: Int?
     private var roundScheduled = false
     private var closing = false
@@ -174,16 +188,13 @@ public final class Store: @unchecked Sendable {
             }
             walSeq = max(replay.last ?? (base + 1), base + 1)
             walBytes = 0
-            pendingRoot = root
             recoveredRoot = root
-            pendingIndexes = indexes
             recoveredIndexes = indexes
             self.receipts = receipts
             recoveredReceipts = receipts
 
             if let salvage {
                 // Indexes are left behind: queries build them again from what was saved.
-                pendingIndexes = QueryIndexes()
                 recoveredIndexes = QueryIndexes()
                 // Every branch is read once: a full copy leaves out what cannot be read, and
                 // says so; damaged files are kept for inspection.
@@ -204,14 +215,12 @@ public final class Store: @unchecked Sendable {
                     try FileIO.syncDirectory(folder)
                     salvage.movedTo = folder + "/" + aside
                 }
-                pendingRoot = copy.root
                 recoveredRoot = copy.root
             } else if head == nil && !snapshotSeqs.isEmpty {
                 // A folder of the first format: its JSON snapshot and logs become the node file.
                 let covered = walSeq
                 walSeq += 1
                 let converted = try checkpoint(root, indexes: QueryIndexes(), receipts: receipts, covered: covered, wholeCopy: true, dropDamaged: false)
-                pendingRoot = converted.root
                 recoveredRoot = converted.root
             }
 
@@ -289,16 +298,11 @@ public final class Store: @unchecked Sendable {
         recoveredReceipts = WriteReceipts()
     }
 
-    /// Queues a record; `completion` runs on the committer queue once it is durable (nil) or
-    /// could not be made durable. `root` and `indexes` are the tree and the query indexes
-    /// with this record applied.
-    func append(_ record: LogRecord, root: Node, indexes: QueryIndexes, completion: @escaping (StoreError?) -> Void) {
-        append([(record, completion)], root: root, indexes: indexes)
-    }
-
-    /// Queues records in order, under one lock; `root` and `indexes` are the tree and the
-    /// query indexes with all of them applied.
-    func append(_ records: [(record: LogRecord, completion: (StoreError?) -> Void)], root: Node, indexes: QueryIndexes) {
+    /// Queues records in order, under one lock; `completion` runs on the committer queue once
+    /// its record is durable (nil) or could not be made durable. `snapshot` gives the tree and
+    /// the query indexes with all of them applied; it is called (under the lock) only when a
+    /// checkpoint is due.
+    func append(_ records: [(record: LogRecord, completion: (StoreError?) -> Void)], snapshot: () -> (root: Node, indexes: QueryIndexes)) {
         condition.lock()
         // Kept even when refused below: the database's tree holds them, and `rebase` must
         // give that same tree back.
@@ -311,8 +315,7 @@ public final class Store: @unchecked Sendable {
             for (_, completion) in records { completion(failure) }
             return
         }
-        pendingRoot = root
-        pendingIndexes = indexes
+        if snapshotWanted { pendingSnapshot = snapshot() }
         for (record, completion) in records {
             record.encode(into: &pending)
             pendingCompletions.append(completion)
@@ -326,20 +329,46 @@ public final class Store: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The tree and indexes the next commit round stores from, should it checkpoint.
-    var pendingState: (root: Node, indexes: QueryIndexes) {
+    /// The database's tree and indexes, as of every record it appended, offered (on its
+    /// queue) when a checkpoint is due. With records still to write, the round that writes
+    /// them checkpoints after; with none, the checkpoint starts after the round in progress.
+    func offer(root: Node, indexes: QueryIndexes) {
         condition.lock()
         defer { condition.unlock() }
-        return (pendingRoot, pendingIndexes)
+        guard snapshotWanted, !closing, failure == nil else { return }
+        if !pending.isEmpty {
+            pendingSnapshot = (root, indexes)
+            return
+        }
+        snapshotWanted = false
+        let marker = appended
+        // Enqueued under the lock: a round for records appended later runs after it, so
+        // they go to the next log, which this checkpoint does not cover.
+        committer.async {
+            self.condition.lock()
+            let stopped = self.closing || self.failure != nil
+            self.condition.unlock()
+            guard !stopped, !self.checkpointRunning, self.walBytes > 0 else { return }
+            self.startCheckpoint(of: root, indexes: indexes, marker: marker)
+        }
     }
 
-    /// After a failure: the records from `first` on are gone from the database's tree (now
-    /// `root`, with `indexes`), and the log takes records again.
-    func recover(from first: Int, root: Node, indexes: QueryIndexes) {
+    /// Asks the database for its tree (once) to checkpoint it; on the committer's queue.
+    private func requestSnapshot() {
+        condition.lock()
+        let ask = !snapshotWanted && !closing && failure == nil
+        if ask { snapshotWanted = true }
+        condition.unlock()
+        if ask { onSnapshotWanted?() }
+    }
+
+    /// After a failure: the records from `first` on are gone from the database's tree, and
+    /// the log takes records again.
+    func recover(from first: Int) {
         condition.lock()
         unstored.removeAll { $0.number >= first }
-        pendingRoot = root
-        pendingIndexes = indexes
+        pendingSnapshot = nil  // it held the records taken out
+        snapshotWanted = false  // asked again when a checkpoint is next due
         // Records queued since the failed round are among those taken out of the tree:
         // refused here, or the next round would write them and call them durable.
         let refused = failure ?? .failed("an earlier write could not be made durable")
@@ -352,21 +381,13 @@ public final class Store: @unchecked Sendable {
         for completion in dropped { completion(refused) }
     }
 
-    /// Records the database's indexes after a change no record made (an index built for a
-    /// query, or one left out at close), so the next checkpoint stores those.
-    func noteIndexes(_ indexes: QueryIndexes) {
-        condition.lock()
-        pendingIndexes = indexes
-        condition.unlock()
-    }
-
     /// The tree and indexes a checkpoint stored as of record `marker`, with every record
     /// appended since applied again: the same data as the database's tree, read from the
     /// node file where nothing changed. `replayed` is that tree (and `indexes` those indexes)
     /// with the records through `through` already applied, off the database's queue
     /// (`replay`). `live` is the database's table: each index in it is taken from the
     /// checkpoint where it was stored. Called on the database's queue, where no record is
-    /// being appended. The result is also what the next checkpoint (or `close`) stores from.
+    /// being appended.
     func rebase(_ replayed: Node, indexes: QueryIndexes, through: Int, marker: Int, live: QueryIndexes) -> (root: Node, indexes: QueryIndexes) {
         condition.lock()
         defer { condition.unlock() }
@@ -375,17 +396,15 @@ public final class Store: @unchecked Sendable {
         for (number, record) in unstored where number > through { Store.apply(record, to: &root, &rebased) }
         var merged = live
         merged.adopt(rebased)
-        pendingRoot = root
-        pendingIndexes = merged
+        // A snapshot waiting for its round: the same data, now read from the new file.
+        if pendingSnapshot != nil { pendingSnapshot = (root, merged) }
         rebasedOn = marker
         return (root, merged)
     }
 
     /// Applies `record` to a tree and its indexes.
     static func apply(_ record: LogRecord, to root: inout Node, _ indexes: inout QueryIndexes) {
-        let after = record.apply(to: root)
-        indexes.apply(record, before: root, after: after)
-        root = after
+        indexes.apply(record, to: &root)
     }
 
     /// Applies to `stored` (and its indexes) the records appended after `marker`, in the
@@ -406,16 +425,41 @@ public final class Store: @unchecked Sendable {
         return (root, indexes, through)
     }
 
-    /// Makes everything queued durable, stops the committer, checkpoints what the log holds
-    /// (so the next open replays nothing), unlocks.
+    /// Closes a store nothing was appended to (`rtdb --recover`, tests): as `close(root:indexes:)`
+    /// with the tree it opened with.
     public func close() {
+        close(root: recoveredRoot, indexes: recoveredIndexes)
+    }
+
+    /// Makes everything queued durable, stops the committer, checkpoints what the log holds
+    /// (so the next open replays nothing), unlocks. `root` and `indexes` are the tree and
+    /// indexes with every record appended so far applied.
+    func close(root: Node, indexes: QueryIndexes) {
+        beginClose()
+        finishClose(root: root, indexes: indexes)
+    }
+
+    /// Refuses records from now on. The database calls it on its queue, where it takes the
+    /// tree it passes to `finishClose`: no record can be accepted in between.
+    func beginClose() {
         condition.lock()
-        if closing { condition.unlock(); return }
-        closing = true
-        // What was accepted before closing: a write refused from now on is not stored.
-        var root = pendingRoot
-        var indexes = pendingIndexes
-        let accepted = appended
+        if !closing {
+            closing = true
+            closingRebasedOn = rebasedOn
+            closingAccepted = appended
+        }
+        condition.unlock()
+    }
+
+    /// The rest of `close`, off the database's queue: a checkpoint finishing meanwhile calls
+    /// the database on its queue.
+    func finishClose(root live: Node, indexes liveIndexes: QueryIndexes) {
+        condition.lock()
+        if closed { condition.unlock(); return }
+        closed = true
+        var root = live
+        var indexes = liveIndexes
+        let accepted = closingAccepted
         condition.unlock()
         committer.sync {}  // the round in progress, and one scheduled, finish first
         checkpoints.wait()
@@ -423,19 +467,14 @@ public final class Store: @unchecked Sendable {
         condition.lock()
         let failed = failure != nil
         // A checkpoint that finished meanwhile (a full copy, perhaps) stored most of it: start
-        // from what it stored, or all of that would be written again. When the database has
-        // rebased on it and no write was refused since closing, that tree is `pendingRoot`
-        // (applying the records again took a second after a large import).
-        if let latest = lastStored {
-            if rebasedOn == latest.marker && appended == accepted {
-                root = pendingRoot
-                indexes = pendingIndexes
-            } else {
-                var rebased = latest.indexes
-                root = latest.root
-                for (number, record) in unstored where number > latest.marker && number <= accepted { Store.apply(record, to: &root, &rebased) }
-                indexes.adopt(rebased)
-            }
+        // from what it stored, or all of that would be written again. When the database's
+        // tree was rebased on it before closing began, it is that tree (applying the records
+        // again took a second after a large import).
+        if let latest = lastStored, closingRebasedOn != latest.marker {
+            var rebased = latest.indexes
+            root = latest.root
+            for (number, record) in unstored where number > latest.marker && number <= accepted { Store.apply(record, to: &root, &rebased) }
+            indexes.adopt(rebased)
         }
         condition.unlock()
         // Indexes built or left out since the head was written are stored too, though no
@@ -478,8 +517,9 @@ public final class Store: @unchecked Sendable {
             swap(&buffer, &pending)
             swap(&completions, &pendingCompletions)
             swap(&origins, &pendingOrigins)
-            let root = pendingRoot
-            let indexes = pendingIndexes
+            let snapshot = pendingSnapshot
+            pendingSnapshot = nil
+            if snapshot != nil { snapshotWanted = false }
             let marker = appended
             let refused = failure
             condition.unlock()
@@ -523,8 +563,14 @@ public final class Store: @unchecked Sendable {
             completions.removeAll(keepingCapacity: true)
             origins.removeAll(keepingCapacity: true)
 
-            if error == nil && walBytes > checkpointThreshold && !checkpointRunning {
-                startCheckpoint(of: root, indexes: indexes, marker: marker)
+            // A snapshot taken at the swap is of the records this round wrote: it was wanted
+            // for a checkpoint (a full log, or an idle one).
+            if error == nil && !checkpointRunning && (snapshot != nil || walBytes > checkpointThreshold) {
+                if let snapshot {
+                    startCheckpoint(of: snapshot.root, indexes: snapshot.indexes, marker: marker)
+                } else {
+                    requestSnapshot()
+                }
             }
         }
     }
@@ -543,14 +589,12 @@ public final class Store: @unchecked Sendable {
             let now = appended
             // Empty, everything appended is in the log: the committer runs rounds to the end.
             let written = pending.isEmpty
-            let root = pendingRoot
-            let indexes = pendingIndexes
             condition.unlock()
             if stopped || !written { return }  // a round is queued; it schedules the next check
             if now != seen || checkpointRunning {
                 scheduleIdleCheck(seen: now)
             } else if walBytes >= max(1, idleCheckpointMinimum) {
-                startCheckpoint(of: root, indexes: indexes, marker: now)
+                requestSnapshot()
             }
         }
     }

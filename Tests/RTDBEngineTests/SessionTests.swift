@@ -263,29 +263,6 @@ final class SessionTests: XCTestCase {
         ])
     }
 
-    /// A write that makes a watched query build its index again (the list replaced): the
-    /// index goes to the store with the write, never ahead of it (a checkpoint would store
-    /// it beside a tree without the write).
-    func testAnIndexBuiltForAWritesListensWaitsForTheWrite() throws {
-        let client = Client(database)
-        client.request(1, .put(path: Path("list"), data: try JSONReader.parse(#"{"a":{"s":1}}"#), hash: nil))
-        XCTAssertEqual(client.waitFor(response: 1), .ok)
-        let query = QueryParams().ordered(by: .child(Path("s"))).limitToFirst(1)
-        client.request(2, .listen(path: Path("list"), query: query, tag: 1, hash: ""))
-        XCTAssertEqual(client.waitFor(response: 2), .ok)
-        let key = QueryIndexes.key(Path("list"), query.index)
-        let stored = try database.queue.sync {
-            database.handle(.put(path: Path("list"), data: try JSONReader.parse(#"{"b":{"s":0},"c":{"s":2}}"#), hash: nil), from: nil, as: .admin) { _ in }
-            return database.store.pendingState
-        }
-        XCTAssertEqual(stored.root.child(at: Path("list")).childCount, 1)
-        XCTAssertEqual(stored.indexes[key]?.count, 1, "the index of the write's list went ahead of it")
-        client.request(3, .put(path: Path("other"), data: Node(1), hash: nil))
-        XCTAssertEqual(client.waitFor(response: 3), .ok)
-        XCTAssertEqual(database.store.pendingState.root.child(at: Path("list")).childCount, 2)
-        XCTAssertEqual(database.store.pendingState.indexes[key]?.count, 2)
-    }
-
     /// A listen the data lets read (`.read` reads /members) is checked again after a write
     /// that touches what its rule reads, and only then: a write elsewhere costs it nothing.
     func testOnlyWritesToWhatAReadRuleReadsCheckItsListensAgain() throws {

@@ -9,12 +9,13 @@ func temporaryFolder() -> String {
 }
 
 final class StoreTests: XCTestCase {
+    /// Appends `record` as a database does: `root` is the tree with it applied.
     func append(_ store: Store, _ record: LogRecord, root: Node) {
         let done = expectation(description: "durable")
-        store.append(record, root: root, indexes: QueryIndexes()) { error in
+        store.append([(record, { error in
             XCTAssertNil(error)
             done.fulfill()
-        }
+        })]) { (root, QueryIndexes()) }
         wait(for: [done], timeout: 10)
     }
 
@@ -58,7 +59,7 @@ final class StoreTests: XCTestCase {
         store.checkpointOnClose = false  // the log stays, as a killed process leaves it
         let record = LogRecord(sets: [(Path("a"), Node(1))])
         append(store, record, root: record.apply(to: .empty))
-        store.close()
+        store.close(root: record.apply(to: .empty), indexes: QueryIndexes())
         // A crash in the middle of the next record: half its bytes reached the file.
         let wal = folder + "/" + Store.walName(1)
         var partial: [UInt8] = []
@@ -71,8 +72,9 @@ final class StoreTests: XCTestCase {
         store = try Store(folder: folder)
         XCTAssertEqual(JSONWriter.string(store.recoveredRoot), #"{"a":1}"#)
         let next = LogRecord(sets: [(Path("c"), Node(3))])
-        append(store, next, root: next.apply(to: store.recoveredRoot))
-        store.close()
+        let after = next.apply(to: store.recoveredRoot)
+        append(store, next, root: after)
+        store.close(root: after, indexes: QueryIndexes())
         store = try Store(folder: folder)
         XCTAssertEqual(JSONWriter.string(store.recoveredRoot), #"{"a":1,"c":3}"#)
         store.close()
@@ -88,7 +90,7 @@ final class StoreTests: XCTestCase {
             root = record.apply(to: root)
             append(store, record, root: root)
         }
-        store.close()
+        store.close(root: root, indexes: QueryIndexes())
         let names = try FileIO.listDirectory(folder)
         XCTAssertTrue(names.contains("HEAD") && names.contains(Store.nodesName(1)), "\(names)")
         XCTAssertLessThanOrEqual(names.filter { $0.hasPrefix("wal-") }.count, 2, "\(names)")
@@ -136,14 +138,18 @@ final class StoreTests: XCTestCase {
             let durable = DispatchSemaphore(value: 0)
             owner.sync {
                 Store.apply(record, to: &root, &indexes)
-                store.append(record, root: root, indexes: indexes) { error in
+                store.append([(record, { error in
                     XCTAssertNil(error)
                     durable.signal()
-                }
+                })]) { (root, indexes) }
             }
             XCTAssertEqual(durable.wait(timeout: .now() + 10), .success)
         }
-        store.close()
+        let closing = owner.sync {
+            store.beginClose()
+            return (root, indexes)
+        }
+        store.finishClose(root: closing.0, indexes: closing.1)
         let built = QueryIndex(path: Path("list"), index: .value, node: expected.child("list"))
         XCTAssertEqual(built.count, 70)
         owner.sync {
@@ -181,6 +187,9 @@ final class StoreTests: XCTestCase {
         store.checkpointOnClose = false  // so the checkpoint below can only be the idle one
         let stored = expectation(description: "checkpointed with every write")
         nonisolated(unsafe) var rebased: Node?
+        nonisolated(unsafe) var root = Node.empty
+        // The database's part: asked for its tree, it offers it.
+        store.onSnapshotWanted = { [unowned store] in store.offer(root: root, indexes: QueryIndexes()) }
         store.onCheckpoint = { [unowned store] replayed, indexes, through, marker in
             let result = store.rebase(replayed, indexes: indexes, through: through, marker: marker, live: QueryIndexes())
             if marker == 3 {
@@ -188,14 +197,13 @@ final class StoreTests: XCTestCase {
                 stored.fulfill()
             }
         }
-        var root = Node.empty
         for i in 0..<3 {
             let record = LogRecord(sets: [(Path("k\(i)"), Node(String(repeating: "v", count: 100)))])
             root = record.apply(to: root)
             append(store, record, root: root)
         }
         wait(for: [stored], timeout: 30)
-        store.close()
+        store.close(root: root, indexes: QueryIndexes())
         XCTAssertEqual(rebased.map { JSONWriter.string($0) }, JSONWriter.string(root))
         let names = try FileIO.listDirectory(folder)
         XCTAssertTrue(names.contains("HEAD"), "\(names)")
@@ -237,7 +245,7 @@ final class StoreTests: XCTestCase {
             root = record.apply(to: root)
             append(store, record, root: root)
         }
-        store.close()
+        store.close(root: root, indexes: QueryIndexes())
         return (folder, root)
     }
 
@@ -453,8 +461,9 @@ final class StoreTests: XCTestCase {
         XCTAssertEqual(JSONWriter.string(store.recoveredRoot), expected)
         XCTAssertEqual(try FileIO.listDirectory(folder).sorted(), ["HEAD", Store.headCopyName, "LOCK", Store.nodesName(1), Store.walName(5)])
         let record = LogRecord(sets: [(Path("f"), Node(1))])
-        append(store, record, root: record.apply(to: store.recoveredRoot))
-        store.close()
+        let after = record.apply(to: store.recoveredRoot)
+        append(store, record, root: after)
+        store.close(root: after, indexes: QueryIndexes())
         store = try Store(folder: folder)
         XCTAssertEqual(JSONWriter.string(store.recoveredRoot), #"{"a":{"b":2,"c":[1,2]},"e":true,"f":1}"#)
         store.close()
@@ -473,7 +482,7 @@ final class StoreTests: XCTestCase {
             root = record.apply(to: root)
             append(store, record, root: root)
         }
-        store.close()
+        store.close(root: root, indexes: QueryIndexes())
         let names = try FileIO.listDirectory(folder)
         let nodes = names.compactMap { Store.sequence($0, prefix: "nodes-", suffix: ".rtdb") }
         XCTAssertEqual(nodes.count, 1, "\(names)")

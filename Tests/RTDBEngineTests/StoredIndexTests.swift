@@ -139,13 +139,13 @@ final class StoredIndexTests: XCTestCase {
             let record = LogRecord(sets: [(Path("list/k\(i * 10)/score"), Node(Double(score)))])
             Store.apply(record, to: &root, &indexes)
             let done = DispatchSemaphore(value: 0)
-            store.append(record, root: root, indexes: indexes) { error in
+            store.append([(record, { error in
                 XCTAssertNil(error)
                 done.signal()
-            }
+            })]) { (root, indexes) }
             XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
         }
-        store.close()
+        store.close(root: root, indexes: indexes)
 
         store = try Store(folder: folder)
         let recovered = store.recoveredIndexes[key]
