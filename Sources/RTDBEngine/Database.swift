@@ -38,11 +38,12 @@ public final class Database: @unchecked Sendable {
     /// and a checkpoint would store an index ahead of it.
     private var unstored: [(record: LogRecord, completion: (StoreError?) -> Void)] = []
     /// Records applied so far (numbered as the store numbers them), and, for each not yet
-    /// durable, what its paths held before: a record the store refuses (a full disk) is taken
-    /// out of the tree again, with every record after it, so no refused write is seen or
-    /// stored later by a checkpoint.
+    /// durable, the paths it wrote: a record the store refuses (a full disk) is taken out of
+    /// the tree again, with every record after it (the tree goes back to the store's state
+    /// as of the record before, `Store.rebuild`), so no refused write is seen or stored later
+    /// by a checkpoint.
     private var committed = 0
-    private var undo: [(number: Int, sets: [(path: Path, value: Node)], origin: (client: String, request: Int)?)] = []
+    private var undo: [(number: Int, paths: [Path], origin: (client: String, request: Int)?)] = []
     /// The writes applied for each client that names them (durable or not yet): one sent
     /// again is answered, not applied again.
     private var receipts: WriteReceipts
@@ -490,7 +491,7 @@ public final class Database: @unchecked Sendable {
     private func commit(_ record: LogRecord, after: Node?, echo: Path? = nil, reply: @escaping (Response) -> Void) {
         committed += 1
         let named = record.origin.map { (client: $0.client, request: record.request) }
-        undo.append((committed, record.sets.map { ($0.path, root.child(at: $0.path)) }, named))
+        undo.append((committed, record.sets.map(\.path), named))
         if let origin = record.origin { receipts.record(origin, request: record.request) }
         if let after {
             indexes.apply(record, before: root, after: after)
@@ -523,13 +524,16 @@ public final class Database: @unchecked Sendable {
         for (_, completion) in waiting { completion(error) }
         let undone = undo.filter { $0.number >= first }
         undo.removeAll { $0.number >= first }
-        for entry in undone.reversed() {
+        for entry in undone {
             if let (client, request) = entry.origin { receipts.remove(client, request) }
-            let record = LogRecord(sets: entry.sets)
-            indexes.apply(record, to: &root)
-            notifyListeners(record)
-            recheckListens(touchedBy: record)
         }
+        let live = root
+        let rebuilt = store.rebuild(before: first)
+        root = rebuilt.root
+        indexes.takeBack(to: rebuilt.indexes)
+        let restored = LogRecord(sets: Database.restoring(Set(undone.flatMap(\.paths)), from: live, to: root))
+        notifyListeners(restored)
+        recheckListens(touchedBy: restored)
         store.recover(from: first)
         // A write sent again is answered as its first copy was: durable, or refused.
         let resent = awaitingDurable.filter { $0.number >= first }
@@ -537,6 +541,31 @@ public final class Database: @unchecked Sendable {
         for entry in resent {
             entry.reply(receipts.contains(entry.client, entry.request) ? .ok : Database.completionResponse(error))
         }
+    }
+
+    /// The sets that take listens from `live` to `rebuilt` where refused writes wrote
+    /// `paths`: each at its path, or higher where the shape differs above it (a leaf written
+    /// below, a node emptied or made, a priority an emptied node lost), as only a value set
+    /// there brings it back. Those covered by another go; values come before removals, so
+    /// no node a client holds is emptied (and loses its priority) on the way.
+    static func restoring(_ paths: Set<Path>, from live: Node, to rebuilt: Node) -> [(Path, Node)] {
+        var points = Set<Path>()
+        for path in paths {
+            var point = path
+            var before = live, after = rebuilt
+            for (depth, key) in path.keys.enumerated() {
+                if before.isLeaf || before.isEmpty || after.isLeaf || after.isEmpty || before.priority != after.priority {
+                    point = Path(keys: Array(path.keys.prefix(depth)))
+                    break
+                }
+                before = before.child(key)
+                after = after.child(key)
+            }
+            points.insert(point)
+        }
+        let kept = points.filter { point in !points.contains { $0 != point && $0.contains(point) } }
+        let sets = kept.sorted { $0.description < $1.description }.map { ($0, rebuilt.child(at: $0)) }
+        return sets.filter { !$0.1.isEmpty } + sets.filter { $0.1.isEmpty }
     }
 
     /// Answers a write sent again, once every record applied so far is durable (its first

@@ -80,6 +80,14 @@ struct QueryIndexes {
         for (key, index) in rebased.byKey where byKey[key] != nil { byKey[key] = index }
     }
 
+    /// After refused writes were taken out of the tree (now as `rebuilt`'s): each index is
+    /// taken from `rebuilt`, or, made since, built again when next used.
+    mutating func takeBack(to rebuilt: QueryIndexes) {
+        for key in Array(byKey.keys) {
+            if let index = rebuilt.byKey[key] { byKey[key] = index } else { byKey[key]?.invalidate() }
+        }
+    }
+
     /// The indexes `keep` accepts.
     func filter(_ keep: (QueryIndex) -> Bool) -> QueryIndexes {
         var kept = QueryIndexes()

@@ -99,6 +99,9 @@ public final class Store: @unchecked Sendable {
     private var unstored: [(number: Int, record: LogRecord)] = []
     /// What the last background checkpoint stored, as of which record (for `close`).
     private var lastStored: (root: Node, indexes: QueryIndexes, marker: Int)?
+    /// The tree and indexes opened, until a checkpoint stores others (`lastStored`): with the
+    /// records appended since, what `rebuild` makes the tree as of a record from.
+    private var opened: (root: Node, indexes: QueryIndexes) = (.empty, QueryIndexes())
     /// The marker of the stored tree the database's tree was last rebased on.
     private var rebasedOn: Int?
     private var roundScheduled = false
@@ -190,6 +193,7 @@ public final class Store: @unchecked Sendable {
             walBytes = 0
             recoveredRoot = root
             recoveredIndexes = indexes
+            opened = (root, indexes)
             self.receipts = receipts
             recoveredReceipts = receipts
 
@@ -216,12 +220,14 @@ public final class Store: @unchecked Sendable {
                     salvage.movedTo = folder + "/" + aside
                 }
                 recoveredRoot = copy.root
+                opened = (copy.root, QueryIndexes())
             } else if head == nil && !snapshotSeqs.isEmpty {
                 // A folder of the first format: its JSON snapshot and logs become the node file.
                 let covered = walSeq
                 walSeq += 1
                 let converted = try checkpoint(root, indexes: QueryIndexes(), receipts: receipts, covered: covered, wholeCopy: true, dropDamaged: false)
                 recoveredRoot = converted.root
+                opened = (converted.root, QueryIndexes())
             }
 
             let walPath = folder + "/" + Store.walName(walSeq)
@@ -400,6 +406,17 @@ public final class Store: @unchecked Sendable {
         if pendingSnapshot != nil { pendingSnapshot = (root, merged) }
         rebasedOn = marker
         return (root, merged)
+    }
+
+    /// The tree and indexes as of the records before `first`: the last tree stored (or
+    /// opened) with the records appended since applied again. After a failure (`onFailure`),
+    /// the database takes its tree back to this, the state of every record made durable.
+    func rebuild(before first: Int) -> (root: Node, indexes: QueryIndexes) {
+        condition.lock()
+        defer { condition.unlock() }
+        var (root, indexes, marker) = lastStored ?? (opened.root, opened.indexes, 0)
+        for (number, record) in unstored where number > marker && number < first { Store.apply(record, to: &root, &indexes) }
+        return (root, indexes)
     }
 
     /// Applies `record` to a tree and its indexes.
@@ -629,6 +646,7 @@ public final class Store: @unchecked Sendable {
                 let stored = try checkpoint(root, indexes: indexes, receipts: receipts, covered: covered, wholeCopy: false, dropDamaged: false)
                 condition.lock()
                 lastStored = (stored.root, stored.indexes, marker)
+                opened = (.empty, QueryIndexes())
                 condition.unlock()
                 let replayed = replay(onto: stored.root, indexes: stored.indexes, after: marker)
                 onCheckpoint?(replayed.root, replayed.indexes, replayed.through, marker)

@@ -43,10 +43,16 @@ final class DiskFullTests: XCTestCase {
         client.request(1, .listen(path: Path("notes"), query: nil, tag: nil, hash: ""))
         XCTAssertEqual(client.waitFor(response: 1), .ok)
         let text = Node(String(repeating: "x", count: 64 << 10))
+        // Each write also turns a leaf into an object and empties an object with a priority:
+        // taken back, both are as they were (a value and a priority no set path held).
+        let shapes = try JSONReader.parse("{" + (0..<40).map { #""s\#($0)":"leaf","p\#($0)":{".priority":3,"k":true}"# }.joined(separator: ",") + "}")
+        client.request(2, .merge(path: .root, data: shapes.children.map { Update(Path($0.key.name), $0.value) }))
+        XCTAssertEqual(client.waitFor(response: 2), .ok)
         var acknowledged: [Int] = []
         var refused: Int?
         for i in 0..<40 {
-            client.request(10 + i, .put(path: Path("notes/n\(i)"), data: text, hash: nil))
+            client.request(10 + i, .merge(path: .root, data: [Update(Path("notes/n\(i)"), text), Update(Path("s\(i)/q"), Node(1)),
+                                                               Update(Path("p\(i)/k"), .empty)]))
             let answer = try XCTUnwrap(client.waitFor(response: 10 + i))
             if answer.isOK { acknowledged.append(i); continue }
             XCTAssertEqual(answer.status, .writeFailed)
@@ -58,6 +64,8 @@ final class DiskFullTests: XCTestCase {
         XCTAssertFalse(acknowledged.isEmpty)
         // Not in the tree, and the listen heard it come and go.
         XCTAssertTrue(database?.value(at: Path("notes/n\(failed)")).isEmpty ?? false)
+        XCTAssertEqual(database?.value(at: Path("s\(failed)")), Node("leaf"))
+        XCTAssertEqual(database.map { JSONWriter.string($0.value(at: Path("p\(failed)")), options: .init(export: true)) }, #"{".priority":3,"k":true}"#)
         client.lock.lock()
         let pushes = client.received.compactMap { message -> String? in
             guard case .push(.data(Path("notes/n\(failed)"), let data, nil)) = message else { return nil }
@@ -76,7 +84,13 @@ final class DiskFullTests: XCTestCase {
         database = nil
         let reopened = try Database(folder: folder)
         defer { reopened.close() }
-        for i in acknowledged { XCTAssertEqual(reopened.value(at: Path("notes/n\(i)")), text, "n\(i)") }
+        for i in acknowledged {
+            XCTAssertEqual(reopened.value(at: Path("notes/n\(i)")), text, "n\(i)")
+            XCTAssertEqual(JSONWriter.string(reopened.value(at: Path("s\(i)"))), #"{"q":1}"#)
+            XCTAssertTrue(reopened.value(at: Path("p\(i)")).isEmpty)
+        }
+        XCTAssertEqual(reopened.value(at: Path("s\(failed)")), Node("leaf"))
+        XCTAssertEqual(JSONWriter.string(reopened.value(at: Path("p\(failed)")), options: .init(export: true)), #"{".priority":3,"k":true}"#)
         XCTAssertTrue(reopened.value(at: Path("notes/n\(failed)")).isEmpty)
         XCTAssertEqual(reopened.value(at: Path("notes/after")), Node("room"))
     }
