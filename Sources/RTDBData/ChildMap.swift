@@ -18,10 +18,6 @@ public struct ChildEntry: TreeElement {
 public struct ChildMap: Sendable, Sequence, Equatable {
     /// Above this many children, an array's copy on each change costs more than a tree's path.
     static let packedLimit = 16
-    /// Up to this many children of a list changed at once are changed one at a time, in
-    /// place; more are merged (see `update`). 10,000 new children of a list of a million,
-    /// one at a time, took 2.5 times as long as merged.
-    static let inPlaceBatchLimit = 32
 
     enum Storage: Sendable {
         /// Strictly increasing keys, no empty values, at most `packedLimit` of them.
@@ -280,9 +276,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
 
     /// Changes the child at each of `keys` (strictly increasing) where it is: `change(i, &node)`
     /// gets the position of the key and the child (empty when there is none) and edits it; an
-    /// empty result removes it. A few keys in a list are changed one at a time in place; more
-    /// are merged in one pass (see `WeightBalancedTree.updating`), which visits O(k log(n/k))
-    /// branches where k descents visit k log n, each a likely cache miss in a big list.
+    /// empty result removes it. In one pass over the map (see `WeightBalancedTree.update`).
     public mutating func update(sorted keys: [ChildKey], _ change: (Int, inout Node) -> Void) {
         var prioritized = prioritizedCount
         switch storage {
@@ -310,36 +304,18 @@ public struct ChildMap: Sendable, Sequence, Equatable {
             self = ChildMap(sortedEntries: out, prioritizedCount: prioritized)
         case .tree(var tree):
             storage = .packed([])
-            guard keys.count <= ChildMap.inPlaceBatchLimit && tree.isUniquelyReferenced() else {
-                self = ChildMap(tree: ChildMap.merged(tree, keys, &prioritized, change), prioritizedCount: prioritized)
-                return
-            }
-            for (k, key) in keys.enumerated() {
-                tree.modify(ChildEntry(key: key, value: .empty), change: { entry in
-                    if entry.value.priority != nil { prioritized -= 1 }
-                    change(k, &entry.value)
-                    if entry.value.priority != nil { prioritized += 1 }
-                    return !entry.value.isEmpty
-                }, add: {
-                    var node = Node.empty
-                    change(k, &node)
-                    if node.priority != nil { prioritized += 1 }
-                    return node.isEmpty ? nil : ChildEntry(key: key, value: node)
-                })
-            }
+            tree.update(sorted: keys.map { ChildEntry(key: $0, value: .empty) }, change: { i, entry in
+                if entry.value.priority != nil { prioritized -= 1 }
+                change(i, &entry.value)
+                if entry.value.priority != nil { prioritized += 1 }
+                return !entry.value.isEmpty
+            }, add: { i in
+                var node = Node.empty
+                change(i, &node)
+                if node.priority != nil { prioritized += 1 }
+                return node.isEmpty ? nil : ChildEntry(key: keys[i], value: node)
+            })
             self = ChildMap(tree: tree, prioritizedCount: prioritized)
-        }
-    }
-
-    /// `tree` with `change` made at each of `keys`, in one pass that copies what it changes.
-    private static func merged(_ tree: WeightBalancedTree<ChildEntry>, _ keys: [ChildKey], _ prioritized: inout Int,
-                               _ change: (Int, inout Node) -> Void) -> WeightBalancedTree<ChildEntry> {
-        tree.updating(sorted: keys.map { ChildEntry(key: $0, value: .empty) }) { i, old in
-            var node = old?.value ?? .empty
-            if node.priority != nil { prioritized -= 1 }
-            change(i, &node)
-            if node.priority != nil { prioritized += 1 }
-            return node.isEmpty ? nil : ChildEntry(key: keys[i], value: node)
         }
     }
 

@@ -242,45 +242,65 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         return copy
     }
 
-    /// This tree with an element changed for each of `probes` (in strictly increasing
-    /// order): `change(i, old)` gets the position of the probe and the element equal to it
-    /// (nil when there is none) and returns what replaces it (nil: nothing, it is removed).
+    /// Changes an element for each of `probes` (in strictly increasing order), in one pass:
+    /// `change(i, &element)` edits the element equal to probe `i` (keeping its order) and
+    /// says whether it stays; `add(i)` gives the element to put where there is none (nil:
+    /// nothing). Branches are owned as in `modify` (changed in place when this tree alone
+    /// holds them, else copied or read into memory); a changed element's branch is taken
+    /// apart and linked again.
     ///
     /// Split around the tree's own branches and linked back, so k changes to n elements
-    /// visit and copy O(k log(n/k + 1)) branches, where one lookup and one insertion after
-    /// another visited 2k log n (each read from the file when stored) and copied k log n,
-    /// most of them freed again at once.
-    public func updating(sorted probes: [Element], _ change: (Int, Element?) -> Element?) -> WeightBalancedTree {
+    /// visit O(k log(n/k + 1)) branches, where k descents visit k log n (each a likely cache
+    /// miss in a big tree), and elements added below one branch are built into a balanced
+    /// subtree at once.
+    public mutating func update(sorted probes: [Element], change: (Int, inout Element) -> Bool, add: (Int) -> Element?) {
         withoutActuallyEscaping(change) { change in
-            var change = change
-            return WeightBalancedTree(root: Self.update(root, probes, probes.indices, &change))
+            withoutActuallyEscaping(add) { add in
+                var change = change, add = add
+                Self.update(&root, probes, probes.indices, &change, &add)
+            }
         }
     }
 
-    /// `change` is `inout` for the reason given at `modify`.
-    private static func update(_ t: Subtree?, _ probes: [Element], _ range: Range<Int>, _ change: inout (Int, Element?) -> Element?) -> Subtree? {
-        if range.isEmpty { return t }
-        guard let t, case let b = t.branch else {
-            let added = range.compactMap { change($0, nil) }
-            return WeightBalancedTree(count: added.count) { added[$0] }.root
+    /// The closures are `inout` for the reason given at `modify`.
+    private static func update(_ t: inout Subtree?, _ probes: [Element], _ range: Range<Int>,
+                               _ change: inout (Int, inout Element) -> Bool, _ add: inout (Int) -> Element?) {
+        if range.isEmpty { return }
+        guard t != nil else {
+            let added = range.compactMap { add($0) }
+            t = WeightBalancedTree(count: added.count) { added[$0] }.root
+            return
         }
-        // The first probe not below this branch's element.
+        // The branch has no name here, for the reason given at `modify`.
+        let (at, found) = firstNotBelow(probes, range, own(&t))
+        if found {
+            var (element, left, right, _) = takeApart(&t)
+            let keep = change(at, &element)
+            assert(!keep || Element.order(element, probes[at]) == 0, "a changed element keeps its place")
+            update(&left, probes, range.lowerBound..<at, &change, &add)
+            update(&right, probes, (at + 1)..<range.upperBound, &change, &add)
+            t = keep ? link(left, element, right) : merge(left, right)
+            return
+        }
+        guard let b = t.map({ unsafeDowncast($0, to: Branch.self) }) else { return }
+        update(&b.left, probes, range.lowerBound..<at, &change, &add)
+        update(&b.right, probes, at..<range.upperBound, &change, &add)
+        let ls = size(b.left), rs = size(b.right)
+        if ls + rs <= 1 || (rs <= delta * ls && ls <= delta * rs) {
+            b.size = ls + rs + 1
+        } else {
+            t = link(b.left, b.element, b.right)
+        }
+    }
+
+    /// The first of `probes[range]` not below `branch`'s element, and whether it is equal to it.
+    private static func firstNotBelow(_ probes: [Element], _ range: Range<Int>, _ branch: Branch) -> (Int, Bool) {
         var lo = range.lowerBound, hi = range.upperBound
         while lo < hi {
             let mid = (lo + hi) / 2
-            if Element.order(probes[mid], b.element) < 0 { lo = mid + 1 } else { hi = mid }
+            if Element.order(probes[mid], branch.element) < 0 { lo = mid + 1 } else { hi = mid }
         }
-        var middle: Element? = b.element
-        var rest = lo
-        if lo < range.upperBound, Element.order(probes[lo], b.element) == 0 {
-            middle = change(lo, b.element)
-            rest = lo + 1
-        }
-        let left = update(b.left, probes, range.lowerBound..<lo, &change)
-        let right = update(b.right, probes, rest..<range.upperBound, &change)
-        guard let middle else { return merge(left, right) }
-        if rest == lo && left === b.left && right === b.right { return t }
-        return link(left, middle, right)
+        return (lo, lo < range.upperBound && Element.order(probes[lo], branch.element) == 0)
     }
 
     /// `l`, `e` and `r` as one balanced tree, everything in `l` below `e` and in `r` above.

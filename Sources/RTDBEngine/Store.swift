@@ -93,6 +93,8 @@ public final class Store: @unchecked Sendable {
     /// and the records accepted (those appended later were refused).
     private var closingRebasedOn: Int?
     private var closingAccepted = 0
+    /// The database's tree as rebased on a checkpoint that finished after closing began.
+    private var rebasedWhileClosing: (root: Node, indexes: QueryIndexes, marker: Int)?
     private var closed = false
     /// Records appended so far, and those a checkpoint has not stored yet (with their numbers).
     private var appended = 0
@@ -404,6 +406,7 @@ public final class Store: @unchecked Sendable {
         merged.adopt(rebased)
         // A snapshot waiting for its round: the same data, now read from the new file.
         if pendingSnapshot != nil { pendingSnapshot = (root, merged) }
+        if closing { rebasedWhileClosing = (root, merged, marker) }
         rebasedOn = marker
         return (root, merged)
     }
@@ -485,13 +488,18 @@ public final class Store: @unchecked Sendable {
         let failed = failure != nil
         // A checkpoint that finished meanwhile (a full copy, perhaps) stored most of it: start
         // from what it stored, or all of that would be written again. When the database's
-        // tree was rebased on it before closing began, it is that tree (applying the records
-        // again took a second after a large import).
+        // tree was rebased on it (before closing began, or since with no record refused), it
+        // is that tree: applying the records again took a second after a large import.
         if let latest = lastStored, closingRebasedOn != latest.marker {
-            var rebased = latest.indexes
-            root = latest.root
-            for (number, record) in unstored where number > latest.marker && number <= accepted { Store.apply(record, to: &root, &rebased) }
-            indexes.adopt(rebased)
+            if let rebased = rebasedWhileClosing, rebased.marker == latest.marker, appended == accepted {
+                root = rebased.root
+                indexes = rebased.indexes
+            } else {
+                var rebased = latest.indexes
+                root = latest.root
+                for (number, record) in unstored where number > latest.marker && number <= accepted { Store.apply(record, to: &root, &rebased) }
+                indexes.adopt(rebased)
+            }
         }
         condition.unlock()
         // Indexes built or left out since the head was written are stored too, though no

@@ -241,7 +241,20 @@ final class BatchWriteTests: XCTestCase {
             for _ in 0..<Int.random(in: 1..<200, using: &rng) { changes[Int.random(in: 0..<(size * 2 + 20), using: &rng)] = Bool.random(using: &rng) }
             let sorted = changes.map { (element: ChildEntry(key: ChildKey(String($0.key)), value: Node("v\($0.key)")), keep: $0.value) }
                 .sorted { ChildKey.compare($0.element.key, $1.element.key) < 0 }
-            let batch = tree.updating(sorted: sorted.map(\.element)) { i, _ in sorted[i].keep ? sorted[i].element : nil }
+            // In one pass, on a tree shared with `tree` half of the time (which must stay as it was).
+            var batch = round % 2 == 0 ? tree : WeightBalancedTree(sorted: Array(tree))
+            let before = tree.map { "\($0.key)=\(JSONWriter.string($0.value))" }
+            var seen: [Int] = []
+            batch.update(sorted: sorted.map(\.element), change: { i, element in
+                seen.append(i)
+                element = sorted[i].element
+                return sorted[i].keep
+            }, add: { i in
+                seen.append(i)
+                return sorted[i].keep ? sorted[i].element : nil
+            })
+            XCTAssertEqual(seen.sorted(), Array(sorted.indices), "round \(round): each probe is changed once")
+            XCTAssertEqual(tree.map { "\($0.key)=\(JSONWriter.string($0.value))" }, before, "round \(round): the shared tree is as it was")
             for change in sorted { tree = change.keep ? tree.inserting(change.element) : tree.removing(change.element) }
             XCTAssertTrue(batch.checkInvariants(), "round \(round)")
             XCTAssertEqual(batch.map { "\($0.key)=\(JSONWriter.string($0.value))" }, tree.map { "\($0.key)=\(JSONWriter.string($0.value))" })
