@@ -4,7 +4,8 @@
 
 For each payload (a REST PUT of an array of small numbers, of objects, of long strings, and
 a realtime write of an array), prints the payload size, the server's peak resident memory
-above its idle level, and their ratio."""
+above its idle level, and their ratio. The peak is read 2 s after the answer (SETTLE=seconds to
+change it), so that the checkpoint a large write sets off counts too."""
 import json
 import os
 import sys
@@ -20,8 +21,10 @@ def compact(value):
     return json.dumps(value, separators=(",", ":"))
 
 
+numbers = compact(list(range(2_600_000)))
 payloads = {
-    "REST PUT, array of 2.6M small numbers": ("rest", compact(list(range(2_600_000)))),
+    "REST PUT, array of 2.6M small numbers": ("rest", numbers),
+    "REST PUT, array of 2.6M small numbers, answer echoed": ("rest-echo", numbers),
     "REST PUT, 300k objects of 2 fields": ("rest", compact({f"k{i}": {"name": "x" * 20, "n": i} for i in range(300_000)})),
     "REST PUT, 16k strings of 1 KB": ("rest", compact({f"k{i}": "v" * 1000 for i in range(16_000)})),
     "WebSocket write, array of 1.2M small numbers": ("ws", compact(list(range(1_200_000)))),
@@ -31,8 +34,9 @@ for name, (kind, text) in payloads.items():
     try:
         idle = server.rss_kb("VmHWM")
         start = time.time()
-        if kind == "rest":
-            status = wire.request(server.port, "PUT", "/big.json?ns=m&print=silent", text.encode())[0]
+        if kind.startswith("rest"):
+            query = "" if kind == "rest-echo" else "&print=silent"
+            status = wire.request(server.port, "PUT", "/big.json?ns=m" + query, text.encode())[0]
             size = len(text)
         else:
             message = '{"t":"d","d":{"r":1,"a":"p","b":{"p":"/big","d":' + text + "}}}"
@@ -45,6 +49,7 @@ for name, (kind, text) in payloads.items():
             status = ws.response(1)["s"]
             size = len(message)
         elapsed = time.time() - start
+        time.sleep(float(os.environ.get("SETTLE", "2")))
         peak = server.rss_kb("VmHWM") - idle
         print(f"memory: {name}: {size / 1e6:.1f} MB written ({status}) in {elapsed:.2f} s, "
               f"server peak +{peak // 1024} MB = {peak * 1024 / size:.1f}x the payload")

@@ -20,8 +20,9 @@ public enum CRC32 {
         return t
     }()
 
-    public static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
-        var crc: UInt32 = 0xFFFFFFFF
+    /// `previous`: the checksum of the bytes before these, to checksum a text in pieces.
+    public static func checksum(_ bytes: UnsafeRawBufferPointer, continuing previous: UInt32 = 0) -> UInt32 {
+        var crc: UInt32 = ~previous
         tables.withUnsafeBufferPointer { t in
             var i = 0
             let n = bytes.count

@@ -94,6 +94,18 @@ public struct ChildKey: Hashable, Comparable, Sendable, CustomStringConvertible 
         return a.withUTF8 { ua in b.withUTF8 { ub in compareUTF16(ua, ub) } }
     }
 
+    /// `compare` of two keys spelled by their UTF-8 bytes (a document's text).
+    static func compare(raw a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Int {
+        switch (parseInt32(a), parseInt32(b)) {
+        case let (x?, y?):
+            if x != y { return x < y ? -1 : 1 }
+            return a.count == b.count ? compareUTF16(a, b) : (a.count < b.count ? -1 : 1)
+        case (.some, nil): return -1
+        case (nil, .some): return 1
+        case (nil, nil): return compareUTF16(a, b)
+        }
+    }
+
     private static func compareUTF16(_ ua: UnsafeBufferPointer<UInt8>, _ ub: UnsafeBufferPointer<UInt8>) -> Int {
         let n = Swift.min(ua.count, ub.count)
         var i = 0

@@ -23,6 +23,8 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         /// Strictly increasing keys, no empty values, at most `packedLimit` of them.
         case packed(ContiguousArray<ChildEntry>)
         case tree(WeightBalancedTree<ChildEntry>)
+        /// More than `packedLimit`, still in a document's text; read into a tree to change.
+        case encoded(EncodedChildren)
     }
 
     var storage: Storage
@@ -33,6 +35,51 @@ public struct ChildMap: Sendable, Sequence, Equatable {
     public init() {
         storage = .packed([])
         prioritizedCount = 0
+    }
+
+    /// Children in a document's text: none has a priority (a document holds none).
+    init(encoded: EncodedChildren) {
+        storage = .encoded(encoded)
+        prioritizedCount = 0
+    }
+
+    /// The text, when these children are still a document's and it may be written as it is
+    /// in `form`.
+    func withText<R>(_ form: EncodedChildren.TextForm, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R? {
+        guard case .encoded(let encoded) = storage else { return nil }
+        return encoded.withText(form, body)
+    }
+
+    /// The whole text of the document these children are, shared, when they are all of it
+    /// and it may be written as it is in `form`.
+    func wholeText(_ form: EncodedChildren.TextForm) -> [UInt8]? {
+        guard case .encoded(let encoded) = storage else { return nil }
+        return encoded.wholeText(form)
+    }
+
+    /// How many bytes of a document's text these children are (0 when they are not).
+    var textCount: Int {
+        guard case .encoded(let encoded) = storage else { return 0 }
+        return encoded.container.end - encoded.container.start
+    }
+
+    /// Whether these children are still a document's text, which was checked as it came in:
+    /// no priority, no server value, every number finite, every key valid.
+    var isValidatedText: Bool {
+        if case .encoded = storage { return true }
+        return false
+    }
+
+    /// The longest path below, relative to this map, when it is a document's text (known
+    /// without reading it).
+    var textExtent: (depth: Int, pathBytes: Int)? {
+        guard case .encoded(let encoded) = storage else { return nil }
+        return (encoded.container.depth, encoded.container.pathBytes)
+    }
+
+    /// Reads a document's children into a tree, before a change.
+    private mutating func readText() {
+        if case .encoded(let encoded) = storage { storage = .tree(encoded.tree()) }
     }
 
     init(tree: WeightBalancedTree<ChildEntry>, prioritizedCount: Int) {
@@ -181,6 +228,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         switch storage {
         case .packed(let entries): return entries.count
         case .tree(let tree): return tree.count
+        case .encoded(let encoded): return encoded.count
         }
     }
 
@@ -205,6 +253,8 @@ public struct ChildMap: Sendable, Sequence, Equatable {
             return at.found ? entries[at.index].value : nil
         case .tree(let tree):
             return tree.find(ChildEntry(key: key, value: .empty))?.value
+        case .encoded(let encoded):
+            return encoded[key]
         }
     }
 
@@ -227,6 +277,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
     /// and edits it; an empty result removes it. Storage only this map holds is changed in
     /// place (see `WeightBalancedTree.modify`), so a child no one else holds is too.
     public mutating func modify(_ key: ChildKey, _ change: (inout Node) -> Void) {
+        readText()
         var prioritized = prioritizedCount
         defer { prioritizedCount = prioritized }
         switch storage {
@@ -263,6 +314,8 @@ public struct ChildMap: Sendable, Sequence, Equatable {
                 return node.isEmpty ? nil : ChildEntry(key: key, value: node)
             })
             storage = .tree(tree)
+        case .encoded:
+            preconditionFailure("read into a tree above")
         }
     }
 
@@ -278,6 +331,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
     /// gets the position of the key and the child (empty when there is none) and edits it; an
     /// empty result removes it. In one pass over the map (see `WeightBalancedTree.update`).
     public mutating func update(sorted keys: [ChildKey], _ change: (Int, inout Node) -> Void) {
+        readText()
         var prioritized = prioritizedCount
         switch storage {
         case .packed(var entries):
@@ -316,6 +370,8 @@ public struct ChildMap: Sendable, Sequence, Equatable {
                 return node.isEmpty ? nil : ChildEntry(key: keys[i], value: node)
             })
             self = ChildMap(tree: tree, prioritizedCount: prioritized)
+        case .encoded:
+            preconditionFailure("read into a tree above")
         }
     }
 
@@ -323,6 +379,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         switch storage {
         case .packed(let entries): return entries.first.map { ($0.key, $0.value) }
         case .tree(let tree): return tree.first.map { ($0.key, $0.value) }
+        case .encoded(let encoded): return encoded.count == 0 ? nil : { let e = encoded.entry(at: 0); return (e.key, e.value) }()
         }
     }
 
@@ -330,6 +387,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         switch storage {
         case .packed(let entries): return entries.last.map { ($0.key, $0.value) }
         case .tree(let tree): return tree.last.map { ($0.key, $0.value) }
+        case .encoded(let encoded): return encoded.count == 0 ? nil : { let e = encoded.entry(at: encoded.count - 1); return (e.key, e.value) }()
         }
     }
 
@@ -338,6 +396,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         switch storage {
         case .packed(let entries): return entries.last?.key
         case .tree(let tree): return tree.last?.key
+        case .encoded(let encoded): return encoded.count == 0 ? nil : encoded.key(at: encoded.count - 1)
         }
     }
 
@@ -347,6 +406,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         switch storage {
         case .packed(let entries): e = entries[index]
         case .tree(let tree): e = tree.element(at: index)
+        case .encoded(let encoded): e = encoded.entry(at: index)
         }
         return (e.key, e.value)
     }
@@ -356,6 +416,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         switch storage {
         case .packed(let entries): return ChildMap.search(entries, key).index
         case .tree(let tree): return tree.rank(of: ChildEntry(key: key, value: .empty))
+        case .encoded(let encoded): return encoded.search(key).index
         }
     }
 
@@ -363,6 +424,8 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         switch (a.storage, b.storage) {
         case let (.tree(x), .tree(y)) where x.sameStorage(as: y): return true
         case let (.packed(x), .packed(y)) where x.withUnsafeBufferPointer({ $0.baseAddress }) == y.withUnsafeBufferPointer({ $0.baseAddress }):
+            return true
+        case let (.encoded(x), .encoded(y)) where x.isSame(as: y):
             return true
         default:
             guard a.count == b.count else { return false }
@@ -376,9 +439,19 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         let packed: ContiguousArray<ChildEntry>
         var position = 0
         var tree: WeightBalancedTree<ChildEntry>.Iterator?
+        var encoded: (children: EncodedChildren, walk: EntryWalk)?
 
         public mutating func next() -> (key: ChildKey, value: Node)? {
             if tree != nil { return tree?.next().map { ($0.key, $0.value) } }
+            if let (children, walk) = encoded {
+                var advanced = walk
+                let entry = children.document.text.withUnsafeBufferPointer { bytes in
+                    var reader = children.document.reader(bytes)
+                    return advanced.next(children.document, &reader)
+                }
+                encoded = (children, advanced)
+                return entry.map { ($0.key, $0.value) }
+            }
             guard position < packed.count else { return nil }
             position += 1
             return (packed[position - 1].key, packed[position - 1].value)
@@ -389,6 +462,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         switch storage {
         case .packed(let entries): return Iterator(packed: entries)
         case .tree(let tree): return Iterator(packed: [], tree: tree.makeIterator())
+        case .encoded(let encoded): return Iterator(packed: [], encoded: (encoded, EntryWalk(encoded.container)))
         }
     }
 
@@ -406,6 +480,7 @@ public struct ChildMap: Sendable, Sequence, Equatable {
                 for i in buffer.indices { try body(buffer[i]) }
             }
         case .tree(let tree): try tree.forEachInOrder(body)
+        case .encoded(let encoded): try encoded.forEachEntry(body)
         }
     }
 
@@ -420,6 +495,15 @@ public struct ChildMap: Sendable, Sequence, Equatable {
                 && entries.allSatisfy { !$0.value.isEmpty }
         case .tree(let tree):
             return tree.checkInvariants()
+        case .encoded(let encoded):
+            var previous: ChildKey?
+            var ordered = true
+            encoded.forEachEntry { entry in
+                if let previous, ChildKey.compare(previous, entry.key) >= 0 { ordered = false }
+                if entry.value.isEmpty || entry.value.priority != nil { ordered = false }
+                previous = entry.key
+            }
+            return ordered && encoded.count > ChildMap.packedLimit
         }
     }
 }

@@ -23,6 +23,9 @@ public struct JSONReader {
         /// The shell's shorthands: `now()` and `increment(N)` wherever a value may stand, read as
         /// the server values they name. Not JSON: only for what a person types.
         public var serverValueCalls = false
+        /// `parse(data:)` keeps texts of at least this many bytes as documents: below it,
+        /// reading the value whole costs less than scanning it first.
+        public var documentsFrom = 1 << 16
         public init(base: Path = .root, allowServerValues: Bool = true, dropNonFiniteNumbers: Bool = false,
                     serverValueCalls: Bool = false) {
             self.base = base
@@ -46,8 +49,16 @@ public struct JSONReader {
         return node
     }
 
-    public static func parse(data: [UInt8], options: Options = Options()) throws -> Node {
-        try data.withUnsafeBufferPointer { try parse(bytes: $0, options: options) }
+    /// Reads `data`; a large text of big objects or arrays is kept as it is (shared, not
+    /// copied), its children read when they are touched (see `JSONDocument`).
+    /// `range`: the bytes of `data` that are the value (a member of a message), by default all.
+    public static func parse(data: [UInt8], range: Range<Int>? = nil, options: Options = Options()) throws -> Node {
+        let range = range ?? 0..<data.count
+        if range.count >= options.documentsFrom, !options.serverValueCalls, !options.dropNonFiniteNumbers,
+           let node = JSONDocumentScanner.node(data, range: range, base: options.base) {
+            return node
+        }
+        return try data.withUnsafeBufferPointer { try parse(bytes: UnsafeBufferPointer(rebasing: $0[range]), options: options) }
     }
 
     /// Parses the body of a multi-path update: an object whose keys are relative paths.
@@ -126,6 +137,8 @@ public struct JSONReader {
         /// Keys met before, once the document has had a few (see `remember`).
         var knownKeys: KnownKeys?
         var keysRead = 0
+        /// Set when reading again a document's text: its big containers stay text.
+        var document: JSONDocument?
 
         init(bytes: UnsafeBufferPointer<UInt8>, options: Options) {
             self.bytes = bytes
@@ -197,6 +210,10 @@ public struct JSONReader {
             if options.dropNonFiniteNumbers && nonFiniteToken() { return .empty }
             switch bytes[index] {
             case UInt8(ascii: "{"), UInt8(ascii: "["):
+                if let container = document?.containers[index], let document {
+                    index = container.end
+                    return Node(children: ChildMap(encoded: EncodedChildren(document: document, container: container)))
+                }
                 nesting += 1
                 defer { nesting -= 1 }
                 if nesting > Cursor.maxNesting {

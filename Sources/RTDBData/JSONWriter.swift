@@ -19,6 +19,10 @@ public struct JSONWriter {
         public var pretty = false
         public var indent = "  "
         public var style: JSONStyle? = nil
+        /// A document's children are written as the text they were read from, whatever its
+        /// form: the same value when read again, though not the same bytes as the export
+        /// form. For what only this program reads back (the log).
+        public var textAsRead = false
         public init(export: Bool = false, pretty: Bool = false, style: JSONStyle? = nil) {
             self.export = export; self.pretty = pretty; self.style = style
         }
@@ -29,6 +33,10 @@ public struct JSONWriter {
     }
 
     public static func bytes(_ node: Node, options: Options = Options()) -> [UInt8] {
+        if !options.pretty, options.style == nil, node.priority == nil, case .children(let map) = node.content,
+           let text = map.wholeText(options.textAsRead ? .asRead : options.export ? .export : .plain) {
+            return text
+        }
         var out: [UInt8] = []
         write(node, to: &out, options: options)
         return out
@@ -198,6 +206,7 @@ public struct JSONWriter {
         let indent: String
         /// The colours, or nil (then nothing is looked up at each token).
         let style: JSONStyle?
+        let textAsRead: Bool
         var drain: ((inout JSONOutput) -> Void)? = nil
         /// Past this many bytes, no more values are written (the caller gives up on the text).
         let limit: Int
@@ -209,6 +218,7 @@ public struct JSONWriter {
             pretty = options.pretty
             indent = options.indent
             style = options.style
+            textAsRead = options.textAsRead
         }
 
         /// What a token is, for its colour.
@@ -278,6 +288,23 @@ public struct JSONWriter {
             out.append(0x22)
         }
 
+        /// A document's text, as it is: in pieces when the output drains (so a big one is
+        /// never whole twice), and no further than just past `limit`.
+        mutating func copy(_ text: UnsafeBufferPointer<UInt8>) {
+            let piece = drain == nil ? text.count : 1 << 16
+            var start = 0
+            while start < text.count {
+                let room = max(0, limit - out.count)
+                var end = min(piece, text.count - start)
+                if room < end { end = room + 1 }
+                end += start
+                out.append(UnsafeBufferPointer(rebasing: text[start..<end]))
+                start = end
+                if out.count > limit { return }
+                drain?(&out)
+            }
+        }
+
         mutating func number(_ v: Double) {
             color(.number)
             if JSONWriter.withIntegerText(v, { out.append($0) }) == nil { out.append(JSONWriter.formatOtherNumber(v)) }
@@ -327,6 +354,10 @@ public struct JSONWriter {
                     leaf(v)
                 }
             case .children(let map):
+                if !pretty, style == nil, node.priority == nil,
+                   map.withText(textAsRead ? .asRead : export ? .export : .plain, { copy($0) }) != nil {
+                    return
+                }
                 if !export, JSONWriter.isArray(map) {
                     out.append(UInt8(ascii: "["))
                     var next = 0

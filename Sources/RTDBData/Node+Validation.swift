@@ -35,6 +35,13 @@ extension Node {
         case .leaf:
             return
         case .children(let map):
+            // A document's text had its keys, strings and numbers checked as it came in; only
+            // the lengths of its paths depend on where it goes. Past them, the walk names the
+            // path.
+            if let extent = map.textExtent, keys.count + extent.depth <= Path.maxDepth,
+               bytes + (keys.isEmpty ? 0 : 1) + extent.pathBytes <= Path.maxBytes {
+                return
+            }
             for (key, child) in map {
                 let name = key.name
                 keys.append(name)

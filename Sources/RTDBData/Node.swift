@@ -221,7 +221,19 @@ public struct Node: Sendable, Equatable {
         switch content {
         case .empty: return false
         case .leaf(let v): if case .serverValue = v { return true }; return false
-        case .children(let map): return map.contains { $0.value.containsServerValues }
+        case .children(let map): return !map.isValidatedText && map.contains { $0.value.containsServerValues }
+        }
+    }
+
+    /// How many bytes of documents' text this value holds, in it or its children's
+    /// children (0 when none: documents are not looked for further down).
+    public var textCount: Int {
+        guard case .children(let map) = content else { return 0 }
+        if map.textCount > 0 { return map.textCount }
+        guard map.count <= ChildMap.packedLimit else { return 0 }
+        return map.reduce(0) { sum, child in
+            guard case .children(let inner) = child.value.content else { return sum }
+            return sum + inner.textCount
         }
     }
 

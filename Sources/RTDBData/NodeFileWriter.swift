@@ -99,6 +99,24 @@ public final class NodeFileWriter {
     /// Stores a node's children; returns the link to their tree and how many have a priority.
     private func storeChildren(_ map: ChildMap) throws -> (link: (offset: Int, size: Int), prioritized: Int) {
         if case .tree(let tree) = map.storage, !dropDamaged { return (try storeTree(tree), map.prioritizedCount) }
+        if case .encoded(let encoded) = map.storage, !dropDamaged {
+            // Read from the text one child at a time, as its branch is written: a list of a
+            // million children is never held whole, read or encoded. (No child of a
+            // document is empty or has a priority.)
+            let link = try encoded.withEntries { next in
+                try storeBalanced(0..<encoded.count) {
+                    guard let entry = next() else {
+                        // A document holds as many children as it counted: only a fault in
+                        // its reading could end them early, and no tree is stored from that.
+                        throw NodeFile.Failure.damaged(path: path, offset: length, reason: "a value ran out of children as it was stored")
+                    }
+                    var value: [UInt8] = []
+                    try encode(entry.value, into: &value)
+                    return (entry.key, value)
+                }
+            }
+            return (link, 0)
+        }
         // Packed children (never stored as they are), or a salvage: each child's value is
         // stored first, then a balanced tree of them. In a salvage, a value left empty (all of
         // its children were damaged) is left out too, as no record may hold an empty value.
@@ -110,7 +128,12 @@ public final class NodeFileWriter {
             try encode(entry.value, into: &value)
             if value != [0] { encoded.append((entry.key, value, entry.value.priority != nil)) }
         }
-        return (try storeBalanced(encoded[...]), encoded.reduce(0) { $0 + ($1.prioritized ? 1 : 0) })
+        var position = encoded.startIndex
+        let link = try storeBalanced(encoded.indices) {
+            defer { position += 1 }
+            return (encoded[position].key, encoded[position].value)
+        }
+        return (link, encoded.reduce(0) { $0 + ($1.prioritized ? 1 : 0) })
     }
 
     /// A leaf's kind byte. A server value never reaches a store (the engine resolves them
@@ -182,13 +205,16 @@ public final class NodeFileWriter {
         return try storeBranch(top.element.key, value, left: left, right: right)
     }
 
-    /// Writes entries in key order, their values already encoded, as a balanced tree.
-    private func storeBalanced(_ entries: ArraySlice<(key: ChildKey, value: [UInt8], prioritized: Bool)>) throws -> (offset: Int, size: Int) {
-        if entries.isEmpty { return (0, 0) }
-        let mid = entries.startIndex + entries.count / 2
-        let left = try storeBalanced(entries[..<mid])
-        let right = try storeBalanced(entries[(mid + 1)...])
-        return try storeBranch(entries[mid].key, entries[mid].value, left: left, right: right)
+    /// Writes as a balanced tree the entries at `positions`, which `next` gives in key order,
+    /// each value encoded: read in one pass, though each branch is written after both its
+    /// subtrees (links point backwards), so only the entries on the path wait.
+    private func storeBalanced(_ positions: Range<Int>, _ next: () throws -> (key: ChildKey, value: [UInt8])) throws -> (offset: Int, size: Int) {
+        if positions.isEmpty { return (0, 0) }
+        let mid = positions.lowerBound + positions.count / 2
+        let left = try storeBalanced(positions.lowerBound..<mid, next)
+        let (key, value) = try next()
+        let right = try storeBalanced((mid + 1)..<positions.upperBound, next)
+        return try storeBranch(key, value, left: left, right: right)
     }
 
     /// Writes one branch whose value is encoded and whose subtrees are stored; returns the link to it.

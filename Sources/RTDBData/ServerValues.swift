@@ -40,7 +40,7 @@ extension Node {
         switch content {
         case .empty: return false
         case .leaf(let v): if case .number(let n) = v { return !n.isFinite }; return false
-        case .children(let map): return map.contains { $0.value.containsNonFiniteNumber }
+        case .children(let map): return !map.isValidatedText && map.contains { $0.value.containsNonFiniteNumber }
         }
     }
 }

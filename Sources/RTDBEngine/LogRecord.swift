@@ -29,6 +29,23 @@ struct LogRecord: Equatable {
     static let headerSize = 8
     static let minimumPayload = 12
 
+    /// The form values are written in: the export form, with documents' text as it came
+    /// (it reads back as the same value, and is copied rather than written again).
+    static let valueForm: JSONWriter.Options = {
+        var options = JSONWriter.Options(export: true)
+        options.textAsRead = true
+        return options
+    }()
+
+    /// Records holding at least this much of documents' text are written in pieces (`write`).
+    static let writtenInPiecesFrom = 1 << 20
+
+    /// Whether the record is written in pieces rather than encoded into a buffer: a value
+    /// still a big document's text would then be held twice, as text and as the record.
+    var isLarge: Bool {
+        sets.reduce(0) { $0 + $1.value.textCount } >= LogRecord.writtenInPiecesFrom
+    }
+
     func encode(into out: inout [UInt8]) {
         let start = out.count
         out.append(contentsOf: [UInt8](repeating: 0, count: LogRecord.headerSize))
@@ -39,7 +56,7 @@ struct LogRecord: Equatable {
             out.append(contentsOf: p)
             let lengthAt = out.count
             LittleEndian.append(UInt32(0), to: &out)
-            JSONWriter.write(value, to: &out, options: .init(export: true))
+            JSONWriter.write(value, to: &out, options: LogRecord.valueForm)
             LittleEndian.write(UInt32(out.count - lengthAt - 4), at: lengthAt, in: &out)
         }
         if let origin {
@@ -52,6 +69,74 @@ struct LogRecord: Equatable {
         let crc = out.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + LogRecord.headerSize)...])) }
         LittleEndian.write(UInt32(payloadLength), at: start, in: &out)
         LittleEndian.write(crc, at: start + 4, in: &out)
+    }
+
+    /// Writes the record through `sink` in pieces of about `LogRecord.piece` bytes, the same
+    /// bytes `encode` makes; returns how many. The header needs the payload's length and
+    /// checksum, so the values are written three times: to count each, to checksum them all,
+    /// and to `sink`. None is ever whole in memory.
+    func write(_ sink: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
+        let lengths = sets.map { set in
+            var count = 0
+            payloadValue(set.value) { count += $0.count }
+            return count
+        }
+        var crc: UInt32 = 0
+        var payloadLength = 0
+        payload(lengths) { piece in
+            crc = CRC32.checksum(piece, continuing: crc)
+            payloadLength += piece.count
+        }
+        var header: [UInt8] = []
+        LittleEndian.append(UInt32(payloadLength), to: &header)
+        LittleEndian.append(crc, to: &header)
+        try header.withUnsafeBytes { try sink($0) }
+        var failure: Error?
+        payload(lengths) { piece in
+            guard failure == nil else { return }
+            do { try sink(piece) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        return header.count + payloadLength
+    }
+
+    static let piece = 1 << 16
+
+    /// The payload `encode` writes, in pieces, given each value's length.
+    private func payload(_ lengths: [Int], _ emit: (UnsafeRawBufferPointer) -> Void) {
+        var out: [UInt8] = []
+        func flush() {
+            out.withUnsafeBytes { emit($0) }
+            out.removeAll(keepingCapacity: true)
+        }
+        LittleEndian.append(UInt32(sets.count), to: &out)
+        for (i, (path, value)) in sets.enumerated() {
+            let p = Array(path.wireString.utf8)
+            LittleEndian.append(UInt32(p.count), to: &out)
+            out.append(contentsOf: p)
+            LittleEndian.append(UInt32(lengths[i]), to: &out)
+            flush()
+            payloadValue(value, emit)
+        }
+        if let origin {
+            LittleEndian.append(UInt32(origin.client.utf8.count), to: &out)
+            out += origin.client.utf8
+            LittleEndian.append(UInt64(request), to: &out)
+            LittleEndian.append(UInt64(origin.floor), to: &out)
+        }
+        flush()
+    }
+
+    /// A value's text, in pieces.
+    private func payloadValue(_ value: Node, _ emit: (UnsafeRawBufferPointer) -> Void) {
+        withoutActuallyEscaping(emit) { emit in
+            var out: [UInt8] = []
+            JSONWriter.write(value, to: &out, options: LogRecord.valueForm, draining: LogRecord.piece) { written in
+                written.withUnsafeBytes { emit($0) }
+                written.removeAll(keepingCapacity: true)
+            }
+            out.withUnsafeBytes { emit($0) }
+        }
     }
 
     enum DecodeResult {

@@ -77,7 +77,7 @@ public final class Store: @unchecked Sendable {
     private let lock: FolderLock
     private let condition = NSLock()
     // Guarded by `condition`.
-    private var pending: [UInt8] = []
+    private var pending = LogBatch()
     private var pendingCompletions: [(StoreError?) -> Void] = []
     /// The origins of the records in `pending`, in order.
     private var pendingOrigins: [(origin: WriteOrigin, request: Int)] = []
@@ -325,7 +325,7 @@ public final class Store: @unchecked Sendable {
         }
         if snapshotWanted { pendingSnapshot = snapshot() }
         for (record, completion) in records {
-            record.encode(into: &pending)
+            pending.append(record)
             pendingCompletions.append(completion)
             if let origin = record.origin { pendingOrigins.append((origin, record.request)) }
         }
@@ -381,7 +381,7 @@ public final class Store: @unchecked Sendable {
         // refused here, or the next round would write them and call them durable.
         let refused = failure ?? .failed("an earlier write could not be made durable")
         let dropped = pendingCompletions
-        pending = []
+        pending = LogBatch()
         pendingCompletions = []
         pendingOrigins = []
         if !closing { failure = nil }
@@ -527,7 +527,7 @@ public final class Store: @unchecked Sendable {
     /// Group commit: everything queued since the last round goes out with one write and one
     /// `fdatasync`; rounds follow each other until nothing is left.
     private func commitRounds() {
-        var buffer: [UInt8] = []
+        var buffer = LogBatch()
         var completions: [(StoreError?) -> Void] = []
         var origins: [(origin: WriteOrigin, request: Int)] = []
         while true {
@@ -551,7 +551,7 @@ public final class Store: @unchecked Sendable {
             if let refused {
                 // Queued before an earlier round failed: they follow it out, unwritten.
                 for completion in completions { completion(refused) }
-                buffer.removeAll(keepingCapacity: true)
+                buffer.removeAll()
                 completions.removeAll(keepingCapacity: true)
                 origins.removeAll(keepingCapacity: true)
                 durableThrough = marker
@@ -561,9 +561,9 @@ public final class Store: @unchecked Sendable {
             var error: StoreError?
             do {
                 let path = folder + "/" + Store.walName(walSeq)
-                try buffer.withUnsafeBytes { try FileIO.writeAll(walFD, $0, path: path) }
+                let written = try buffer.write { try FileIO.writeAll(walFD, $0, path: path) }
                 try FileIO.sync(walFD, path: path)
-                walBytes += buffer.count
+                walBytes += written
             } catch let e as StoreError {
                 error = e
             } catch let other {
@@ -584,7 +584,7 @@ public final class Store: @unchecked Sendable {
             }
             durableThrough = marker
             for completion in completions { completion(error) }
-            buffer.removeAll(keepingCapacity: buffer.capacity < 1 << 20)
+            buffer.removeAll()
             completions.removeAll(keepingCapacity: true)
             origins.removeAll(keepingCapacity: true)
 

@@ -189,10 +189,21 @@ public enum WireCodec {
         return try text.withUTF8 { try decode(bytes: $0) }
     }
 
+    /// Reads one message, whose data keeps `message` rather than a copy of its part (see
+    /// `JSONReader.parse(data:range:options:)`).
+    public static func decode(_ message: [UInt8]) throws -> Message {
+        try message.withUnsafeBufferPointer { try decode(bytes: $0, owner: message) }
+    }
+
     /// Reads one message. Nothing in it is trusted: numbers that must be integers are checked
     /// to be exactly that, data is checked with the database's rules, and any failure is a
     /// `WireError` (with the request number when one was read).
     public static func decode(bytes: UnsafeBufferPointer<UInt8>) throws -> Message {
+        try decode(bytes: bytes, owner: nil)
+    }
+
+    /// `owner`: the array `bytes` lends, when there is one.
+    private static func decode(bytes: UnsafeBufferPointer<UInt8>, owner: [UInt8]?) throws -> Message {
         let json: JSONValue
         let raw: Range<Int>?
         do { (json, raw) = try JSONValue.parse(bytes: bytes, capturing: dataPath) } catch { throw WireError("message is not JSON: \(error)") }
@@ -201,7 +212,7 @@ public enum WireCodec {
         }
         switch layer {
         case "c": return try decodeControl(payload)
-        case "d": return try decodeData(payload, RawData(bytes: bytes, range: raw))
+        case "d": return try decodeData(payload, RawData(bytes: bytes, owner: owner, range: raw))
         default: throw WireError("unknown message layer \"\(layer)\"")
         }
     }
@@ -209,6 +220,8 @@ public enum WireCodec {
     /// The bytes of a data message's `d` member, not yet read.
     private struct RawData {
         let bytes: UnsafeBufferPointer<UInt8>
+        /// The array `bytes` lends, which a large value keeps instead of a copy.
+        let owner: [UInt8]?
         let range: Range<Int>?
 
         var slice: UnsafeBufferPointer<UInt8>? { range.map { UnsafeBufferPointer(rebasing: bytes[$0]) } }
@@ -218,7 +231,9 @@ public enum WireCodec {
 
         func node(at path: Path, serverValues: Bool) throws -> Node {
             guard let slice else { return .empty }
-            return try JSONReader.parse(bytes: slice, options: .init(base: path, allowServerValues: serverValues))
+            let options = JSONReader.Options(base: path, allowServerValues: serverValues)
+            if let owner, let range { return try JSONReader.parse(data: owner, range: range, options: options) }
+            return try JSONReader.parse(bytes: slice, options: options)
         }
 
         func updates(at path: Path) throws -> [Update] {
@@ -471,8 +486,9 @@ public enum WireFraming {
     /// `maxParts`, is an error: the connection is to be closed, nothing is kept.
     public struct Assembler {
         private var expected = 0
-        private var parts: [String] = []
-        private var bytes = 0
+        private var received = 0
+        /// The parts so far, joined as they come: one buffer, which the message keeps.
+        private var joined: [UInt8] = []
         private let maxBytes: Int
         /// The most parts a count frame may announce: a largest message cut into 16,384-unit
         /// frames, with room for peers that cut four times smaller.
@@ -484,17 +500,21 @@ public enum WireFraming {
             self.maxBytes = maxBytes
         }
 
-        public mutating func receive(_ frame: String) throws -> String? {
+        /// The message complete with this frame, as UTF-8, or nil while parts are missing.
+        public mutating func receive(_ frame: String) throws -> [UInt8]? {
             if expected > 0 {
-                bytes += frame.utf8.count
-                if bytes > maxBytes {
-                    parts = []; expected = 0; bytes = 0
+                if joined.count + frame.utf8.count > maxBytes {
+                    joined = []; expected = 0; received = 0
                     throw WireError("the message is larger than \(maxBytes >> 20) MiB, the limit for one message")
                 }
-                parts.append(frame)
-                if parts.count == expected {
-                    defer { parts = []; expected = 0; bytes = 0 }
-                    return parts.joined()
+                // Room for all the parts, as big as the first, at once (growing by doubling
+                // held up to twice the message, and once both the old room and the new).
+                if received == 0 { joined.reserveCapacity(min(maxBytes, expected * max(frame.utf8.count, 1))) }
+                joined.append(contentsOf: frame.utf8)
+                received += 1
+                if received == expected {
+                    defer { joined = []; expected = 0; received = 0 }
+                    return joined
                 }
                 return nil
             }
@@ -508,7 +528,7 @@ public enum WireFraming {
             if frame.utf8.count > maxBytes {
                 throw WireError("the message is larger than \(maxBytes >> 20) MiB, the limit for one message")
             }
-            return frame
+            return Array(frame.utf8)
         }
     }
 }

@@ -25,7 +25,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// Makes the handler that lets a later request on this connection become a WebSocket.
     private let makeUpgradeHandler: () -> (ChannelHandler & RemovableChannelHandler)?
     private var head: HTTPRequestHead?
-    private var body = ByteBuffer()
+    /// An array, not a buffer: the value read from it keeps it (see `JSONDocument`).
+    private var body: [UInt8] = []
     private var tooLarge = false
 
     init(namespaces: Namespaces, policy: AccessPolicy, identity: Identity = .anonymous, log: @escaping @Sendable (String) -> Void,
@@ -40,16 +41,21 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch unwrapInboundIn(data) {
         case .head(let h):
             head = h
-            body = context.channel.allocator.buffer(capacity: 0)
+            body = []
+            // Room for the whole body at once: grown by doubling, a body had up to twice its
+            // size allocated, and once both the old room and the new.
+            if let length = h.headers.first(name: "Content-Length").flatMap(Int.init), length > 0, length <= HTTPHandler.maxBody {
+                body.reserveCapacity(length)
+            }
             tooLarge = false
             context.triggerUserOutboundEvent(HTTPPhase.headReceived, promise: nil)
-        case .body(var chunk):
+        case .body(let chunk):
             if tooLarge { return }
-            if body.readableBytes + chunk.readableBytes > HTTPHandler.maxBody {
+            if body.count + chunk.readableBytes > HTTPHandler.maxBody {
                 tooLarge = true
-                body = context.channel.allocator.buffer(capacity: 0)  // nothing more is kept
+                body = []  // nothing more is kept
             } else {
-                body.writeBuffer(&chunk)
+                chunk.withUnsafeReadableBytes { body.append(contentsOf: $0) }
             }
         case .end:
             guard let head else { return }

@@ -19,7 +19,7 @@ struct RESTRouter: Sendable {
     let log: @Sendable (String) -> Void
 
     /// Routes one whole request; `done` gets its outcome, from any thread.
-    func route(_ head: HTTPRequestHead, body: ByteBuffer, _ done: @escaping @Sendable (RESTOutcome) -> Void) {
+    func route(_ head: HTTPRequestHead, body: [UInt8], _ done: @escaping @Sendable (RESTOutcome) -> Void) {
         do {
             try routeTarget(head, body, done)
         } catch let failure as RESTFailure {
@@ -29,7 +29,7 @@ struct RESTRouter: Sendable {
         }
     }
 
-    private func routeTarget(_ head: HTTPRequestHead, _ body: ByteBuffer, _ done: @escaping @Sendable (RESTOutcome) -> Void) throws {
+    private func routeTarget(_ head: HTTPRequestHead, _ body: [UInt8], _ done: @escaping @Sendable (RESTOutcome) -> Void) throws {
         let (rawPath, items) = Self.split(head.uri)
         if rawPath == "/.ws" {
             throw RESTFailure(status: .badRequest, message: "/.ws is the realtime protocol: connect with a WebSocket upgrade")
@@ -84,7 +84,7 @@ struct RESTRouter: Sendable {
         }
     }
 
-    private func route(_ method: String, _ head: HTTPRequestHead, _ items: [String: String], _ path: Path, _ body: ByteBuffer,
+    private func route(_ method: String, _ head: HTTPRequestHead, _ items: [String: String], _ path: Path, _ body: [UInt8],
                        _ database: Database?, _ namespace: String, _ identity: Identity,
                        _ respond: @escaping @Sendable (RESTReply) -> Void) throws {
         let print = items["print"]
@@ -127,7 +127,8 @@ struct RESTRouter: Sendable {
             let database = try Self.opened(database)
             var value = Node.empty
             if method == "PUT" {
-                do { value = try Self.parse(body) { try JSONReader.parse(bytes: $0, options: .init(base: path)) } } catch {
+                // The body itself is kept: a big one's children stay its text until touched.
+                do { value = try JSONReader.parse(data: body, options: .init(base: path)) } catch {
                     throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object, array, or value: \(error)")
                 }
             }
@@ -221,7 +222,7 @@ struct RESTRouter: Sendable {
 
     /// `/.settings/rules.json`: the owner reads (GET) and replaces (PUT) a namespace's rules.
     /// New rules are checked whole first; on an error the old rules stay in force.
-    private func settings(_ method: String, _ namespace: String, _ body: ByteBuffer, _ identity: Identity) throws -> RESTReply {
+    private func settings(_ method: String, _ namespace: String, _ body: [UInt8], _ identity: Identity) throws -> RESTReply {
         guard Namespaces.isValid(namespace) else { throw RESTFailure(status: .notFound, message: "invalid namespace \"\(namespace)\"") }
         guard identity == .admin else {
             throw RESTFailure(status: .unauthorized, message: "Permission denied: only the owner may read or change the rules")
@@ -230,7 +231,7 @@ struct RESTRouter: Sendable {
         case "GET":
             return RESTReply(status: .ok, body: Array(namespaces.rules(for: namespace).source.utf8))
         case "PUT":
-            guard let text = String(validating: body.readableBytesView, as: UTF8.self) else {
+            guard let text = String(validating: body, as: UTF8.self) else {
                 throw RESTFailure(status: .badRequest, message: "the rules are not valid UTF-8")
             }
             let rules: SecurityRules
@@ -264,8 +265,8 @@ struct RESTRouter: Sendable {
 
     /// Reads a request body in place, without a copy. Bytes that are not UTF-8 are refused: the
     /// reader checks every string, and outside strings JSON allows ASCII only.
-    private static func parse<T>(_ body: ByteBuffer, _ read: (UnsafeBufferPointer<UInt8>) throws -> T) throws -> T {
-        try body.withUnsafeReadableBytes { try read($0.bindMemory(to: UInt8.self)) }
+    private static func parse<T>(_ body: [UInt8], _ read: (UnsafeBufferPointer<UInt8>) throws -> T) throws -> T {
+        try body.withUnsafeBufferPointer { try read($0) }
     }
 
     /// The database path of a REST target's path part (`/users/ada.json`), percent-decoded

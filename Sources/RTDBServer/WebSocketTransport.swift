@@ -101,7 +101,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
 
     /// A text frame arrived (on the channel's event loop).
     func received(_ text: String) {
-        let message: String?
+        let message: [UInt8]?
         do { message = try assembler.receive(text) } catch {
             log("closing the connection from \(channel.remoteAddress?.description ?? "?"): \(error)")
             send(.serverError("\(error)"))
@@ -111,7 +111,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         guard let message else { return }
         do {
             let decoded = try WireCodec.decode(message)
-            if case .request(let id, _, _) = decoded { received(request: id, bytes: message.utf8.count) }
+            if case .request(let id, _, _) = decoded { received(request: id, bytes: message.count) }
             if let onMessage { onMessage(decoded) } else if !closed { early.append(decoded) }
         } catch let error as WireError {
             log("malformed message from \(channel.remoteAddress?.description ?? "?"): \(error.message)")

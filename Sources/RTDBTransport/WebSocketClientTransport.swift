@@ -153,7 +153,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
 
     private func received(_ text: String) {
         touch()
-        let message: String?
+        let message: [UInt8]?
         do { message = try assembler.receive(text) } catch {
             record("the server sent a message this client cannot take: \(error)")
             close()

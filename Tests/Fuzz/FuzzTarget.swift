@@ -102,6 +102,31 @@ struct FuzzTarget: Sendable {
                 if options.export && again != node { throw PropertyFailure(description: "export JSON does not read back as the same node") }
             }
         }
+        // Kept as a document (big containers left as text), the same input reads as the
+        // same value, with the same error when refused, and writes the same bytes.
+        var documentOptions = JSONReader.Options()
+        documentOptions.documentsFrom = 0
+        let whole = Result { try input.withUnsafeBufferPointer { try JSONReader.parse(bytes: $0) } }
+        let document = Result { try JSONReader.parse(data: input, options: documentOptions) }
+        switch (whole, document) {
+        case let (.success(a), .success(b)):
+            guard a == b, b == a else { throw PropertyFailure(description: "a document reads as another value") }
+            for options in [JSONWriter.Options(export: true), JSONWriter.Options()] where JSONWriter.bytes(a, options: options) != JSONWriter.bytes(b, options: options) {
+                throw PropertyFailure(description: "a document writes other bytes (export: \(options.export))")
+            }
+            guard a.hashString == b.hashString else { throw PropertyFailure(description: "a document hashes otherwise") }
+            guard !b.containsServerValues else { return }  // resolved before any record
+            let record = LogRecord(sets: [(Path("a"), b)])
+            var encoded: [UInt8] = []
+            record.encode(into: &encoded)
+            guard case .record(let back, _) = encoded.withUnsafeBytes({ LogRecord.decode($0, at: 0) }), back == record else {
+                throw PropertyFailure(description: "a document's log record does not read back")
+            }
+        case let (.failure(a), .failure(b)):
+            guard "\(a)" == "\(b)" else { throw PropertyFailure(description: "a document is refused otherwise: \(b) for \(a)") }
+        default:
+            throw PropertyFailure(description: "a document is read where the whole value is not, or the other way")
+        }
     }
 
     /// Realtime messages: anything decoded encodes to bytes that decode and encode the same.

@@ -57,6 +57,24 @@ final class NodeFileTests: XCTestCase {
         XCTAssertEqual(read.priority, .string("top"))
     }
 
+    /// A document's big containers are stored as they are read, in one pass: the same tree
+    /// as the value read whole.
+    func testADocumentIsStoredAsTheValueReadWhole() throws {
+        let text = "{\"list\": [" + (0..<5000).map { $0 % 3 == 0 ? "{\"n\": \($0)}" : String($0) }.joined(separator: ",")
+            + "], \"map\": {" + (0..<300).map { "\"k\($0)\": [\($0), \"x\"]" }.joined(separator: ",") + "}}"
+        var options = JSONReader.Options()
+        options.documentsFrom = 0
+        let document = try JSONReader.parse(data: Array(text.utf8), options: options)
+        XCTAssertTrue(document.child(ChildKey("list")).children.isValidatedText)
+        let whole = try JSONReader.parse(text)
+        let written = try store(document)
+        let read = try XCTUnwrap(try open(written.length).node(encoded: written.root))
+        XCTAssertEqual(read, whole)
+        XCTAssertTrue(read.child(ChildKey("list")).children.checkInvariants())
+        XCTAssertEqual(read.child(at: Path("list/4998/n")), Node(4998))
+        XCTAssertEqual(read.child(at: Path("map/k299/1")), Node("x"))
+    }
+
     /// A write to a stored tree copies the branches on its path; storing it again appends
     /// those only, and the earlier length still reads the earlier tree.
     func testAppendWritesOnlyWhatChanged() throws {

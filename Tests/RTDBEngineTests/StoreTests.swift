@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 @testable import RTDBData
 @testable import RTDBEngine
+import RTDBProtocol
 
 func temporaryFolder() -> String {
     let path = NSTemporaryDirectory() + "rtdb-test-" + UUID().uuidString
@@ -42,6 +43,49 @@ final class StoreTests: XCTestCase {
                 if case .record(let r, _) = LogRecord.decode(raw, at: 0), r != record { XCTFail("flip at \(i) misread") }
             }
         }
+    }
+
+    /// A record holding a big document's text is written in pieces: the same bytes as
+    /// encoded whole, and through the store, the same value when read back.
+    func testARecordOfABigDocumentIsWrittenInPieces() throws {
+        let list = Array(("[" + (0..<300_000).map(String.init).joined(separator: ",") + "]").utf8)
+        let objects = Array(("{" + (0..<20).map { "\"k\($0)\": {\"n\": \($0)}" }.joined(separator: ", ") + "}").utf8)
+        var options = JSONReader.Options()
+        options.documentsFrom = 0
+        let record = LogRecord(sets: [(Path("list"), try JSONReader.parse(data: list)),
+                                      (Path("objects"), try JSONReader.parse(data: objects, options: options)),
+                                      (Path("leaf"), Node("x"))],
+                               origin: WriteOrigin(client: "c1", floor: 3), request: 7)
+        XCTAssertTrue(record.isLarge)
+        XCTAssertFalse(LogRecord(sets: [(Path("objects"), try JSONReader.parse(data: objects, options: options))]).isLarge)
+        var whole: [UInt8] = []
+        record.encode(into: &whole)
+        var pieces: [UInt8] = []
+        var count = 0
+        let written = try record.write { piece in
+            pieces.append(contentsOf: piece)
+            count += 1
+        }
+        XCTAssertEqual(pieces, whole)
+        XCTAssertEqual(written, whole.count)
+        XCTAssertGreaterThan(count, 10, "never whole")
+        // The list went as its text (plain, shorter than the export form's object).
+        XCTAssertLessThan(whole.count, list.count + 1000)
+
+        let folder = temporaryFolder()
+        let store = try Store(folder: folder)
+        store.checkpointOnClose = false
+        var root = Node.empty
+        root.merge(record.sets)
+        append(store, LogRecord(sets: [(Path("before"), Node(1))]), root: root)
+        append(store, record, root: root)
+        append(store, LogRecord(sets: [(Path("after"), Node(2))]), root: root)
+        store.close()
+        var expected = root
+        expected.merge([(Path("before"), Node(1)), (Path("after"), Node(2))])
+        let reopened = try Store(folder: folder)
+        XCTAssertEqual(reopened.recoveredRoot, expected)
+        reopened.close()
     }
 
     func testReopenRecoversWrites() throws {
