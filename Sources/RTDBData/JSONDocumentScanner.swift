@@ -98,13 +98,31 @@ struct JSONDocumentScanner {
     private mutating func number() throws -> Summary {
         let start = reader.index
         _ = try reader.readNumber()
-        // Canonical when the writer writes the same digits: an integer of at most 15 digits
-        // (so exact as a double), no leading zero, no "-0".
-        let text = UnsafeBufferPointer(rebasing: bytes[start..<reader.index])
-        let digits = text.first == UInt8(ascii: "-") ? UnsafeBufferPointer(rebasing: text.dropFirst()) : text
-        var canonical = digits.count <= 15 && digits.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
-        if digits.first == 0x30 && (digits.count > 1 || text.count > 1) { canonical = false }
-        return Summary(canonical: canonical)
+        return Summary(canonical: JSONDocumentScanner.isCanonical(number: UnsafeBufferPointer(rebasing: bytes[start..<reader.index])))
+    }
+
+    /// Whether `JSONWriter` writes a number read from `text` as `text`: an integer of at most
+    /// 15 digits, or a decimal of at most 15 significant digits with no trailing zero and
+    /// at least 0.0001 (smaller ones it writes with an exponent); no exponent, no "-0". At
+    /// most 15 digits, no two such texts name one double, so its shortest form is this one.
+    static func isCanonical(number text: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = text.first == UInt8(ascii: "-") ? 1 : 0
+        let integerStart = i
+        while i < text.count, text[i] >= 0x30, text[i] <= 0x39 { i += 1 }
+        let integer = UnsafeBufferPointer(rebasing: text[integerStart..<i])
+        let zeroInteger = integer.count == 1 && integer[0] == 0x30
+        if i == text.count {
+            return integer.count <= 15 && !(zeroInteger && integerStart == 1)
+        }
+        guard text[i] == UInt8(ascii: ".") else { return false }  // an exponent
+        i += 1
+        let fractionStart = i
+        while i < text.count, text[i] >= 0x30, text[i] <= 0x39 { i += 1 }
+        guard i == text.count, i > fractionStart, text[i - 1] != 0x30 else { return false }
+        var leadingZeros = 0
+        while zeroInteger, text[fractionStart + leadingZeros] == 0x30 { leadingZeros += 1 }
+        let significant = (zeroInteger ? 0 : integer.count) + (i - fractionStart - leadingZeros)
+        return significant <= 15 && leadingZeros <= 3
     }
 
     private mutating func container(isArray: Bool) throws -> Summary {
@@ -115,7 +133,7 @@ struct JSONDocumentScanner {
         defer { nesting -= 1 }
         guard nesting <= Path.maxDepth else { throw Unfit() }
         let mark = offsets.count
-        defer { offsets.removeSubrange(mark...) }
+        defer { offsets.removeLast(offsets.count - mark) }
         var summary = Summary(hasArrays: isArray)
         var spaced = skipSpace()
         guard reader.index < bytes.count, bytes[reader.index] != close else { throw Unfit() }  // empty
@@ -137,9 +155,15 @@ struct JSONDocumentScanner {
                 guard reader.index < bytes.count, bytes[reader.index] == UInt8(ascii: "\"") else { throw Unfit() }
                 let raw = UnsafeBufferPointer(rebasing: bytes[(quote + 1)..<reader.index])
                 reader.index += 1
-                guard ascii || JSONReader.isValidUTF8(raw), Path.problem(utf8: raw) == nil else { throw Unfit() }
-                if let previousKey, ChildKey.compare(raw: previousKey, raw) >= 0 { sorted = false }
-                previousKey = raw
+                guard ascii || JSONReader.isValidUTF8(raw), JSONDocumentScanner.isPlainKey(raw) else { throw Unfit() }
+                // The order matters only to a text that may be copied as it is, and to a big
+                // object (which is sorted at its end when not known to be in order).
+                if sorted && summary.canonical && !spaced {
+                    if let previousKey, ChildKey.compare(raw: previousKey, raw) >= 0 { sorted = false }
+                    previousKey = raw
+                } else {
+                    sorted = false
+                }
                 if arrayLike {
                     if let position = JSONDocumentScanner.arrayPosition(raw) {
                         largestPosition = max(largestPosition, position)
@@ -200,6 +224,22 @@ struct JSONDocumentScanner {
         for i in keyed.indices.dropFirst() where ChildKey.compare(raw: keyed[i - 1].raw, keyed[i].raw) == 0 { throw Unfit() }
         children = keyed.map(\.offset)
     }
+
+    /// Whether a key is valid as it is spelled (`Path.problem` finds none), by a table of the
+    /// bytes no key may hold: controls, DEL and `.$#[]/` (the special keys start with `.`).
+    @inline(__always)
+    static func isPlainKey(_ raw: UnsafeBufferPointer<UInt8>) -> Bool {
+        guard !raw.isEmpty else { return false }
+        for b in raw where b < 0x80 {
+            let word = b < 0x40 ? forbiddenLow : forbiddenHigh
+            if word >> UInt64(b & 0x3F) & 1 != 0 { return false }
+        }
+        return true
+    }
+
+    /// Bits 0x00-0x1F and `#$./`; then `[]` and DEL, less 0x40.
+    private static let forbiddenLow: UInt64 = 0x0000_C018_FFFF_FFFF
+    private static let forbiddenHigh: UInt64 = 0x8000_0000_2800_0000
 
     /// The position a key names when the plain form would write it in an array: digits
     /// without a leading zero.

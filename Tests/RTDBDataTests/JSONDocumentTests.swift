@@ -99,6 +99,17 @@ final class JSONDocumentTests: XCTestCase {
         let node = try readDocument(object)
         XCTAssertEqual(JSONWriter.string(node), object)
         XCTAssertEqual(JSONWriter.string(node, options: .init(export: true)), object)
+        // Decimals the writer writes as they are.
+        let decimals = "[" + (0..<20).map { ["1.5", "-0.25", "0.0001", "123.456", "99999999999999.9"][$0 % 5] }.joined(separator: ",") + "]"
+        XCTAssertEqual(JSONWriter.string(try readDocument(decimals)), decimals)
+        for (text, canonical) in [("1.5", true), ("0.0001", true), ("0.00001", false), ("1.50", false), ("1.0", false),
+                                  ("123456789012345", true), ("1234567890123456", false), ("0.123456789012345", true),
+                                  ("0.1234567890123456", false), ("-0", false), ("-0.5", true), ("1e2", false)] {
+            let bytes = Array(text.utf8)
+            XCTAssertEqual(bytes.withUnsafeBufferPointer { JSONDocumentScanner.isCanonical(number: $0) }, canonical, text)
+            // Canonical is what the writer writes; others may be too (the rule is a safe one).
+            if canonical { XCTAssertEqual(JSONWriter.string(try readWhole(text)), text) }
+        }
         // Not canonical: numbers, escapes, DEL, spaces, order, arrays in the export form.
         for variant in ["1.0", "1e3", "-0", "0.5", "12345678901234567", "\"\\u0041\"", "\"a\u{7F}\"", "\"\\/\""] {
             let text = "[" + Array(repeating: variant, count: 20).joined(separator: ",") + "]"
@@ -123,6 +134,17 @@ final class JSONDocumentTests: XCTestCase {
         for text in ["[" + Array(repeating: "1", count: 20).joined(separator: ",") + ",]", "{\(fill),\"a.b\":1}", "{\(fill)"] {
             assertSameError({ try readDocument(text) }, { try readWhole(text) })
         }
+    }
+
+    /// The scanner's table of bytes no key may hold says what `Path.problem` says.
+    func testKeyCheckAgreesWithThePathRules() {
+        for byte in 0...255 {
+            for key in [[UInt8(byte)], [0x61, UInt8(byte), 0x62]] {
+                let plain = key.withUnsafeBufferPointer { JSONDocumentScanner.isPlainKey($0) }
+                XCTAssertEqual(plain, Path.problem(utf8: key) == nil, "byte \(byte)")
+            }
+        }
+        XCTAssertFalse([UInt8]().withUnsafeBufferPointer { JSONDocumentScanner.isPlainKey($0) })
     }
 
     func testLimitsOnPathsDependOnWhereTheValueGoes() throws {
@@ -196,6 +218,8 @@ final class JSONDocumentTests: XCTestCase {
 
     private func randomLeaf(_ rng: inout SeededRandom) -> String {
         let pool = ["1", "-7", "0", "-0", "1.5", "1e3", "2.0", "123456789012345678", "true", "false", "\"s\"",
+                    "0.5", "-0.25", "0.0001", "0.00001", "0.000123", "123.456", "100.250", "1.000000000000001",
+                    "99999999999999.9", "-0.0", "12345678901234.5",
                     "\"\\u00e9\\n\"", "\"\u{7F}\"", "\"üñî\"", "\"\\\"q\\\"\"", "9007199254740993", "-1.25e-7"]
         return pool.randomElement(using: &rng) ?? "1"
     }
