@@ -484,7 +484,17 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         }
     }
 
-    public var keys: [ChildKey] { map { $0.key } }
+    /// The keys in order; a document's are read without their values.
+    public var keys: [ChildKey] {
+        guard case .encoded(let encoded) = storage else { return map { $0.key } }
+        return (0..<encoded.count).map { encoded.key(at: $0) }
+    }
+
+    /// Whether these children are a document's array (which the plain form writes as one).
+    var isTextArray: Bool {
+        if case .encoded(let encoded) = storage { return encoded.container.isArray }
+        return false
+    }
 
     /// Checks the order and balance invariants (for tests).
     public func checkInvariants() -> Bool {

@@ -67,7 +67,7 @@ final class JSONDocument: Sendable {
             for _ in 0..<container.count {
                 reader.skipWhitespace()
                 offsets.append(UInt32(reader.index))
-                reader.skipValue(self)
+                reader.skipValue()
             }
         }
         return offsets
@@ -170,9 +170,36 @@ extension JSONReader.Cursor {
         if index < bytes.count && bytes[index] == UInt8(ascii: ",") { index += 1 }
     }
 
-    /// Moves past the value here and the comma after it, in a validated `document`.
-    mutating func skipValue(_ document: JSONDocument) {
-        let value = document.decoded { try readValue() }
-        withExtendedLifetime(value) { skipSeparator() }
+    /// Moves past the value here and the comma after it, in validated text: by its brackets
+    /// and quotes alone, nothing read into a value.
+    mutating func skipValue() {
+        skipWhitespace()
+        var depth = 0
+        while index < bytes.count {
+            let b = bytes[index]
+            switch b {
+            case UInt8(ascii: "\""):
+                index += 1
+                while index < bytes.count && bytes[index] != UInt8(ascii: "\"") {
+                    index += bytes[index] == UInt8(ascii: "\\") ? 2 : 1
+                }
+                index += 1
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                depth += 1
+                index += 1
+            case UInt8(ascii: "}"), UInt8(ascii: "]"):
+                if depth == 0 { return }  // the end of the container, after its last value
+                depth -= 1
+                index += 1
+            case UInt8(ascii: ","):
+                if depth == 0 {
+                    index += 1
+                    return
+                }
+                index += 1
+            default:
+                index += 1
+            }
+        }
     }
 }

@@ -217,12 +217,16 @@ struct JSONDocumentScanner {
     /// (the last one wins there).
     private func sortByKey(_ children: inout [UInt32]) throws {
         let bytes = self.bytes
-        var keyed = children.map { offset -> (raw: UnsafeBufferPointer<UInt8>, offset: UInt32) in
-            (JSONDocument.rawKey(at: Int(offset), in: bytes), offset)
+        // Each key's place and length, 8 bytes a child (a buffer of each is 16).
+        var keyed = children.map { offset -> (offset: UInt32, length: UInt32) in
+            (offset, UInt32(JSONDocument.rawKey(at: Int(offset), in: bytes).count))
         }
-        keyed.sort { ChildKey.compare(raw: $0.raw, $1.raw) < 0 }
-        for i in keyed.indices.dropFirst() where ChildKey.compare(raw: keyed[i - 1].raw, keyed[i].raw) == 0 { throw Unfit() }
-        children = keyed.map(\.offset)
+        func raw(_ key: (offset: UInt32, length: UInt32)) -> UnsafeBufferPointer<UInt8> {
+            UnsafeBufferPointer(rebasing: bytes[(Int(key.offset) + 1)..<(Int(key.offset) + 1 + Int(key.length))])
+        }
+        keyed.sort { ChildKey.compare(raw: raw($0), raw($1)) < 0 }
+        for i in keyed.indices.dropFirst() where ChildKey.compare(raw: raw(keyed[i - 1]), raw(keyed[i])) == 0 { throw Unfit() }
+        for i in keyed.indices { children[i] = keyed[i].offset }
     }
 
     /// Whether a key is valid as it is spelled (`Path.problem` finds none), by a table of the

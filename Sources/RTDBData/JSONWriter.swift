@@ -401,6 +401,7 @@ public struct JSONWriter {
     /// (`^(0|[1-9]\d*)$`) and the largest below twice the count. Checked with `forEachEntry`:
     /// an iterator allocates its stack, once for every object written.
     static func isArray(_ map: ChildMap) -> Bool {
+        if map.isTextArray { return true }  // keys 0 to n - 1, known without reading them
         guard let maxKey = map.lastKey?.intValue, maxKey >= 0, Int(maxKey) < 2 * map.count else { return false }
         var canonical = true
         map.forEachEntry { entry in

@@ -212,7 +212,7 @@ public struct Node: Sendable, Equatable {
     /// Children replaced by `true`, for shallow reads; leaves unchanged.
     public var shallow: Node {
         guard case .children(let map) = content else { return Node(content: content) }
-        return Node(children: ChildMap(sorted: map.map { ($0.key, Node(true)) }))
+        return Node(children: ChildMap(sorted: map.keys.map { ($0, Node(true)) }))
     }
 
     /// True if any leaf or priority below is an unresolved server value.

@@ -507,14 +507,19 @@ public enum WireFraming {
                     joined = []; expected = 0; received = 0
                     throw WireError("the message is larger than \(maxBytes >> 20) MiB, the limit for one message")
                 }
-                // Room for all the parts, as big as the first, at once (growing by doubling
-                // held up to twice the message, and once both the old room and the new).
-                if received == 0 { joined.reserveCapacity(min(maxBytes, expected * max(frame.utf8.count, 1))) }
+                // Room for the whole message at once, estimated from the parts so far once an
+                // eighth of them is here (growing by doubling held up to twice the message,
+                // kept by the value read from it, and once both the old room and the new).
+                let arrived = joined.count + frame.utf8.count
+                if arrived > joined.capacity, (received + 1) * 8 >= expected {
+                    joined.reserveCapacity(min(maxBytes, max(arrived, arrived / (received + 1) * expected)))
+                }
                 joined.append(contentsOf: frame.utf8)
                 received += 1
                 if received == expected {
                     defer { joined = []; expected = 0; received = 0 }
-                    return joined
+                    // Parts smaller than estimated: the message is kept at its size.
+                    return joined.capacity > joined.count + joined.count / 4 ? Array(joined) : joined
                 }
                 return nil
             }

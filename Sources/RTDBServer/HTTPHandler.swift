@@ -28,6 +28,8 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// An array, not a buffer: the value read from it keeps it (see `JSONDocument`).
     private var body: [UInt8] = []
     private var tooLarge = false
+    /// The request's `Content-Length`, 0 when it has none.
+    private var declaredLength = 0
 
     init(namespaces: Namespaces, policy: AccessPolicy, identity: Identity = .anonymous, log: @escaping @Sendable (String) -> Void,
          makeUpgradeHandler: @escaping () -> (ChannelHandler & RemovableChannelHandler)? = { nil }) {
@@ -42,11 +44,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         case .head(let h):
             head = h
             body = []
-            // Room for the whole body at once: grown by doubling, a body had up to twice its
-            // size allocated, and once both the old room and the new.
-            if let length = h.headers.first(name: "Content-Length").flatMap(Int.init), length > 0, length <= HTTPHandler.maxBody {
-                body.reserveCapacity(length)
-            }
+            declaredLength = h.headers.first(name: "Content-Length").flatMap(Int.init) ?? 0
             tooLarge = false
             context.triggerUserOutboundEvent(HTTPPhase.headReceived, promise: nil)
         case .body(let chunk):
@@ -55,10 +53,20 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
                 tooLarge = true
                 body = []  // nothing more is kept
             } else {
+                // Room for the whole declared body at once, when an eighth of it is here:
+                // grown by doubling, a body had up to twice its size allocated (and kept, by
+                // the value read from it), and once both the old room and the new. Not from
+                // the first byte: a peer that only announces a size would hold it reserved.
+                let arrived = body.count + chunk.readableBytes
+                if declaredLength > 0, declaredLength <= HTTPHandler.maxBody, arrived > body.capacity, arrived >= declaredLength / 8 {
+                    body.reserveCapacity(max(declaredLength, arrived))
+                }
                 chunk.withUnsafeReadableBytes { body.append(contentsOf: $0) }
             }
         case .end:
             guard let head else { return }
+            // A body without a declared length grew by doubling: kept at its size.
+            if body.capacity > body.count + body.count / 4 { body = Array(body) }
             self.head = nil
             context.triggerUserOutboundEvent(HTTPPhase.requestComplete, promise: nil)
             handle(head, context: context)

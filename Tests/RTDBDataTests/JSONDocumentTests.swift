@@ -43,6 +43,7 @@ final class JSONDocumentTests: XCTestCase {
         XCTAssertEqual(document.hashString, whole.hashString, text, file: file, line: line)
         XCTAssertFalse(document.containsServerValues, file: file, line: line)
         XCTAssertEqual(document.leafCount, whole.leafCount, file: file, line: line)
+        XCTAssertEqual(document.shallow, whole.shallow, file: file, line: line)
         compareMaps(document, whole, text, file: file, line: line)
     }
 
