@@ -14,7 +14,8 @@ public struct ChildEntry: TreeElement {
 /// one allocation for all of them, where a tree takes one per child, and a walk is a loop.
 /// More are a persistent weight-balanced tree, so a write to a list of a million children
 /// copies O(log n) tree nodes and old versions stay valid. A tree read from a file stays a
-/// tree (only the branches a change passes through are copied), whatever its size.
+/// tree (only the branches a change passes through are copied), whatever its size. Many
+/// read from a large JSON text stay that text (`EncodedChildren`) until a change.
 public struct ChildMap: Sendable, Sequence, Equatable {
     /// Above this many children, an array's copy on each change costs more than a tree's path.
     static let packedLimit = 16

@@ -95,10 +95,36 @@ struct JSONDocumentScanner {
         return summary
     }
 
+    /// A number's grammar, checked without computing its value: only one with an exponent or
+    /// more than 308 digits can be out of a double's range, and those the reader reads.
     private mutating func number() throws -> Summary {
         let start = reader.index
-        _ = try reader.readNumber()
-        return Summary(canonical: JSONDocumentScanner.isCanonical(number: UnsafeBufferPointer(rebasing: bytes[start..<reader.index])))
+        var i = start
+        @inline(__always) func digits() -> Int {
+            let first = i
+            while i < bytes.count, bytes[i] &- 0x30 < 10 { i += 1 }
+            return i - first
+        }
+        if bytes[i] == UInt8(ascii: "-") { i += 1 }
+        let integerStart = i
+        let integerDigits = digits()
+        guard integerDigits > 0, integerDigits == 1 || bytes[integerStart] != 0x30 else { throw Unfit() }
+        if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
+            i += 1
+            guard digits() > 0 else { throw Unfit() }
+        }
+        var exponent = false
+        if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
+            exponent = true
+            i += 1
+            if i < bytes.count, bytes[i] == UInt8(ascii: "+") || bytes[i] == UInt8(ascii: "-") { i += 1 }
+            guard digits() > 0 else { throw Unfit() }
+        }
+        if exponent || integerDigits > 308 {
+            _ = try reader.readNumber()  // throws past a double's range
+        }
+        reader.index = i
+        return Summary(canonical: !exponent && JSONDocumentScanner.isCanonical(number: UnsafeBufferPointer(rebasing: bytes[start..<i])))
     }
 
     /// Whether `JSONWriter` writes a number read from `text` as `text`: an integer of at most
