@@ -163,6 +163,26 @@ final class ClientCacheTests: XCTestCase {
         XCTAssertEqual(reopened.loadWrites().writes.map(\.1), [writes[0], writes[2]])
     }
 
+    /// A session never gives a queued write a number it gave before: the next write after
+    /// one acknowledged in the same transaction took its number, and when that transaction
+    /// was lost to a full disk, the acknowledged write's row came back under the new write's
+    /// number, was taken for the lost one, and was sent again by the next session.
+    func testAWriteNeverTakesTheNumberOfOneRemovedInTheSameSession() throws {
+        let cache = try ClientCache(folder: folder)
+        let first = try XCTUnwrap(cache.saveWrite(.set(Path("a"), Node(1))))
+        XCTAssertTrue(cache.commit())
+        cache.removeWrite(first)
+        let second = try XCTUnwrap(cache.saveWrite(.set(Path("b"), Node(2))))
+        XCTAssertNotEqual(second, first)
+        XCTAssertTrue(cache.commit())
+        XCTAssertEqual(cache.loadWrites().writes.map(\.row), [second])
+        cache.close()
+        // A new session numbers after what its queue holds.
+        let reopened = try ClientCache(folder: folder)
+        XCTAssertEqual(reopened.saveWrite(.set(Path("c"), Node(3))), second + 1)
+        reopened.close()
+    }
+
     /// Whether a queued write's data is cached once acknowledged is kept with it; a file
     /// whose queue has no such column (made before it existed) gains it on opening, its
     /// writes cached as they were then.

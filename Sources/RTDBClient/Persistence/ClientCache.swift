@@ -343,7 +343,8 @@ public final class ClientCache {
         writesAdded = []
         writesRemoved = []
         queueLength = countWrites() ?? queueLength
-        // A row added in this transaction is gone with it (and its number may be taken again).
+        // A row added in this transaction is gone with it (no number is given twice, so a
+        // row both added and removed here was one write's).
         let gone = Set(added)
         removalsToRetry += removed.filter { !gone.contains($0) }
         retrying = []
@@ -424,15 +425,23 @@ public final class ClientCache {
     func saveWrite(_ write: Write, cached: Bool = true) -> Int64? {
         var id: Int64?
         change {
-            let next = try database.integer("SELECT coalesce(max(id), 0) + 1 FROM writes")
+            // Never a number this session gave before: a write acknowledged and removed in the
+            // open transaction would otherwise lend its number to the next, and a failed
+            // commit, which brings the removed row back, would take that row for the new
+            // write's (lost with the transaction) and never remove it again.
+            let next = max(try database.integer("SELECT coalesce(max(id), 0) + 1 FROM writes"), lastWriteID + 1)
             try Self.insertWrite(into: database, id: next, kind: write.kindCode, path: write.path.description, value: write.encodedValue,
                                  cached: cached ? 1 : 0)
             id = next
+            lastWriteID = next
             queueLength += 1
         }
         if let id { writesAdded.append(id) }
         return id
     }
+
+    /// The number `saveWrite` last gave.
+    private var lastWriteID: Int64 = 0
 
     func removeWrite(_ id: Int64) {
         var removed = false
