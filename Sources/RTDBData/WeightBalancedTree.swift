@@ -207,7 +207,19 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
             return 0
         }
         guard let b = t.map({ unsafeDowncast($0, to: Branch.self) }) else { return 0 }
-        let delta = c < 0 ? modify(&b.left, probe, &change, &add) : modify(&b.right, probe, &change, &add)
+        // The subtree is moved out of the branch and back, not passed as `&b.left`: an inout
+        // access to a class's property is checked at run time for as long as it lasts, and
+        // the checks of nested accesses grow with the depth.
+        let delta: Int
+        if c < 0 {
+            var left = b.left.take()
+            delta = modify(&left, probe, &change, &add)
+            b.left = left
+        } else {
+            var right = b.right.take()
+            delta = modify(&right, probe, &change, &add)
+            b.right = right
+        }
         guard delta != 0 else { return 0 }
         b.size += delta
         let ls = size(b.left), rs = size(b.right)
@@ -283,8 +295,12 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
             return
         }
         guard let b = t.map({ unsafeDowncast($0, to: Branch.self) }) else { return }
-        update(&b.left, probes, range.lowerBound..<at, &change, &add)
-        update(&b.right, probes, at..<range.upperBound, &change, &add)
+        // Moved out and back, for the reason given at `modify`.
+        var left = b.left.take(), right = b.right.take()
+        update(&left, probes, range.lowerBound..<at, &change, &add)
+        update(&right, probes, at..<range.upperBound, &change, &add)
+        b.left = left
+        b.right = right
         let ls = size(b.left), rs = size(b.right)
         if ls + rs <= 1 || (rs <= delta * ls && ls <= delta * rs) {
             b.size = ls + rs + 1
