@@ -24,6 +24,19 @@ struct JSONDocumentScanner {
     private var offsets: [UInt32] = []
     private var nesting = 0
 
+    /// `text`, or a copy of it at its size when more than a quarter of its room is spare:
+    /// a document keeps the array it was read from, and one grown by doubling (a body of
+    /// no declared length, parts smaller than announced) can have room for twice the text.
+    /// (`Array(text)` would share the buffer, room and all.)
+    static func keptAtItsSize(_ text: [UInt8]) -> [UInt8] {
+        guard text.capacity > text.count + text.count / 4 else { return text }
+        return text.withUnsafeBufferPointer { source in
+            [UInt8](unsafeUninitializedCapacity: source.count) { copy, initialized in
+                initialized = copy.initialize(fromContentsOf: source)
+            }
+        }
+    }
+
     private init(bytes: UnsafeBufferPointer<UInt8>) {
         reader = JSONReader.Cursor(bytes: bytes, options: .init(allowServerValues: false))
     }
@@ -47,7 +60,7 @@ struct JSONDocumentScanner {
             let separator = base.isRoot || summary.depth == 0 ? 0 : 1
             guard base.count + summary.depth <= Path.maxDepth,
                   base.utf8Length + separator + summary.pathBytes <= Path.maxBytes else { return nil }
-            return JSONDocument(text: text, containers: scanner.containers).value(at: start)
+            return JSONDocument(text: keptAtItsSize(text), containers: scanner.containers).value(at: start)
         }
     }
 
@@ -105,13 +118,18 @@ struct JSONDocumentScanner {
             while i < bytes.count, bytes[i] &- 0x30 < 10 { i += 1 }
             return i - first
         }
-        if bytes[i] == UInt8(ascii: "-") { i += 1 }
+        let negative = bytes[i] == UInt8(ascii: "-")
+        if negative { i += 1 }
         let integerStart = i
         let integerDigits = digits()
         guard integerDigits > 0, integerDigits == 1 || bytes[integerStart] != 0x30 else { throw Unfit() }
+        let zeroInteger = integerDigits == 1 && bytes[integerStart] == 0x30
+        var fractionStart = i, fractionDigits = 0
         if i < bytes.count, bytes[i] == UInt8(ascii: ".") {
             i += 1
-            guard digits() > 0 else { throw Unfit() }
+            fractionStart = i
+            fractionDigits = digits()
+            guard fractionDigits > 0 else { throw Unfit() }
         }
         var exponent = false
         if i < bytes.count, bytes[i] == UInt8(ascii: "e") || bytes[i] == UInt8(ascii: "E") {
@@ -124,31 +142,25 @@ struct JSONDocumentScanner {
             _ = try reader.readNumber()  // throws past a double's range
         }
         reader.index = i
-        return Summary(canonical: !exponent && JSONDocumentScanner.isCanonical(number: UnsafeBufferPointer(rebasing: bytes[start..<i])))
-    }
-
-    /// Whether `JSONWriter` writes a number read from `text` as `text`: an integer of at most
-    /// 15 digits, or a decimal of at most 15 significant digits with no trailing zero and
-    /// at least 0.0001 (smaller ones it writes with an exponent); no exponent, no "-0". At
-    /// most 15 digits, no two such texts name one double, so its shortest form is this one.
-    static func isCanonical(number text: UnsafeBufferPointer<UInt8>) -> Bool {
-        var i = text.first == UInt8(ascii: "-") ? 1 : 0
-        let integerStart = i
-        while i < text.count, text[i] >= 0x30, text[i] <= 0x39 { i += 1 }
-        let integer = UnsafeBufferPointer(rebasing: text[integerStart..<i])
-        let zeroInteger = integer.count == 1 && integer[0] == 0x30
-        if i == text.count {
-            return integer.count <= 15 && !(zeroInteger && integerStart == 1)
+        // Whether `JSONWriter` writes the number as it is: an integer of at most 15 digits,
+        // or a decimal of at most 15 significant digits with no trailing zero and at least
+        // 0.0001 (smaller ones it writes with an exponent); no exponent, no "-0". At most 15
+        // digits, no two such texts name one double, so its shortest form is this one.
+        var canonical: Bool
+        if exponent {
+            canonical = false
+        } else if fractionDigits == 0 {
+            canonical = integerDigits <= 15 && !(zeroInteger && negative)
+        } else {
+            canonical = bytes[fractionStart + fractionDigits - 1] != 0x30
+            var leadingZeros = 0
+            if canonical && zeroInteger {
+                while bytes[fractionStart + leadingZeros] == 0x30 { leadingZeros += 1 }
+            }
+            let significant = (zeroInteger ? 0 : integerDigits) + fractionDigits - leadingZeros
+            canonical = canonical && significant <= 15 && leadingZeros <= 3
         }
-        guard text[i] == UInt8(ascii: ".") else { return false }  // an exponent
-        i += 1
-        let fractionStart = i
-        while i < text.count, text[i] >= 0x30, text[i] <= 0x39 { i += 1 }
-        guard i == text.count, i > fractionStart, text[i - 1] != 0x30 else { return false }
-        var leadingZeros = 0
-        while zeroInteger, text[fractionStart + leadingZeros] == 0x30 { leadingZeros += 1 }
-        let significant = (zeroInteger ? 0 : integer.count) + (i - fractionStart - leadingZeros)
-        return significant <= 15 && leadingZeros <= 3
+        return Summary(canonical: canonical)
     }
 
     private mutating func container(isArray: Bool) throws -> Summary {

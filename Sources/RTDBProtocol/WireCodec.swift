@@ -518,8 +518,7 @@ public enum WireFraming {
                 received += 1
                 if received == expected {
                     defer { joined = []; expected = 0; received = 0 }
-                    // Parts smaller than estimated: the message is kept at its size.
-                    return joined.capacity > joined.count + joined.count / 4 ? Array(joined) : joined
+                    return joined
                 }
                 return nil
             }

@@ -65,8 +65,6 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             }
         case .end:
             guard let head else { return }
-            // A body without a declared length grew by doubling: kept at its size.
-            if body.capacity > body.count + body.count / 4 { body = Array(body) }
             self.head = nil
             context.triggerUserOutboundEvent(HTTPPhase.requestComplete, promise: nil)
             handle(head, context: context)

@@ -106,8 +106,11 @@ final class JSONDocumentTests: XCTestCase {
         for (text, canonical) in [("1.5", true), ("0.0001", true), ("0.00001", false), ("1.50", false), ("1.0", false),
                                   ("123456789012345", true), ("1234567890123456", false), ("0.123456789012345", true),
                                   ("0.1234567890123456", false), ("-0", false), ("-0.5", true), ("1e2", false)] {
-            let bytes = Array(text.utf8)
-            XCTAssertEqual(bytes.withUnsafeBufferPointer { JSONDocumentScanner.isCanonical(number: $0) }, canonical, text)
+            let list = try readDocument("[" + Array(repeating: text, count: 20).joined(separator: ",") + "]")
+            guard case .children(let map) = list.content, case .encoded(let encoded) = map.storage else {
+                return XCTFail("\(text): not kept as text")
+            }
+            XCTAssertEqual(encoded.container.canonical, canonical, text)
             // Canonical is what the writer writes; others may be too (the rule is a safe one).
             if canonical { XCTAssertEqual(JSONWriter.string(try readWhole(text)), text) }
         }
@@ -120,6 +123,29 @@ final class JSONDocumentTests: XCTestCase {
         XCTAssertEqual(JSONWriter.string(try readDocument(spaced)), spaced.replacingOccurrences(of: " ", with: ""))
         XCTAssertEqual(JSONWriter.string(try readDocument(list), options: .init(export: true)),
                        JSONWriter.string(try readWhole(list), options: .init(export: true)))
+    }
+
+    /// A document keeps the array it is read from: one with much spare room is copied to its
+    /// size first, one without is kept as it is.
+    func testADocumentKeepsItsTextAtItsSize() throws {
+        let text = "[" + (0..<2000).map(String.init).joined(separator: ",") + "]"
+        var roomy: [UInt8] = []
+        roomy.reserveCapacity(4 * text.utf8.count)
+        roomy.append(contentsOf: text.utf8)
+        let exact = Array(text.utf8)
+        for (bytes, copied) in [(roomy, true), (exact, false)] {
+            let kept = JSONDocumentScanner.keptAtItsSize(bytes)
+            XCTAssertEqual(kept, bytes)
+            XCTAssertLessThanOrEqual(kept.capacity, kept.count + kept.count / 4)
+            let same = kept.withUnsafeBufferPointer { a in bytes.withUnsafeBufferPointer { a.baseAddress == $0.baseAddress } }
+            XCTAssertEqual(same, !copied)
+        }
+        var options = JSONReader.Options()
+        options.documentsFrom = 0
+        let node = try JSONReader.parse(data: roomy, options: options)
+        let written = JSONWriter.bytes(node)
+        XCTAssertEqual(written, roomy)
+        XCTAssertLessThanOrEqual(written.capacity, written.count + written.count / 4)
     }
 
     func testTextsADocumentCannotHoldAreReadWhole() throws {
