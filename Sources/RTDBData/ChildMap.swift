@@ -237,10 +237,17 @@ public struct ChildMap: Sendable, Sequence, Equatable {
 
     /// Where `key` is in a packed array, or where it would go.
     private static func search(_ entries: ContiguousArray<ChildEntry>, _ key: ChildKey) -> (index: Int, found: Bool) {
-        var lo = 0, hi = entries.count
+        search(key, count: entries.count) { entries[$0].key }
+    }
+
+    /// Where `key` is among `count` keys in key order (`keyAt(i)` the i-th), or where it
+    /// would go: the one binary search of every storage that is not a tree.
+    @inline(__always)
+    static func search(_ key: ChildKey, count: Int, keyAt: (Int) -> ChildKey) -> (index: Int, found: Bool) {
+        var lo = 0, hi = count
         while lo < hi {
             let mid = (lo + hi) / 2
-            let c = ChildKey.compare(entries[mid].key, key)
+            let c = ChildKey.compare(keyAt(mid), key)
             if c == 0 { return (mid, true) }
             if c < 0 { lo = mid + 1 } else { hi = mid }
         }

@@ -24,22 +24,11 @@ struct EncodedChildren: Sendable {
 
     /// Where `key` is, or where it would go.
     func search(_ key: ChildKey) -> (index: Int, found: Bool) {
-        if container.isArray { return EncodedChildren.search(key, count: count) { .position($0) } }
+        if container.isArray { return ChildMap.search(key, count: count) { .position($0) } }
         let offsets = container.offsets(in: document)
         return document.text.withUnsafeBufferPointer { bytes in
-            EncodedChildren.search(key, count: count) { document.key(at: Int(offsets[$0]), with: bytes) }
+            ChildMap.search(key, count: count) { document.key(at: Int(offsets[$0]), with: bytes) }
         }
-    }
-
-    private static func search(_ key: ChildKey, count: Int, keyAt: (Int) -> ChildKey) -> (index: Int, found: Bool) {
-        var lo = 0, hi = count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            let c = ChildKey.compare(keyAt(mid), key)
-            if c == 0 { return (mid, true) }
-            if c < 0 { lo = mid + 1 } else { hi = mid }
-        }
-        return (lo, false)
     }
 
     subscript(key: ChildKey) -> Node? {

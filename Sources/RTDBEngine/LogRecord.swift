@@ -49,21 +49,11 @@ struct LogRecord: Equatable {
     func encode(into out: inout [UInt8]) {
         let start = out.count
         out.append(contentsOf: [UInt8](repeating: 0, count: LogRecord.headerSize))
-        LittleEndian.append(UInt32(sets.count), to: &out)
-        for (path, value) in sets {
-            let p = Array(path.wireString.utf8)
-            LittleEndian.append(UInt32(p.count), to: &out)
-            out.append(contentsOf: p)
+        layOut(&out) { value, out in
             let lengthAt = out.count
             LittleEndian.append(UInt32(0), to: &out)
             JSONWriter.write(value, to: &out, options: LogRecord.valueForm)
             LittleEndian.write(UInt32(out.count - lengthAt - 4), at: lengthAt, in: &out)
-        }
-        if let origin {
-            LittleEndian.append(UInt32(origin.client.utf8.count), to: &out)
-            out += origin.client.utf8
-            LittleEndian.append(UInt64(request), to: &out)
-            LittleEndian.append(UInt64(origin.floor), to: &out)
         }
         let payloadLength = out.count - start - LogRecord.headerSize
         let crc = out.withUnsafeBytes { CRC32.checksum(UnsafeRawBufferPointer(rebasing: $0[(start + LogRecord.headerSize)...])) }
@@ -71,14 +61,34 @@ struct LogRecord: Equatable {
         LittleEndian.write(crc, at: start + 4, in: &out)
     }
 
+    /// The payload's layout, in one place for `encode` and `write`: appends its fields to
+    /// `out`, and has `value` append each set's value, with its length first.
+    private func layOut(_ out: inout [UInt8], value: (Node, inout [UInt8]) -> Void) {
+        LittleEndian.append(UInt32(sets.count), to: &out)
+        for (path, node) in sets {
+            let p = Array(path.wireString.utf8)
+            LittleEndian.append(UInt32(p.count), to: &out)
+            out.append(contentsOf: p)
+            value(node, &out)
+        }
+        if let origin {
+            LittleEndian.append(UInt32(origin.client.utf8.count), to: &out)
+            out += origin.client.utf8
+            LittleEndian.append(UInt64(request), to: &out)
+            LittleEndian.append(UInt64(origin.floor), to: &out)
+        }
+    }
+
     /// Writes the record through `sink` in pieces of about `LogRecord.piece` bytes, the same
     /// bytes `encode` makes; returns how many. The header needs the payload's length and
     /// checksum, so the values are written three times: to count each, to checksum them all,
-    /// and to `sink`. None is ever whole in memory.
+    /// and to `sink`. None is ever whole in memory. After a failure of `sink` the rest is
+    /// still generated, unsent: this happens once, on a full or failing disk, and stopping
+    /// the writer early would cost a check in its inner loop on every write.
     func write(_ sink: (UnsafeRawBufferPointer) throws -> Void) throws -> Int {
         let lengths = sets.map { set in
             var count = 0
-            payloadValue(set.value) { count += $0.count }
+            LogRecord.pieces(of: set.value) { count += $0.count }
             return count
         }
         var crc: UInt32 = 0
@@ -105,30 +115,18 @@ struct LogRecord: Equatable {
     /// The payload `encode` writes, in pieces, given each value's length.
     private func payload(_ lengths: [Int], _ emit: (UnsafeRawBufferPointer) -> Void) {
         var out: [UInt8] = []
-        func flush() {
+        var next = lengths.makeIterator()
+        layOut(&out) { value, out in
+            LittleEndian.append(UInt32(next.next() ?? 0), to: &out)
             out.withUnsafeBytes { emit($0) }
             out.removeAll(keepingCapacity: true)
+            LogRecord.pieces(of: value, emit)
         }
-        LittleEndian.append(UInt32(sets.count), to: &out)
-        for (i, (path, value)) in sets.enumerated() {
-            let p = Array(path.wireString.utf8)
-            LittleEndian.append(UInt32(p.count), to: &out)
-            out.append(contentsOf: p)
-            LittleEndian.append(UInt32(lengths[i]), to: &out)
-            flush()
-            payloadValue(value, emit)
-        }
-        if let origin {
-            LittleEndian.append(UInt32(origin.client.utf8.count), to: &out)
-            out += origin.client.utf8
-            LittleEndian.append(UInt64(request), to: &out)
-            LittleEndian.append(UInt64(origin.floor), to: &out)
-        }
-        flush()
+        out.withUnsafeBytes { emit($0) }
     }
 
     /// A value's text, in pieces.
-    private func payloadValue(_ value: Node, _ emit: (UnsafeRawBufferPointer) -> Void) {
+    private static func pieces(of value: Node, _ emit: (UnsafeRawBufferPointer) -> Void) {
         withoutActuallyEscaping(emit) { emit in
             var out: [UInt8] = []
             JSONWriter.write(value, to: &out, options: LogRecord.valueForm, draining: LogRecord.piece) { written in
