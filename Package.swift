@@ -83,7 +83,7 @@ let package = Package(
                           path: "Benchmarks/RTDBBenchmarks", linkerSettings: [mimalloc]),
 
         .testTarget(name: "RTDBDataTests", dependencies: ["RTDBData", "RTDBTestSupport"]),
-        .testTarget(name: "RTDBProtocolTests", dependencies: ["RTDBProtocol"]),
+        .testTarget(name: "RTDBProtocolTests", dependencies: ["RTDBProtocol", "RTDBTestSupport"]),
         // RuleCases.json is also read by Tests/Python/test_rules.py, against rtdb serve.
         .testTarget(name: "RTDBRulesTests", dependencies: ["RTDBRules", "RTDBData"], exclude: ["RuleCases.json"]),
         .testTarget(name: "RTDBEngineTests", dependencies: ["RTDBEngine", "RTDBRules", "RTDBClient", "RTDBTestSupport", "rtdb-crash-writer"]),

@@ -1,5 +1,6 @@
 import XCTest
 import RTDBData
+import RTDBTestSupport
 @testable import RTDBProtocol
 
 /// Exact bytes on the wire, as in the official exchange (protocol-reference.md §2.7).
@@ -108,6 +109,24 @@ final class WireCodecTests: XCTestCase {
         XCTAssertEqual(pairs.map(\.utf16.count), [1, 16383, 2], "a surrogate pair is never split")
         XCTAssertEqual(WireFraming.frames(for: String(repeating: "a", count: 16384)).count, 1)
         XCTAssertEqual(WireFraming.frames(for: String(repeating: "a", count: 16385)), ["2", String(repeating: "a", count: 16384), "a"])
+        // Runs of ASCII (counted eight bytes at a time) between wider characters: every frame
+        // is as full as it can be without splitting a character, and they join to the text.
+        var rng = SeededRandom(seed: 3)
+        for _ in 0..<15 {
+            var text = ""
+            while text.utf16.count < 40_000 {
+                text += String(repeating: "x", count: Int(rng.next() % 30))
+                text += ["é", "€", "🐵", "a"][Int(rng.next() % 4)]
+            }
+            let frames = WireFraming.frames(for: text)
+            let parts = frames.count == 1 ? frames : Array(frames.dropFirst())
+            XCTAssertEqual(frames.count == 1 ? nil : Int(frames[0]), frames.count == 1 ? nil : parts.count)
+            XCTAssertEqual(parts.joined(), text)
+            for (part, next) in zip(parts, parts.dropFirst()) {
+                XCTAssertLessThanOrEqual(part.utf16.count, 16384)
+                XCTAssertGreaterThan(part.utf16.count + String(next.unicodeScalars.first.map(Character.init) ?? " ").utf16.count, 16384)
+            }
+        }
         var assembler = WireFraming.Assembler()
         XCTAssertNil(try assembler.receive("0"), "keepalive")
         var joined: [UInt8]?
