@@ -354,9 +354,13 @@ public struct JSONWriter {
                     leaf(v)
                 }
             case .children(let map):
-                if !pretty, style == nil, node.priority == nil,
-                   map.withText(textAsRead ? .asRead : export ? .export : .plain, { copy($0) }) != nil {
-                    return
+                if !pretty, style == nil, node.priority == nil {
+                    if map.withText(textAsRead ? .asRead : export ? .export : .plain, { copy($0) }) != nil { return }
+                    // Kept text in another spelling: rewritten from the text, not through nodes.
+                    if case .encoded(let kept) = map.storage, JSONRespeller.applies(to: kept, export: export) {
+                        JSONRespeller(document: kept.document, export: export).write(kept.container, to: &self)
+                        return
+                    }
                 }
                 if !export, JSONWriter.isArray(map) {
                     out.append(UInt8(ascii: "["))

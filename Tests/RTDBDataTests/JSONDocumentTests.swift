@@ -215,7 +215,7 @@ final class JSONDocumentTests: XCTestCase {
     func testRandomDocuments() throws {
         var rng = SeededRandom(seed: 40)
         var kept = 0
-        for _ in 0..<200 {
+        for _ in 0..<400 {
             let spaced = Int.random(in: 0..<4, using: &rng) == 0
             let text = randomValue(&rng, depth: 0, spaced: spaced)
             let whole: Node
@@ -264,7 +264,12 @@ final class JSONDocumentTests: XCTestCase {
         while keys.count < count { keys.insert(randomKey(&rng) + (keys.count > 15 ? "\(keys.count)" : "")) }
         var ordered = Array(keys)
         if Int.random(in: 0..<2, using: &rng) == 0 { ordered.sort { ChildKey.compare(ChildKey($0), ChildKey($1)) < 0 } } else { ordered.shuffle(using: &rng) }
-        let members = ordered.map { "\"\($0)\"" + sp + ":" + sp + randomValue(&rng, depth: depth + 1, spaced: spaced) }
+        var members = ordered.map { "\"\($0)\"" + sp + ":" + sp + randomValue(&rng, depth: depth + 1, spaced: spaced) }
+        // A small object may name a key twice (the last one counts); a big one so is read whole.
+        if count <= 16, Int.random(in: 0..<4, using: &rng) == 0, let again = ordered.randomElement(using: &rng) {
+            members.insert("\"\(again)\":" + randomValue(&rng, depth: depth + 1, spaced: spaced),
+                           at: Int.random(in: 0...members.count, using: &rng))
+        }
         return "{" + sp + members.joined(separator: "," + sp) + sp + "}"
     }
 }
