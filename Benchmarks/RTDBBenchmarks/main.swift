@@ -388,11 +388,13 @@ func writeBenchmark(_ n: Int) async throws {
     let folder = NSTemporaryDirectory() + "rtdb-bench-write-" + UUID().uuidString
     let database = try Database(folder: folder)
     let repo = connect(database)
+    StageClock.reset()
     let time = try await seconds {
         for i in 0..<n { try await repo.set(Path("bench/k\(i)"), Node(.number(Double(i)))) }
         await repo.waitForPendingWrites(idle: 600)
     }
     print(String(format: "writes: %d pipelined sets through the client core, acknowledged and durable, in %.2f s (%.0f/s)", n, time, Double(n) / time))
+    if StageClock.isOn { print(StageClock.report(wall: time, label: "pipelined sets through the client core")) }
     await repo.close()
     database.close()
     try? FileManager.default.removeItem(atPath: folder)
@@ -684,11 +686,13 @@ func networkBenchmark(writesOnly: Bool = false) async throws {
     }
     let writer = try await connect()
     let n = 100_000
+    StageClock.reset()
     let time = try await seconds {
         for i in 0..<n { try await writer.set(Path("w/k\(i)"), Node(.number(Double(i)))) }
         await writer.waitForPendingWrites(idle: 600)
     }
     print(String(format: "network: %d pipelined writes over one WebSocket, acknowledged and durable: %.2f s (%.0f/s)", n, time, Double(n) / time))
+    if StageClock.isOn { print(StageClock.report(wall: time, label: "pipelined writes over one WebSocket")) }
     if writesOnly { return }
 
     var watchers: [Repo] = []
@@ -976,6 +980,11 @@ case "child-bytes":
     // `child-bytes N [SHAPE]`: each shape in a process of its own, or the one given.
     try childBytesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 1_000_000, shape: arguments.dropFirst(2).first.flatMap { Int($0) })
 case "writes": try await writeBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000)
+case "stages":
+    // The pipelined-writes rows with each stage's busy time (the clock reads the variable once).
+    setenv("RTDB_STAGE_TIMES", "1", 1)
+    try await writeBenchmark(100_000)
+    try await networkBenchmark(writesOnly: true)
 case "cache": try await cacheBenchmark(Int(arguments.dropFirst().first ?? "") ?? 20_000)
 case "rules": try await rulesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 50_000, rounds: Int(arguments.dropFirst(2).first ?? "") ?? 3)
 default:

@@ -463,6 +463,8 @@ public actor Repo {
     /// `row`: the write's place in the disk queue, when it was kept by an earlier session.
     /// `cached`: its data is kept in the disk cache once acknowledged (see `set`).
     private func apply(_ write: Write, outcome: OneShot<Void>, row: Int64? = nil, cached: Bool = true) {
+        let started = StageClock.begin()
+        defer { StageClock.end(.clientApply, since: started) }
         let id = takeWriteID()
         let events: [Event]
         let request: Request
@@ -499,6 +501,8 @@ public actor Repo {
         let entryCount = write.entryCount
         let listenedBefore = diskCache != nil && acknowledged.contains { $0.estimated } ? syncTree.wholeListenedPaths : []
         let sent = connection.send(request) { [self] response in
+            let started = StageClock.begin()
+            defer { StageClock.end(.clientAcknowledge, since: started) }
             raise(syncTree.ackUserWrite(id, revert: !response.isOK))
             // Its row as it is now: one a failed commit did not keep is no longer its own.
             let row = queuedWrites.removeValue(forKey: id)?.row

@@ -34,7 +34,7 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
     func start(host: String) {
         let database = self.database
         transport.start(onMessage: { [self] message in
-            database.queue.async { self.receive(message) }
+            database.queue.async { StageClock.measure(.engine) { self.receive(message) } }
         }, onClose: { [self] in
             database.queue.async {
                 self.isClosed = true

@@ -561,8 +561,8 @@ public final class Store: @unchecked Sendable {
             var error: StoreError?
             do {
                 let path = folder + "/" + Store.walName(walSeq)
-                let written = try buffer.write { try FileIO.writeAll(walFD, $0, path: path) }
-                try FileIO.sync(walFD, path: path)
+                let written = try StageClock.measure(.logWrite) { try buffer.write { try FileIO.writeAll(walFD, $0, path: path) } }
+                try StageClock.measure(.logSync) { try FileIO.sync(walFD, path: path) }
                 walBytes += written
             } catch let e as StoreError {
                 error = e
@@ -583,7 +583,7 @@ public final class Store: @unchecked Sendable {
                 onDurable?(marker)
             }
             durableThrough = marker
-            for completion in completions { completion(error) }
+            StageClock.measure(.answer) { for completion in completions { completion(error) } }
             buffer.removeAll()
             completions.removeAll(keepingCapacity: true)
             origins.removeAll(keepingCapacity: true)

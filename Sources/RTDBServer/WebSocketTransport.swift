@@ -101,6 +101,8 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
 
     /// A text frame arrived (on the channel's event loop).
     func received(_ text: String) {
+        let started = StageClock.begin()
+        defer { StageClock.end(.serverDecode, since: started) }
         let message: [UInt8]?
         do { message = try assembler.receive(text) } catch {
             log("closing the connection from \(channel.remoteAddress?.description ?? "?"): \(error)")

@@ -107,9 +107,12 @@ public final class Shell {
             self.report(message, line: line, column: column, source: source, color: errorColor)
         }
         do {
+            let parseStarted = StageClock.begin()
             let words = try tokens()
             if words.contains(where: { $0.kind == .word && ($0.text == "--no-color" || $0.text == "--json") }) { errorColor = false }
-            guard let parsed = try CommandParser.parse(tokens: words, cwd: cwd) else { return .ok }
+            let command = try CommandParser.parse(tokens: words, cwd: cwd)
+            StageClock.end(.shellParse, since: parseStarted)
+            guard let parsed = command else { return .ok }
             let outcome: Outcome
             if let pager = options.pager, pagingOn, parsed.command.isPageable {
                 // Output taller than the terminal goes through the pager, once the command ends.

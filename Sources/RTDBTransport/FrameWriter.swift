@@ -82,6 +82,8 @@ public final class FrameWriter: @unchecked Sendable {
     }
 
     private func drain() {
+        let started = StageClock.begin()
+        defer { StageClock.end(masked ? .clientSocketWrite : .serverSocketWrite, since: started) }
         let batch = lock.withLock { () -> [(Message, [UInt8])] in
             defer { queued = []; scheduled = false }
             return queued

@@ -152,6 +152,8 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     }
 
     private func received(_ text: String) {
+        let started = StageClock.begin()
+        defer { StageClock.end(.clientDecode, since: started) }
         touch()
         let message: [UInt8]?
         do { message = try assembler.receive(text) } catch {

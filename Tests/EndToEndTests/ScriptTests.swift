@@ -12,6 +12,32 @@ final class ScriptTests: XCTestCase {
         try Binary.run(["--data", folder] + args, input: input, timeout: timeout)
     }
 
+    /// With RTDB_STAGE_TIMES set, a run ends with where its time went, on standard error (the
+    /// benchmarks' per-stage figures); its output is what it is without.
+    func testStageTimesAreReportedOnlyWhenAsked() throws {
+        let script = (0..<50).map { "set /s/k\($0) \($0)" }.joined(separator: "\n") + "\nget /s/k7\n"
+        let plain = try rtdb([], input: script)
+        XCTAssertEqual(plain.status, 0)
+        XCTAssertEqual(plain.stderr, "")
+        let timed = try Binary.run(["--data", Binary.temporaryFolder()], input: script, environment: ["RTDB_STAGE_TIMES": "1"])
+        XCTAssertEqual(timed.status, 0)
+        XCTAssertEqual(timed.stdout, plain.stdout)
+        let lines = timed.stderr.split(separator: "\n").map(String.init)
+        XCTAssertTrue(lines.first?.hasPrefix("stages: rtdb: wall ") == true, timed.stderr)
+        XCTAssertTrue(lines.allSatisfy { $0.hasPrefix("stages: ") }, timed.stderr)
+        // Each line is one place, with the stages that ran there and how many times.
+        func line(_ place: String) -> String { lines.first { $0.hasPrefix("stages:   \(place): ") } ?? "" }
+        XCTAssertTrue(line("main thread, all of it").contains("s of CPU"), timed.stderr)
+        XCTAssertTrue(line("main actor").contains("parse "), timed.stderr)
+        XCTAssertTrue(line("main actor").contains("(51, "), timed.stderr)
+        XCTAssertTrue(line("client core queue").contains("apply "), timed.stderr)
+        XCTAssertTrue(line("client core queue").contains("(50, "), timed.stderr)
+        XCTAssertTrue(line("client core queue").contains("acknowledge "), timed.stderr)
+        XCTAssertTrue(line("database queue").contains("engine "), timed.stderr)
+        XCTAssertTrue(line("committer").contains("log write "), timed.stderr)
+        XCTAssertTrue(line("committer").contains("log sync "), timed.stderr)
+    }
+
     func testPipedScript() throws {
         let script = """
         # seed some users
