@@ -64,6 +64,16 @@ public enum JSONValue: Equatable, Sendable {
         return (value, parser.index)
     }
 
+    /// Where the value starting at `start` ends, found by its brackets and quotes alone (as
+    /// a captured member is skipped), or nil when the text ends first. Nothing is checked
+    /// inside it: a caller reads it afterwards with the rules it needs.
+    public static func endOfValue(in bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var parser = Parser(bytes: bytes)
+        parser.index = start
+        do { try parser.skipValue() } catch { return nil }
+        return parser.index
+    }
+
     public func serialized() -> String {
         var out: [UInt8] = []
         write(to: &out)

@@ -204,6 +204,23 @@ public enum WireCodec {
 
     /// `owner`: the array `bytes` lends, when there is one.
     private static func decode(bytes: UnsafeBufferPointer<UInt8>, owner: [UInt8]?) throws -> Message {
+        if let common = decodeCommon(bytes: bytes, owner: owner) { return common }
+        return try decodeEnvelope(bytes: bytes, owner: owner)
+    }
+
+    /// A put, a merge or an acknowledgement in its usual form, or nil (see `WireShortcut`).
+    static func decodeCommon(bytes: UnsafeBufferPointer<UInt8>, owner: [UInt8]?) -> Message? {
+        var shortcut = WireShortcut(bytes)
+        return shortcut.decode { range, path, isMerge, id in
+            let raw = RawData(bytes: bytes, owner: owner, range: range)
+            return isMerge ? .merge(path: path, data: try updates(raw, at: path, id: id))
+                : .put(path: path, data: try data(raw, at: path, id: id), hash: nil)
+        }
+    }
+
+    /// Reads the envelope as a JSON tree, whatever its form (see `WireShortcut` for the
+    /// common ones), and words what is wrong with it.
+    static func decodeEnvelope(bytes: UnsafeBufferPointer<UInt8>, owner: [UInt8]?) throws -> Message {
         let json: JSONValue
         let raw: Range<Int>?
         do { (json, raw) = try JSONValue.parse(bytes: bytes, capturing: dataPath) } catch { throw WireError("message is not JSON: \(error)") }

@@ -144,6 +144,68 @@ final class WireCodecTests: XCTestCase {
         XCTAssertLessThanOrEqual(message.capacity, 2 * message.count)
     }
 
+    /// The usual puts, merges and acknowledgements are read without the envelope's JSON tree,
+    /// and every message, taken that way or not, reads as the whole reading makes it: the
+    /// same message, or the same error, for these and for each of them damaged at random.
+    func testTheShortcutReadsWhatTheWholeReadingReads() throws {
+        func both(_ bytes: [UInt8]) -> (String, String) {
+            func outcome(_ read: () throws -> Message) -> String {
+                do { return "\(try read())" } catch let error as WireError { return "error \(error.message) \(String(describing: error.requestID))" } catch {
+                    return "error \(error)"
+                }
+            }
+            return (outcome { try WireCodec.decode(bytes) },
+                    outcome { try bytes.withUnsafeBufferPointer { try WireCodec.decodeEnvelope(bytes: $0, owner: bytes) } })
+        }
+        let big = "{" + (0..<5000).map { "\"k\($0)\":\($0)" }.joined(separator: ",") + "}"
+        let common: [String] = [
+            #"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/a/b","d":1}}}"#,
+            #"{"t":"d","d":{"r":12,"a":"p","b":{"p":"a","d":{"x":[1,2,{"y":"z"}],"é":"ü"}}}}"#,
+            #"{"t":"d","d":{"r":3,"a":"p","b":{"p":"/a","d":{".sv":"timestamp"},"h":"abc="}}}"#,
+            #"{"t":"d","d":{"r":4,"a":"m","b":{"p":"/a","d":{"x/y":1,"z":null}}}}"#,
+            #"{"t":"d","d":{"r":5,"a":"p","b":{"p":"/a/.priority","d":2}}}"#,
+            #"{"t":"d","d":{"r":6,"a":"p","b":{"p":"/l","d":\#(big)},"o":{"c":"client-1","f":3}}}"#,
+            #"{"t":"d","d":{"r":7,"a":"p","b":{"p":"/a","d":null}}}"#,
+            #"{"t":"d","d":{"r":0,"b":{"s":"ok","d":""}}}"#,
+        ]
+        for text in common {
+            let bytes = Array(text.utf8)
+            XCTAssertNotNil(bytes.withUnsafeBufferPointer { WireCodec.decodeCommon(bytes: $0, owner: bytes) }, text)
+            let (shortcut, whole) = both(bytes)
+            XCTAssertEqual(shortcut, whole, text)
+        }
+        // Forms left to the whole reading, and mistakes it words.
+        let others: [String] = [
+            #"{"t":"d","d":{"a":"p","r":1,"b":{"p":"/a","d":1}}}"#, #"{ "t":"d","d":{"r":1,"a":"p","b":{"p":"/a","d":1}}}"#,
+            #"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/a\u0062","d":1}}}"#, #"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/a#","d":1}}}"#,
+            #"{"t":"d","d":{"r":01,"a":"p","b":{"p":"/a","d":1}}}"#, #"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/a","d":1}}}}"#,
+            #"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/a","d":{"a":}}}}"#, #"{"t":"d","d":{"r":1,"a":"m","b":{"p":"/a","d":1}}}"#,
+            #"{"t":"d","d":{"r":9,"a":"p","b":{"p":"/a","d":1},"o":{"c":"","f":0}}}"#,
+            #"{"t":"d","d":{"r":9,"a":"p","b":{"p":"/a","d":1},"o":{"c":"x","f":10}}}"#,
+            #"{"t":"d","d":{"r":1,"b":{"s":"ok","d":"","x":1}}}"#, #"{"t":"d","d":{"r":1,"a":"p","b":{"p":"/a","d":1,"h":"x"},"t":"c"}}"#,
+        ]
+        for text in others {
+            let bytes = Array(text.utf8)
+            let (shortcut, whole) = both(bytes)
+            XCTAssertEqual(shortcut, whole, text)
+        }
+        var rng = SeededRandom(seed: 11)
+        for text in common + others where text.utf8.count < 1000 {
+            for _ in 0..<300 {
+                var bytes = Array(text.utf8)
+                let at = Int(rng.next() % UInt64(bytes.count))
+                let replacements = Array(#"{}[]",:0123456789aphdrt\ "#.utf8), insertions = Array(#"{}",:1a\"#.utf8)
+                switch rng.next() % 3 {
+                case 0: bytes[at] = replacements[Int(rng.next() % UInt64(replacements.count))]
+                case 1: bytes.remove(at: at)
+                default: bytes.insert(insertions[Int(rng.next() % UInt64(insertions.count))], at: at)
+                }
+                let (shortcut, whole) = both(bytes)
+                XCTAssertEqual(shortcut, whole, String(decoding: bytes, as: UTF8.self))
+            }
+        }
+    }
+
     /// Numbers that do not fit where the protocol wants an integer are errors, never traps,
     /// in every message either end decodes.
     func testNumbersThatAreNotIntegersAreErrors() {
