@@ -80,11 +80,17 @@ public struct JSONReader {
 
     /// Whether bytes are well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code
     /// points past U+10FFFF). `String(validating:)` is generic, and looked its metadata up at
-    /// every string that was not ASCII.
-    static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    /// every string that was not ASCII; this also checks a text frame without making it a
+    /// String. ASCII goes eight bytes at a time.
+    public static func isValidUTF8(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         var i = 0
         let n = bytes.count
         while i < n {
+            if i + 8 <= n, let base = bytes.baseAddress,
+               UnsafeRawPointer(base + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
+                i += 8
+                continue
+            }
             let lead = bytes[i]
             if lead < 0x80 { i += 1; continue }
             let length: Int

@@ -531,19 +531,25 @@ public enum WireFraming {
 
         /// The message complete with this frame, as UTF-8, or nil while parts are missing.
         public mutating func receive(_ frame: String) throws -> [UInt8]? {
+            try receive(Array(frame.utf8))
+        }
+
+        /// The same, for a frame's bytes (UTF-8, as the transport checked): a message of one
+        /// frame is that frame's array, not a copy.
+        public mutating func receive(_ frame: [UInt8]) throws -> [UInt8]? {
             if expected > 0 {
-                if joined.count + frame.utf8.count > maxBytes {
+                if joined.count + frame.count > maxBytes {
                     joined = []; expected = 0; received = 0
                     throw WireError("the message is larger than \(maxBytes >> 20) MiB, the limit for one message")
                 }
                 // Room for the whole message at once, estimated from the parts so far once an
                 // eighth of them is here (growing by doubling held up to twice the message,
                 // kept by the value read from it, and once both the old room and the new).
-                let arrived = joined.count + frame.utf8.count
+                let arrived = joined.count + frame.count
                 if arrived > joined.capacity, (received + 1) * 8 >= expected {
                     joined.reserveCapacity(min(maxBytes, max(arrived, arrived / (received + 1) * expected)))
                 }
-                joined.append(contentsOf: frame.utf8)
+                joined.append(contentsOf: frame)
                 received += 1
                 if received == expected {
                     defer { joined = []; expected = 0; received = 0 }
@@ -551,17 +557,17 @@ public enum WireFraming {
                 }
                 return nil
             }
-            if frame.utf8.count <= 6, let count = Int(frame) {
+            if frame.count <= 6, let count = Int(String(decoding: frame, as: UTF8.self)) {
                 guard count >= 0, count <= maxParts else {
                     throw WireError("a message may be split into at most \(maxParts) frames, not \(count)")
                 }
                 if count > 0 { expected = count }
                 return nil
             }
-            if frame.utf8.count > maxBytes {
+            if frame.count > maxBytes {
                 throw WireError("the message is larger than \(maxBytes >> 20) MiB, the limit for one message")
             }
-            return Array(frame.utf8)
+            return frame
         }
     }
 }

@@ -100,7 +100,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
     }
 
     /// A text frame arrived (on the channel's event loop).
-    func received(_ text: String) {
+    func received(_ text: [UInt8]) {
         let started = StageClock.begin()
         defer { StageClock.end(.serverDecode, since: started) }
         let message: [UInt8]?

@@ -151,7 +151,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         if let channel { channel.close(promise: nil) } else { finish() }
     }
 
-    private func received(_ text: String) {
+    private func received(_ text: [UInt8]) {
         let started = StageClock.begin()
         defer { StageClock.end(.clientDecode, since: started) }
         touch()

@@ -1,5 +1,6 @@
 import NIOCore
 import NIOWebSocket
+import RTDBData
 import RTDBProtocol
 
 /// The WebSocket side both ends of a realtime connection share.
@@ -26,11 +27,12 @@ public final class RealtimeFrameHandler: ChannelInboundHandler {
     public typealias OutboundOut = WebSocketFrame
 
     private let masked: Bool
-    private let onText: (String) -> Void
+    private let onText: ([UInt8]) -> Void
     private let onBinary: () -> Void
     private let onClosed: () -> Void
 
-    public init(masked: Bool, onText: @escaping (String) -> Void, onBinary: @escaping () -> Void = {}, onClosed: @escaping () -> Void) {
+    /// `onText`: a text frame's bytes, checked to be UTF-8.
+    public init(masked: Bool, onText: @escaping ([UInt8]) -> Void, onBinary: @escaping () -> Void = {}, onClosed: @escaping () -> Void) {
         self.masked = masked
         self.onText = onText
         self.onBinary = onBinary
@@ -42,8 +44,12 @@ public final class RealtimeFrameHandler: ChannelInboundHandler {
         switch frame.opcode {
         case .text:
             let data = frame.unmaskedData
-            // A text frame must be UTF-8 (RFC 6455 §8.1): nothing is replaced or guessed.
-            guard let text = data.withUnsafeReadableBytes({ String(validating: $0.bindMemory(to: UInt8.self), as: UTF8.self) }) else {
+            // A text frame must be UTF-8 (RFC 6455 §8.1): nothing is replaced or guessed. The
+            // bytes go on as they are (a String of them was made only to be turned back).
+            guard let text = data.withUnsafeReadableBytes({ raw -> [UInt8]? in
+                let bytes = raw.bindMemory(to: UInt8.self)
+                return JSONReader.isValidUTF8(bytes) ? Array(bytes) : nil
+            }) else {
                 WebSocketFrames.close(context.channel, code: .dataInconsistentWithMessage, reason: "text frames must be UTF-8", masked: masked)
                 return
             }

@@ -7,6 +7,24 @@ final class JSONTests: XCTestCase {
         JSONWriter.string(try JSONReader.parse(json), options: .init(export: export))
     }
 
+    /// The UTF-8 check (strings, and text frames) against the standard library's, on runs of
+    /// ASCII of every length around its eight-byte steps with a byte of every kind after them.
+    func testUTF8CheckAgreesWithTheStandardLibrary() {
+        var rng = SeededRandom(seed: 8)
+        let tails: [[UInt8]] = [[0xC3, 0xA9], [0xC3], [0xE2, 0x82, 0xAC], [0xED, 0xA0, 0x80], [0xF0, 0x9F, 0x90, 0xB5],
+                                [0xF4, 0x90, 0x80, 0x80], [0xC0, 0xAF], [0x80], [0xFF], [0xE0, 0x80, 0xAF]]
+        for _ in 0..<2000 {
+            var bytes: [UInt8] = []
+            for _ in 0..<Int(rng.next() % 4) {
+                bytes += (0..<Int(rng.next() % 20)).map { _ in UInt8(0x20 + rng.next() % 0x5F) }
+                bytes += tails[Int(rng.next() % UInt64(tails.count))]
+            }
+            bytes += (0..<Int(rng.next() % 12)).map { _ in UInt8(rng.next() % 0x80) }
+            let expected = bytes.withUnsafeBufferPointer { String(validating: $0, as: UTF8.self) != nil }
+            XCTAssertEqual(bytes.withUnsafeBufferPointer { JSONReader.isValidUTF8($0) }, expected, "\(bytes)")
+        }
+    }
+
     func testScalarsAndNumbers() throws {
         XCTAssertEqual(try roundTrip("4"), "4")
         XCTAssertEqual(try roundTrip("4.0"), "4")
