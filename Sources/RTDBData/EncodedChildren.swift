@@ -82,11 +82,7 @@ struct EncodedChildren: Sendable {
     }
 
     private func allows(_ form: TextForm) -> Bool {
-        switch form {
-        case .plain: return container.canonical && !container.hasArrayLikeObjects
-        case .export: return container.canonical && !container.hasArrays
-        case .asRead: return true
-        }
+        form == .asRead || container.isWrittenAsItIs(export: form == .export)
     }
 
     func isSame(as other: EncodedChildren) -> Bool {

@@ -135,6 +135,12 @@ final class JSONContainer: Sendable {
     /// The longest path below it, relative to it: in keys, and in bytes with separators.
     let depth: Int, pathBytes: Int
 
+    /// Whether its text is what `JSONWriter` writes for it in the plain or the export form
+    /// (which writes arrays as objects; the plain one, objects of array positions as arrays).
+    func isWrittenAsItIs(export: Bool) -> Bool {
+        canonical && !(export ? hasArrays : hasArrayLikeObjects)
+    }
+
     /// `keyOffsets`: an object's, in key order; none for an array.
     init(start: Int, end: Int, isArray: Bool, count: Int, keyOffsets: [UInt32], canonical: Bool, hasArrays: Bool,
          hasArrayLikeObjects: Bool, depth: Int, pathBytes: Int) {

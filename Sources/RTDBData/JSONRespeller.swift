@@ -37,7 +37,7 @@ struct JSONRespeller {
         switch bytes[start] {
         case UInt8(ascii: "{"), UInt8(ascii: "["):
             let known = document.containers[start]
-            if let known, known.canonical, export ? !known.hasArrays : !known.hasArrayLikeObjects {
+            if let known, known.isWrittenAsItIs(export: export) {
                 writer.copy(UnsafeBufferPointer(rebasing: bytes[known.start..<known.end]))
                 reader.index = known.end
             } else {
