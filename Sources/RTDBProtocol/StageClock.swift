@@ -17,7 +17,8 @@ import Glibc
 /// report also gives the process's CPU time against what its cores could give: near 100%,
 /// the run is bound by CPU as a whole rather than by one stage.
 public enum StageClock {
-    public static let isOn = getenv("RTDB_STAGE_TIMES") != nil
+    /// Set and not empty, as the program's other variables are read.
+    public static let isOn = getenv("RTDB_STAGE_TIMES").map { $0.pointee != 0 } ?? false
 
     private final class Counter: Sendable {
         let nanoseconds = Atomic<Int>(0)

@@ -101,6 +101,8 @@ struct ShellCommand: AsyncParsableCommand {
 
     func run() async throws {
         let started = DispatchTime.now().uptimeNanoseconds
+        // The process's CPU time counts from here too, as the wall time does.
+        if StageClock.isOn { StageClock.reset() }
         if version { return print(Version.description) }
         // ArgumentParser leaves a help flag to the pass-through argument; only the first word is one.
         if let first = words.first, ["-h", "--help", "-help"].contains(first) {

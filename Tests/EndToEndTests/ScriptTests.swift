@@ -19,6 +19,9 @@ final class ScriptTests: XCTestCase {
         let plain = try rtdb([], input: script)
         XCTAssertEqual(plain.status, 0)
         XCTAssertEqual(plain.stderr, "")
+        // Set but empty is off, as for the program's other variables.
+        let empty = try Binary.run(["--data", Binary.temporaryFolder()], input: script, environment: ["RTDB_STAGE_TIMES": ""])
+        XCTAssertEqual(empty.stderr, "")
         let timed = try Binary.run(["--data", Binary.temporaryFolder()], input: script, environment: ["RTDB_STAGE_TIMES": "1"])
         XCTAssertEqual(timed.status, 0)
         XCTAssertEqual(timed.stdout, plain.stdout)
