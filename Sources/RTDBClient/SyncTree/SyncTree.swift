@@ -35,13 +35,15 @@ final class SyncTree {
 
     func applyUserOverwrite(_ path: Path, _ node: Node, writeID: Int, visible: Bool = true) -> [Event] {
         pendingWrites.addOverwrite(path, node, id: writeID, visible: visible)
-        guard visible else { return [] }
+        guard visible, anySyncPoint(touching: path) else { return [] }
+        pendingWrites.layerPending()
         return applyToSyncPoints(.overwrite(.user, path, node))
     }
 
     func applyUserMerge(_ path: Path, _ entries: [(Path, Node)], writeID: Int) -> [Event] {
         pendingWrites.addMerge(path, entries, id: writeID)
         guard anySyncPoint(touching: path) else { return [] }
+        pendingWrites.layerPending()
         return applyToSyncPoints(.merge(.user, path, SyncTree.tree(entries)))
     }
 

@@ -33,31 +33,52 @@ struct UserWrite {
 
 /// The client's pending writes, in order, and the visible ones layered into one
 /// `CompoundWrite`: what the local view shows on top of the server's data.
+///
+/// Layering is paid only when something looks: a write joins the layer when the layer is
+/// next read or a view is shown it (`layerPending`), so a write that nothing observes before
+/// it is acknowledged (a piped script's, an import's) is appended and dropped, never layered.
 final class WriteTree {
-    private(set) var visible = CompoundWrite.empty
+    /// The layer of the writes before `unlayered`; `visible` brings it up to date.
+    private var layered = CompoundWrite.empty
     /// Pending writes, oldest first, from `head` on (acknowledged ones before it are dropped
     /// lazily, so acknowledging the oldest write is O(1) even with many in flight).
     private var storage: [UserWrite] = []
     private var head = 0
-    /// The places visible pending writes replace (the others are not in the layer), so that
+    /// Where the writes not yet in `layered` (nor in `coveredPaths`) start in `storage`.
+    private var unlayered = 0
+    /// The places layered writes replace (the others are not in the layer), so that
     /// acknowledging one that touches no other skips layering all of them anew.
     private var coveredPaths = PathCounter()
 
     var writes: ArraySlice<UserWrite> { storage[head...] }
 
+    /// What the visible pending writes show, all of them layered in order.
+    var visible: CompoundWrite {
+        layerPending()
+        return layered
+    }
+
     func addOverwrite(_ path: Path, _ node: Node, id: Int, visible isVisible: Bool) {
-        append(UserWrite(id: id, path: path, change: .overwrite(node), visible: isVisible))
-        if isVisible { visible.add(node, at: path) }
+        storage.append(UserWrite(id: id, path: path, change: .overwrite(node), visible: isVisible))
     }
 
     func addMerge(_ path: Path, _ entries: [(Path, Node)], id: Int) {
-        append(UserWrite(id: id, path: path, change: .merge(entries), visible: true))
-        visible.add(entries, at: path)
+        storage.append(UserWrite(id: id, path: path, change: .merge(entries), visible: true))
     }
 
-    private func append(_ write: UserWrite) {
-        storage.append(write)
-        if write.visible { coveredPaths.add(write.coveredRelatives, under: write.path) }
+    /// Layers the writes appended since the layer was last read, in their order. A view that
+    /// is shown a write (an operation applied to it) must find it layered, so that its
+    /// acknowledgement or revert is shown too.
+    func layerPending() {
+        guard unlayered < storage.count else { return }
+        for write in storage[unlayered...] where write.visible {
+            switch write.change {
+            case .overwrite(let node): layered.add(node, at: write.path)
+            case .merge(let entries): layered.add(entries, at: write.path)
+            }
+            coveredPaths.add(write.coveredRelatives, under: write.path)
+        }
+        unlayered = storage.count
     }
 
     /// Forgets a write (acknowledged or reverted). Returns it, and whether it may have changed
@@ -65,22 +86,37 @@ final class WriteTree {
     func remove(id: Int) -> (write: UserWrite, mayChangeViews: Bool)? {
         guard let position = writes.firstIndex(where: { $0.id == id }) else { return nil }
         let removed = storage[position]
-        return (removed, forget(removed, at: position))
-    }
-
-    /// Takes `removed`, found at `position` in `storage`, out of the writes and the layer.
-    private func forget(_ removed: UserWrite, at position: Int) -> Bool {
+        // Never layered: no view was shown it nor has anything looked since, so none shows it.
+        if position >= unlayered {
+            drop(at: position)
+            return (removed, false)
+        }
+        layerPending()
         let index = position - head  // where the writes after it now start
         let wasOldest = position == head
-        if wasOldest {
+        drop(at: position)
+        return (removed, forget(removed, index: index, wasOldest: wasOldest))
+    }
+
+    /// Takes the write at `position` out of `storage`.
+    private func drop(at position: Int) {
+        if position == head {
             head += 1
+            unlayered = max(unlayered, head)
             if head > 1024 && head * 2 > storage.count {
                 storage.removeFirst(head)
+                unlayered -= head
                 head = 0
             }
         } else {
             storage.remove(at: position)
+            if position < unlayered { unlayered -= 1 }
         }
+    }
+
+    /// Takes `removed`, layered and now out of `storage` (the writes after it start at `index`
+    /// of `writes`), out of the layer.
+    private func forget(_ removed: UserWrite, index: Int, wasOldest: Bool) -> Bool {
         guard removed.visible else { return false }
         coveredPaths.remove(removed.coveredRelatives, under: removed.path)
         // No other write at, above or below what it wrote (an import's many updates of one
@@ -98,14 +134,14 @@ final class WriteTree {
                 && !writes.prefix(index).contains { $0.visible && $0.covers(removed.path) }
         if shadowed { return false }
         // Folded into or beside others' values: layer the rest anew.
-        visible = layer(writes, at: .root) { $0.visible }
+        layered = layer(writes, at: .root) { $0.visible }
         return true
     }
 
     private func removeVisible(_ removed: UserWrite) {
         switch removed.change {
-        case .overwrite: visible.remove(removed.path)
-        case .merge: visible.remove(removed.coveredRelatives, at: removed.path)
+        case .overwrite: layered.remove(removed.path)
+        case .merge: layered.remove(removed.coveredRelatives, at: removed.path)
         }
     }
 
