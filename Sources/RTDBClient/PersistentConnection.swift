@@ -132,13 +132,12 @@ final class PersistentConnection: @unchecked Sendable {
         backoff.attempting()
         let transport = connector(host, sessionID)
         self.transport = transport
-        transport.start(onMessage: { [weak self] message in
-            guard let self else { return }
-            queue.async {
-                guard self.generation == generation else { return }
-                self.receive(message)
-            }
-        }, onClose: { [weak self] in
+        // Answers to a pipelined burst cross to the queue in one hop.
+        let inbox = QueueInbox<Message>(queue: queue) { [weak self] message in
+            guard let self, self.generation == generation else { return }
+            self.receive(message)
+        }
+        transport.start(onMessage: { message in inbox.post(message) }, onClose: { [weak self] in
             guard let self else { return }
             queue.async {
                 guard self.generation == generation else { return }

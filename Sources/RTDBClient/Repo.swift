@@ -30,6 +30,8 @@ public actor Repo {
     private var nextWriteID = 0
     /// Flow control: at most 10,000 writes unanswered by default.
     private nonisolated let gate = WriteGate(limit: 10_000)
+    /// Writes on their way to this Repo's queue, applied there in the order submitted.
+    private nonisolated let submissions: QueueInbox<Submission>
 
     /// How long a write waits for room among the unanswered ones while none is answered;
     /// past it the write fails (`WriteStall`). Nil: as long as it takes.
@@ -64,6 +66,9 @@ public actor Repo {
     /// there, and what an earlier session kept is used (its queued writes are sent).
     public init(connector: @escaping Connector, reconnect: ReconnectPolicy = .standard, cache: sending ClientCache? = nil) {
         let connection = PersistentConnection(connector: connector, policy: reconnect, queue: executor.queue)
+        submissions = QueueInbox(queue: executor.queue) { submitted in
+            submitted.repo.assumeIsolated { $0.apply(submitted.write, outcome: submitted.outcome, cached: submitted.cached) }
+        }
         let syncTree = SyncTree(listenProvider: nil)
         let clock = self.clock
         self.connection = connection
@@ -449,8 +454,16 @@ public actor Repo {
     private nonisolated(nonsending) func submit(_ write: Write, cached: Bool = true) async throws -> PendingWrite {
         try await gate.enter(entries: write.entryCount)
         let outcome = OneShot<Void>()
-        executor.queue.async { self.assumeIsolated { $0.apply(write, outcome: outcome, cached: cached) } }
+        submissions.post(Submission(repo: self, write: write, outcome: outcome, cached: cached))
         return PendingWrite(outcome: outcome)
+    }
+
+    /// A write submitted and not yet applied on the queue.
+    private struct Submission: Sendable {
+        let repo: Repo
+        let write: Write
+        let outcome: OneShot<Void>
+        let cached: Bool
     }
 
     /// Applies a write locally (events at once) and sends it; the answer acknowledges or

@@ -33,9 +33,11 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
 
     func start(host: String) {
         let database = self.database
-        transport.start(onMessage: { [self] message in
-            database.queue.async { StageClock.measure(.engine) { self.receive(message) } }
-        }, onClose: { [self] in
+        // A pipelined burst crosses to the database's queue in one hop.
+        let inbox = QueueInbox<Message>(queue: database.queue) { [self] message in
+            StageClock.measure(.engine) { self.receive(message) }
+        }
+        transport.start(onMessage: { message in inbox.post(message) }, onClose: { [self] in
             database.queue.async {
                 self.isClosed = true
                 database.sessionClosed(self)
