@@ -478,7 +478,9 @@ public final class Database: @unchecked Sendable {
 
     private func check(_ record: LogRecord, as identity: Identity, now: Double) -> Check {
         guard identity != .admin else { return .allowed(after: nil) }
-        let after = record.apply(to: root)
+        // Rules that cannot look at what the write leaves judge it on the tree as it is; it
+        // is then made in place, not on a copy.
+        let after = rules.writeRulesReadNewData ? record.apply(to: root) : nil
         if let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now) {
             return .refused(Database.refusal(denial))
         }

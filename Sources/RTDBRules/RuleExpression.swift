@@ -25,15 +25,22 @@ indirect enum RuleExpression: Sendable {
 extension RuleExpression {
     /// Whether the expression reads the database (`data`, `newData`, `root`): then a write
     /// can change its outcome.
-    var readsData: Bool {
+    var readsData: Bool { mentions(anyOf: [.data, .newData, .root]) }
+
+    /// Whether the expression names any of `variables`.
+    func mentions(anyOf variables: [RuleVariable]) -> Bool {
         switch self {
         case .constant, .bound: return false
-        case .variable(let variable): return [.data, .newData, .root].contains(variable)
-        case .array(let items): return items.contains(where: \.readsData)
-        case .member(let base, _), .child(let base, _), .hasChild(let base, _), .not(let base), .negate(let base): return base.readsData
-        case .index(let a, let b), .and(let a, let b), .or(let a, let b), .binary(_, let a, let b): return a.readsData || b.readsData
-        case .call(let base, _, let arguments): return base.readsData || arguments.contains(where: \.readsData)
-        case .conditional(let a, let b, let c): return a.readsData || b.readsData || c.readsData
+        case .variable(let variable): return variables.contains(variable)
+        case .array(let items): return items.contains { $0.mentions(anyOf: variables) }
+        case .member(let base, _), .child(let base, _), .hasChild(let base, _), .not(let base), .negate(let base):
+            return base.mentions(anyOf: variables)
+        case .index(let a, let b), .and(let a, let b), .or(let a, let b), .binary(_, let a, let b):
+            return a.mentions(anyOf: variables) || b.mentions(anyOf: variables)
+        case .call(let base, _, let arguments):
+            return base.mentions(anyOf: variables) || arguments.contains { $0.mentions(anyOf: variables) }
+        case .conditional(let a, let b, let c):
+            return a.mentions(anyOf: variables) || b.mentions(anyOf: variables) || c.mentions(anyOf: variables)
         }
     }
 }

@@ -9,6 +9,9 @@ final class RuleNode: Sendable {
     let indexOn: [String]
     let children: [String: RuleNode]
     let wildcard: (name: String, node: RuleNode)?
+    /// Whether a write's rules here or below can look at the data it leaves: a `.validate`,
+    /// or `newData` in a `.write`. Where none can, a write is judged without making it first.
+    let writesReadNewData: Bool
 
     init(read: RuleExpression?, write: RuleExpression?, validate: RuleExpression?, indexOn: [String],
          children: [String: RuleNode], wildcard: (name: String, node: RuleNode)?) {
@@ -18,6 +21,8 @@ final class RuleNode: Sendable {
         self.indexOn = indexOn
         self.children = children
         self.wildcard = wildcard
+        writesReadNewData = validate != nil || write?.mentions(anyOf: [.newData]) == true
+            || children.values.contains { $0.writesReadNewData } || wildcard?.node.writesReadNewData == true
     }
 
     /// The rules for `key` below this level; a named child wins over the wildcard, which

@@ -41,6 +41,10 @@ public struct SecurityRules: Sendable {
         }
     }
 
+    /// Whether any write rule can look at the data a write leaves (a `.validate`, or `newData`
+    /// in a `.write`). When none can, `checkWrite` needs no `after`.
+    public var writeRulesReadNewData: Bool { root.writesReadNewData }
+
     // MARK: Reads
 
     /// Whether `identity` may read `path` with `query`: a `.read` rule that is true at the
@@ -114,9 +118,11 @@ public struct SecurityRules: Sendable {
     /// Checks a write as a whole: `sets` (path, value) are what it writes, `before` and
     /// `after` the whole tree around it. Each written path needs a `.write` rule that holds
     /// at it or above; every `.validate` rule on the way to it and below it must hold for the
-    /// new data where the new data exists (deletes are not validated).
-    public func checkWrite(_ sets: [(Path, Node)], identity: Identity, before: Node, after: Node, now: Double) -> Denial? {
+    /// new data where the new data exists (deletes are not validated). `after` may be nil
+    /// when `writeRulesReadNewData` is false: no rule looks at it then.
+    public func checkWrite(_ sets: [(Path, Node)], identity: Identity, before: Node, after: Node?, now: Double) -> Denial? {
         if identity == .admin { return nil }
+        let after = after ?? before
         let context = RuleContext(auth: identity.ruleValue, now: now, root: before, newRoot: after, query: RuleQuery(params: nil), budget: budget)
         let denial = check(sets, after: after, context)
         if let at = context.exhaustedAt {

@@ -40,6 +40,10 @@ final class RuleCaseTests: XCTestCase {
                     let written = data.merging(sets)
                     let denial = rules.checkWrite(sets, identity: identity, before: data, after: written, now: now)
                     XCTAssertEqual(denial == nil, expected, "\(label): \(String(describing: denial))")
+                    // Rules that cannot look at the new data judge the write the same without it.
+                    if !rules.writeRulesReadNewData {
+                        XCTAssertEqual(rules.checkWrite(sets, identity: identity, before: data, after: nil, now: now), denial, label)
+                    }
                     if denial == nil { after = written }
                 default:
                     XCTFail("\(label): unknown op")
@@ -52,6 +56,20 @@ final class RuleCaseTests: XCTestCase {
             }
         }
         XCTAssertGreaterThanOrEqual(count, 80)
+    }
+
+    func testWritesReadTheNewDataOnlyThroughValidateOrNewData() throws {
+        let cases: [(String, Bool)] = [
+            (#"{"rules": {".read": true, ".write": true}}"#, false),
+            (#"{"rules": {"users": {"$uid": {".write": "auth != null && auth.uid == $uid && !data.exists()"}}}}"#, false),
+            (#"{"rules": {"a": {".read": "data.exists()", ".write": "root.child('open').val() == true"}}}"#, false),
+            (#"{"rules": {"a": {"b": {".write": "newData.child('x').val() > root.child('y').val()"}}}}"#, true),
+            (#"{"rules": {".write": true, "a": {"$k": {"c": {".validate": "true"}}}}}"#, true),
+        ]
+        for (text, expected) in cases {
+            XCTAssertEqual(try SecurityRules(parsing: text).writeRulesReadNewData, expected, text)
+        }
+        XCTAssertFalse(SecurityRules.open.writeRulesReadNewData)
     }
 
     private func resolved(_ value: JSONValue, at path: Path, in data: Node) throws -> Node {
