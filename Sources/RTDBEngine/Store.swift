@@ -118,6 +118,10 @@ public final class Store: @unchecked Sendable {
     private let committer = DispatchQueue(label: "rtdb.store.commit")
     // Owned by the committer queue.
     private var walFD: Int32 = -1
+    /// Whether the current log's name is durable in the folder. Opening the folder makes the
+    /// log without syncing the folder, so a session that only reads pays no sync; the first
+    /// round syncs it before any write in the log is acknowledged.
+    private var walNameDurable = false
     private var walSeq: Int
     private var walBytes: Int
     /// The records through this number are in the log (committer's queue).
@@ -237,7 +241,6 @@ public final class Store: @unchecked Sendable {
             var st = stat()
             fstat(walFD, &st)
             walBytes = Int(st.st_size)
-            try FileIO.syncDirectory(folder)
         } catch {
             lock.release()
             throw error
@@ -562,7 +565,13 @@ public final class Store: @unchecked Sendable {
             do {
                 let path = folder + "/" + Store.walName(walSeq)
                 let written = try StageClock.measure(.logWrite) { try buffer.write { try FileIO.writeAll(walFD, $0, path: path) } }
-                try StageClock.measure(.logSync) { try FileIO.sync(walFD, path: path) }
+                try StageClock.measure(.logSync) {
+                    try FileIO.sync(walFD, path: path)
+                    if !walNameDurable {
+                        try FileIO.syncDirectory(folder)
+                        walNameDurable = true
+                    }
+                }
                 walBytes += written
             } catch let e as StoreError {
                 error = e
@@ -630,7 +639,9 @@ public final class Store: @unchecked Sendable {
         walSeq += 1
         walFD = try FileIO.open(folder + "/" + Store.walName(walSeq), O_WRONLY | O_CREAT | O_APPEND)
         walBytes = 0
+        walNameDurable = false
         try FileIO.syncDirectory(folder)
+        walNameDurable = true
     }
 
     /// Starts a new log and, in the background, a checkpoint of the tree as of the end of the

@@ -526,3 +526,47 @@ def test_damage_inside_the_cache_is_reported_and_nothing_is_sent_twice_or_out_of
         assert again.stdout == f"{increments}\n" and again.stderr == "", again.stderr
     finally:
         stop(server)
+
+
+def test_the_folder_is_synced_before_the_first_write_is_acknowledged_and_a_read_syncs_nothing():
+    # The system calls, in order, as strace sees them (scripts/test installs it).
+    data = tempfile.mkdtemp(prefix="rtdb-sync-")
+    trace = data + ".trace"
+    folder = os.path.join(data, "demo")  # the server's folder for ns=demo
+    subprocess.run([BINARY, "--data", folder, "-c", "set /seed 1"], check=True, timeout=60)
+    # A one-shot read of a folder that exists syncs nothing.
+    read = subprocess.run(["strace", "-f", "-qq", "-o", trace, "-e", "trace=fsync,fdatasync,sync,syncfs",
+                           BINARY, "--data", folder, "-c", "get /seed"], capture_output=True, text=True, timeout=60)
+    assert read.returncode == 0 and read.stdout == "1\n", read.stderr
+    with open(trace) as f:
+        assert f.read() == ""
+    # A server opening it syncs nothing either; its first write makes the log's name durable
+    # (the folder synced) before the write is answered.
+    server = subprocess.Popen(["strace", "-f", "-qq", "-o", trace, "-s", "16",
+                               "-e", "trace=openat,fsync,fdatasync,write,writev,sendmsg",
+                               BINARY, "serve", "--port", "0", "--data", data],
+                              stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        match = re.search(r"127\.0\.0\.1:(\d+) ", server.stdout.readline())
+        assert match
+        assert rest(int(match.group(1)), "PUT", "/a", 2) == 2
+    finally:
+        # The server itself is told to stop (strace would only let go of it).
+        with open(f"/proc/{server.pid}/task/{server.pid}/children") as f:
+            for child in f.read().split():
+                os.kill(int(child), signal.SIGTERM)
+        server.wait(timeout=30)
+    with open(trace) as f:
+        lines = f.read().splitlines()
+    folder_fds, folder_synced, answered = set(), None, None
+    for i, line in enumerate(lines):
+        opened = re.search(r'openat\(AT_FDCWD, "%s", [^)]*O_DIRECTORY[^)]*\) = (\d+)' % re.escape(folder), line)
+        if opened:
+            folder_fds.add(opened.group(1))
+        synced = re.search(r"fsync\((\d+)\) += 0|fsync resumed>\) += 0", line)
+        if synced and folder_synced is None and (synced.group(1) in folder_fds or synced.group(1) is None):
+            folder_synced = i
+        if answered is None and "HTTP/1.1 200" in line:
+            answered = i
+    assert folder_synced is not None and answered is not None, "\n".join(lines)
+    assert folder_synced < answered, "\n".join(lines)
