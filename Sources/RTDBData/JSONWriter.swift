@@ -99,6 +99,21 @@ public struct JSONWriter {
         out.append(0x22)
     }
 
+    /// `path` as a JSON string, its keys joined by "/" ("a/b"; with `leadingSlash`, "/a/b" and
+    /// "/" for the root), written key by key: no joined String is made.
+    public static func writePath(_ path: Path, leadingSlash: Bool, to out: inout [UInt8]) {
+        out.append(0x22)
+        for (i, key) in path.keys.enumerated() {
+            if i > 0 || leadingSlash { out.append(0x2F) }
+            var key = key
+            key.withUTF8 { bytes in
+                forEachRun(bytes, from: 0, run: { out.append(contentsOf: $0) }, escaped: { escape($0) { out.append($0) } })
+            }
+        }
+        if leadingSlash && path.keys.isEmpty { out.append(0x2F) }
+        out.append(0x22)
+    }
+
     /// Walks a string's bytes from `start`: `run` gets each stretch with nothing to escape
     /// (nearly every string is one, copied whole), `escaped` each byte between them.
     @inline(__always) static func forEachRun(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int,

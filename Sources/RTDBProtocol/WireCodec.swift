@@ -55,7 +55,12 @@ public enum WireCodec {
         case .shutdown(let reason): control(&out, "s", reason)
         case .serverError(let text): control(&out, "e", text)
         case let .request(id, request, origin):
-            append(&out, #"{"t":"d","d":{"r":\#(id),"a":"\#(request.action)","b":"#)
+            // Piece by piece: an interpolated header would be a String made for every message.
+            append(&out, #"{"t":"d","d":{"r":"#)
+            append(&out, String(id))  // exact for every Int (a Double is not); inline below 16 digits
+            append(&out, #","a":""#)
+            append(&out, request.action)
+            append(&out, #"","b":"#)
             body(request, &out)
             if let origin {
                 append(&out, #","o":{"c":"#)
@@ -64,7 +69,9 @@ public enum WireCodec {
             }
             append(&out, "}}")
         case let .response(id, response):
-            append(&out, #"{"t":"d","d":{"r":\#(id),"b":{"s":"#)
+            append(&out, #"{"t":"d","d":{"r":"#)
+            append(&out, String(id))
+            append(&out, #","b":{"s":"#)
             JSONWriter.writeString(response.status.rawValue, to: &out)
             append(&out, #","d":"#)
             if response.isOK, !response.carriesValue, !response.warnings.isEmpty {
@@ -80,19 +87,19 @@ public enum WireCodec {
             switch push {
             case let .data(path, node, tag):
                 append(&out, #""d","b":{"p":"#)
-                JSONWriter.writeString(path.wireString, to: &out)
+                JSONWriter.writePath(path, leadingSlash: false, to: &out)
                 append(&out, #","d":"#)
                 guard data(node) else { return nil }
                 if let tag { append(&out, #","t":\#(tag)"#) }
             case let .merge(path, updates, tag):
                 append(&out, #""m","b":{"p":"#)
-                JSONWriter.writeString(path.wireString, to: &out)
+                JSONWriter.writePath(path, leadingSlash: false, to: &out)
                 append(&out, #","d":"#)
                 updatesObject(updates, &out)
                 if let tag { append(&out, #","t":\#(tag)"#) }
             case let .listenRevoked(path, query):
                 append(&out, #""c","b":{"p":"#)
-                JSONWriter.writeString(path.wireString, to: &out)
+                JSONWriter.writePath(path, leadingSlash: false, to: &out)
                 // The JS client maps over q: a one-element array.
                 if let query { append(&out, #","q":["#); query.wireObject.write(to: &out); append(&out, "]") }
             case let .authRevoked(status, reason):
@@ -118,7 +125,7 @@ public enum WireCodec {
         out.append(UInt8(ascii: "{"))
         for (i, update) in updates.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            JSONWriter.writeString(update.path.wireString, to: &out)
+            JSONWriter.writePath(update.path, leadingSlash: false, to: &out)
             out.append(UInt8(ascii: ":"))
             JSONWriter.write(update.value, to: &out, options: .init(export: true))
         }
@@ -126,7 +133,7 @@ public enum WireCodec {
     }
 
     private static func body(_ request: Request, _ out: inout [UInt8]) {
-        func path(_ p: Path) { append(&out, #"{"p":"#); JSONWriter.writeString(p.description, to: &out) }
+        func path(_ p: Path) { append(&out, #"{"p":"#); JSONWriter.writePath(p, leadingSlash: true, to: &out) }
         switch request {
         case let .listen(p, query, tag, hash):
             path(p)

@@ -10,6 +10,22 @@ final class PathTests: XCTestCase {
         XCTAssertEqual(Path("a/b").wireString, "a/b")
     }
 
+    /// A path written into JSON key by key reads back as its string forms: escapes included
+    /// (the keys a path may hold can still need them: quotes, backslashes, control bytes
+    /// from a peer that does not check).
+    func testAPathWrittenAsJSONReadsBackAsItsStringForms() throws {
+        for keys in [[], ["a"], ["a", "b"], [#"q"uote"#, #"back\slash"#], ["tab\t", "\u{1}", "✔ é"], ["", "x"]] {
+            let path = Path(keys: keys)
+            for slash in [true, false] {
+                var out: [UInt8] = []
+                JSONWriter.writePath(path, leadingSlash: slash, to: &out)
+                var expected: [UInt8] = []
+                JSONWriter.writeString(slash ? path.description : path.wireString, to: &expected)
+                XCTAssertEqual(out, expected, "\(keys)")
+            }
+        }
+    }
+
     func testForbiddenCharacters() {
         for bad in ["a.b", "a$", "#", "[x", "x]", "tab\tkey", "del\u{7F}", "nul\u{0}"] {
             XCTAssertThrowsError(try Path.validated("/users/\(bad)"), bad) { error in
