@@ -813,6 +813,14 @@ public final class Database: @unchecked Sendable {
     private func notifyListeners(_ record: LogRecord) {
         guard listeners.count > 0 else { return }
         let paths = record.sets.map(\.path)
+        // Listens at one location are sent the same push (untagged): its bytes are made once.
+        var whole: [Path: SharedEncoding] = [:], below: [Path: SharedEncoding] = [:], merged: [Path: SharedEncoding] = [:]
+        func send(_ push: Push, to listen: Listen, _ shared: inout [Path: SharedEncoding], at path: Path) {
+            guard listen.tag == nil else { return listen.session.send(push) }
+            let encoding = shared[path] ?? SharedEncoding(.push(push))
+            shared[path] = encoding
+            listen.session.send(sharing: encoding)
+        }
         for listen in listeners.affected(by: paths) {
             if listen.isFiltered {
                 sendWindowChange(listen, by: record)
@@ -820,12 +828,12 @@ public final class Database: @unchecked Sendable {
             }
             let relevant = record.sets.filter { listen.path.overlaps($0.path) }
             if relevant.contains(where: { $0.path.contains(listen.path) }) {
-                listen.session.send(.data(path: listen.path, data: root.child(at: listen.path), tag: listen.tag))
+                send(.data(path: listen.path, data: root.child(at: listen.path), tag: listen.tag), to: listen, &whole, at: listen.path)
             } else if relevant.count == 1 {
-                listen.session.send(.data(path: relevant[0].path, data: relevant[0].value, tag: listen.tag))
+                send(.data(path: relevant[0].path, data: relevant[0].value, tag: listen.tag), to: listen, &below, at: relevant[0].path)
             } else {
                 let updates = relevant.map { Update($0.path.relative(to: listen.path)!, $0.value) }
-                listen.session.send(.merge(path: listen.path, data: updates, tag: listen.tag))
+                send(.merge(path: listen.path, data: updates, tag: listen.tag), to: listen, &merged, at: listen.path)
             }
         }
     }

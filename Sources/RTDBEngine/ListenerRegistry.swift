@@ -8,6 +8,9 @@ public protocol ListenSink: AnyObject, Sendable {
     /// Sends a listen's first data unless it is larger than the peer takes in one message;
     /// false, and nothing sent, if so.
     func sendIfItFits(_ push: Push) -> Bool
+    /// Sends `encoding`'s message, a push that other sinks are sent too: its bytes are made
+    /// once for all of them.
+    func send(sharing encoding: SharedEncoding)
     /// Who reads through it, for the rules.
     var identity: Identity { get }
 }
@@ -17,6 +20,11 @@ extension ListenSink {
     public func sendIfItFits(_ push: Push) -> Bool {
         send(push)
         return true
+    }
+
+    /// A sink that writes its own form of a push (a stream of events) sends the push.
+    public func send(sharing encoding: SharedEncoding) {
+        if case .push(let push) = encoding.message { send(push) }
     }
 }
 

@@ -66,6 +66,7 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
     func send(_ message: Message) { transport.send(message) }
     public func send(_ push: Push) { transport.send(.push(push)) }
     public func sendIfItFits(_ push: Push) -> Bool { transport.sendIfItFits(.push(push)) }
+    public func send(sharing encoding: SharedEncoding) { transport.send(sharing: encoding) }
 
     private static func makeID() -> String {
         var rng = SystemRandomNumberGenerator()

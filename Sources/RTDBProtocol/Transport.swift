@@ -10,6 +10,8 @@ public protocol Transport: AnyObject, Sendable {
     /// nothing and returns false (a server refuses such a read rather than have the peer drop
     /// the connection over it and ask again).
     func sendIfItFits(_ message: Message) -> Bool
+    /// Sends `encoding.message`; a transport that writes bytes writes the shared ones.
+    func send(sharing encoding: SharedEncoding)
     func close()
 }
 
@@ -18,5 +20,10 @@ extension Transport {
     public func sendIfItFits(_ message: Message) -> Bool {
         send(message)
         return true
+    }
+
+    /// A transport that carries messages as they are (one within a process) sends the message.
+    public func send(sharing encoding: SharedEncoding) {
+        send(encoding.message)
     }
 }

@@ -64,6 +64,10 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         writer.writeIfItFits(message)
     }
 
+    func send(sharing encoding: SharedEncoding) {
+        writer.write(sharing: encoding)
+    }
+
     private func received(request id: Int, bytes: Int) {
         let entry = unanswered[id] ?? (0, 0)
         unanswered[id] = (entry.count + 1, entry.bytes + bytes)

@@ -56,6 +56,12 @@ public final class FrameWriter: @unchecked Sendable {
         enqueue(refusal, WireCodec.encodeBytes(refusal))
     }
 
+    /// Writes a push whose bytes other connections share (not an answer: no limit applies).
+    public func write(sharing encoding: SharedEncoding) {
+        guard case .push = encoding.message else { return write(encoding.message) }
+        enqueue(encoding.message, encoding.bytes)
+    }
+
     /// Writes `message` if it is at most the largest answer; false, and nothing written, if not.
     public func writeIfItFits(_ message: Message) -> Bool {
         guard let bytes = WireCodec.encodeBytes(message, limit: maxAnswerBytes) else { return false }

@@ -47,6 +47,56 @@ final class SessionTests: XCTestCase {
         }
     }
 
+    /// A server end that records the shared encodings it is asked to send, and passes on
+    /// every message.
+    final class SharingRecorder: Transport, @unchecked Sendable {
+        let inner: Transport
+        let lock = NSLock()
+        var shared: [SharedEncoding] = []
+        init(_ inner: Transport) { self.inner = inner }
+        func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {
+            inner.start(onMessage: onMessage, onClose: onClose)
+        }
+        func send(_ message: Message) { inner.send(message) }
+        func send(sharing encoding: SharedEncoding) {
+            lock.withLock { shared.append(encoding) }
+            inner.send(encoding.message)
+        }
+        func close() { inner.close() }
+    }
+
+    /// Listens that are sent the same push share its bytes: a fan-out encodes it once. A
+    /// query's listen (tagged) is sent its own.
+    func testListensSentTheSamePushShareOneEncoding() throws {
+        var recorders: [SharingRecorder] = []
+        var clients: [InProcessTransport] = []
+        for _ in 0..<4 {
+            let (client, server) = InProcessTransport.pair()
+            let recorder = SharingRecorder(server)
+            database.accept(recorder)
+            client.start(onMessage: { _ in }, onClose: {})
+            recorders.append(recorder)
+            clients.append(client)
+        }
+        let listens: [Request] = [
+            .listen(path: Path("room"), query: nil, tag: nil, hash: ""),
+            .listen(path: Path("room"), query: nil, tag: nil, hash: ""),
+            .listen(path: .root, query: nil, tag: nil, hash: ""),
+            .listen(path: Path("room"), query: QueryParams().limitToLast(5), tag: 7, hash: ""),
+        ]
+        for (client, listen) in zip(clients, listens) { client.send(.request(id: 1, listen)) }
+        let writer = Client(database)
+        writer.request(1, .put(path: Path("room/x"), data: Node(1), hash: nil))
+        XCTAssertEqual(writer.waitFor(response: 1), .ok)
+        let shared = recorders.map { recorder in recorder.lock.withLock { recorder.shared } }
+        XCTAssertEqual(shared.map(\.count), [1, 1, 1, 0])
+        let push = Message.push(.data(path: Path("room/x"), data: Node(1), tag: nil))
+        XCTAssertTrue(shared[0][0] === shared[1][0] && shared[1][0] === shared[2][0])
+        XCTAssertEqual(shared[0][0].message, push)
+        XCTAssertEqual(shared[0][0].bytes, WireCodec.encodeBytes(push))
+        for client in clients { client.close() }
+    }
+
     func testOnDisconnectRunsInOrderWhenTheConnectionEnds() throws {
         let client = Client(database)
         client.request(1, .onDisconnectPut(path: Path("presence/ada"), data: Node("offline")))
