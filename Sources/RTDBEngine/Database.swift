@@ -74,7 +74,11 @@ public final class Database: @unchecked Sendable {
         }
         store.onFailure = { [weak self] first, error in
             guard let database = self else { return }
-            database.queue.async { database.takeBack(from: first, error) }
+            // Waited for: the writers hear of the failure only once their records are out of
+            // the tree, so a request they send next finds them undone even when it joins a
+            // turn of its session's that was queued before this. (Nothing on this queue
+            // waits for the committer, so the wait cannot deadlock.)
+            database.queue.sync { database.takeBack(from: first, error) }
         }
         store.onCheckpoint = { [weak self] replayed, replayedIndexes, through, marker in
             guard let database = self else { return }

@@ -52,6 +52,12 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
     private func receive(_ message: Message) {
         switch message {
         case .request(let id, let request, let origin):
+            // A credential past its expiry is revoked before the request is judged, as its
+            // timer would: a request handled after the expiry never runs as that identity,
+            // whichever of the two the queue reached first.
+            if case .user(_, _, let expires?) = identity, expires <= database.clock() / 1000 {
+                database.credentialExpired(self)
+            }
             let transport = self.transport
             database.handle(request, from: self, as: identity, origin: origin.map { ($0, id) }) { response in
                 transport.send(.response(id: id, response))

@@ -66,8 +66,9 @@ public final class Store: @unchecked Sendable {
     /// Told, on the committer's queue, that the records through this number are durable.
     var onDurable: (@Sendable (Int) -> Void)?
     /// Told, on the committer's queue, that the record of this number could not be made
-    /// durable (a full disk), before its writer is: it and every record after it are
-    /// refused until the database has taken them out of its tree and called `recover`.
+    /// durable (a full disk), before its writer is (the answers wait for it to return): it
+    /// and every record after it are refused until the database has taken them out of its
+    /// tree and called `recover`.
     var onFailure: (@Sendable (Int, StoreError) -> Void)?
     /// Where damage found in the node file while reading, and a failed checkpoint, are told.
     public static let report: @Sendable (String) -> Void = { message in

@@ -94,4 +94,45 @@ final class DiskFullTests: XCTestCase {
         XCTAssertTrue(reopened.value(at: Path("notes/n\(failed)")).isEmpty)
         XCTAssertEqual(reopened.value(at: Path("notes/after")), Node("room"))
     }
+
+    /// A writer hears that its write failed only once the write is out of the tree: a read it
+    /// sends then finds it undone, even when the read joins a turn of its session's that was
+    /// queued on the database's queue before the store reported the failure.
+    func testAReadSentAfterTheFailureFindsTheWriteUndone() throws {
+        let folder = mount + "/data"
+        let database = try Database(folder: folder)
+        defer { database.close() }
+        let client = SessionTests.Client(database)
+        client.request(1, .put(path: Path("seed"), data: Node(1), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 1), .ok)
+        // Every free byte taken: the next append to the log fails.
+        var stats = statvfs()
+        XCTAssertEqual(statvfs(mount, &stats), 0)
+        XCTAssertTrue(FileManager.default.createFile(atPath: mount + "/filler", contents: Data(count: Int(stats.f_bavail) * Int(stats.f_frsize))))
+        let start = DispatchSemaphore(value: 0), held = DispatchSemaphore(value: 0)
+        let first = DispatchSemaphore(value: 0), second = DispatchSemaphore(value: 0)
+        // The write's turn between two holds: the store is handed the write behind the second
+        // (the turn queues the hand-off), which has begun once the turn has run.
+        database.queue.async { start.wait() }
+        client.request(2, .put(path: Path("a"), data: Node(String(repeating: "x", count: 64 << 10)), hash: nil))
+        database.queue.async { held.signal(); first.wait() }
+        start.signal()
+        held.wait()
+        // Behind the store's hand-off: a second hold, then a turn for the next request.
+        database.queue.async { second.wait() }
+        client.request(3, .put(path: Path("b"), data: Node(2), hash: nil))
+        first.signal()  // the store is handed the write, and fails it
+        // Heard while that turn is still queued, a read would join it: it is heard only after.
+        if let early = client.waitFor(response: 2, attempts: 250) {
+            XCTAssertEqual(early.status, .writeFailed)
+            client.request(4, .get(path: Path("a"), query: nil))
+            second.signal()
+        } else {
+            second.signal()
+            XCTAssertEqual(client.waitFor(response: 2)?.status, .writeFailed)
+            client.request(4, .get(path: Path("a"), query: nil))
+        }
+        let read = try XCTUnwrap(client.waitFor(response: 4))
+        XCTAssertEqual(WireCodec.encode(.response(id: 4, read)), #"{"t":"d","d":{"r":4,"b":{"s":"ok","d":null}}}"#)
+    }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import RTDBData
 import RTDBProtocol
@@ -23,17 +24,18 @@ final class SessionTests: XCTestCase {
         var received: [Message] = []
 
         /// `maxMessageBytes`: the server sends data only in messages of at most that size.
-        init(_ database: Database, maxMessageBytes: Int? = nil) {
+        init(_ database: Database, maxMessageBytes: Int? = nil, identity: Identity = .admin) {
             let (client, server) = InProcessTransport.pair()
             transport = client
-            database.accept(maxMessageBytes.map { MessageLimitedTransport(server, maxBytes: $0) } ?? server)
+            database.accept(maxMessageBytes.map { MessageLimitedTransport(server, maxBytes: $0) } ?? server, identity: identity)
             client.start(onMessage: { [unowned self] m in lock.lock(); received.append(m); lock.unlock() }, onClose: {})
         }
 
         func request(_ id: Int, _ request: Request) { transport.send(.request(id: id, request)) }
 
-        func waitFor(response id: Int) -> Response? {
-            for _ in 0..<1000 {
+        /// The answer to request `id`, waiting up to `attempts` times 2 ms for it.
+        func waitFor(response id: Int, attempts: Int = 1000) -> Response? {
+            for _ in 0..<attempts {
                 lock.lock()
                 let found = received.compactMap { m -> Response? in
                     if case .response(id, let r) = m { return r }
@@ -95,6 +97,36 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(shared[0][0].message, push)
         XCTAssertEqual(shared[0][0].bytes, WireCodec.encodeBytes(push))
         for client in clients { client.close() }
+    }
+
+    /// A clock the test sets, in seconds.
+    final class SetClock: Sendable {
+        let seconds: Mutex<Double>
+        init(_ seconds: Double) { self.seconds = Mutex(seconds) }
+    }
+
+    /// A request handled after its session's credential expired runs as no one, even when
+    /// the queue reaches it before the expiry's timer: the credential is revoked first.
+    func testARequestHandledAfterTheCredentialExpiredRunsAsNoOne() throws {
+        database.replaceRules(try SecurityRules(parsing: #"{"rules": {".read": true, ".write": "auth != null"}}"#))
+        let clock = SetClock(1_000_000)
+        database.queue.sync { database.clock = { clock.seconds.withLock { $0 } * 1000 } }
+        // A signed token (the signature is not checked) that expires 100 s from now, by the
+        // database's clock; its timer waits that long in real time.
+        let header = Base64URL.encode(Array(#"{"alg":"RS256","typ":"JWT"}"#.utf8))
+        let claims = Base64URL.encode(Array(#"{"sub":"ada","exp":1000100}"#.utf8))
+        let client = Client(database, identity: .anonymous)
+        client.request(1, .auth(credential: header + "." + claims + ".c2ln", google: false))
+        XCTAssertEqual(client.waitFor(response: 1), .ok)
+        client.request(2, .put(path: Path("x"), data: Node(1), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 2), .ok)
+        clock.seconds.withLock { $0 = 1_000_200 }
+        client.request(3, .put(path: Path("x"), data: Node(2), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 3)?.status, .permissionDenied)
+        let revoked = client.lock.withLock { client.received.contains(.push(.authRevoked(status: .expiredToken, reason: "the credential has expired"))) }
+        XCTAssertTrue(revoked)
+        XCTAssertEqual(database.value(at: Path("x")), Node(1))
+        client.transport.close()
     }
 
     func testOnDisconnectRunsInOrderWhenTheConnectionEnds() throws {
