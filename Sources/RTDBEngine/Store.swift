@@ -121,7 +121,7 @@ public final class Store: @unchecked Sendable {
     private var walFD: Int32 = -1
     /// Whether the current log's name is durable in the folder. Opening the folder makes the
     /// log without syncing the folder, so a session that only reads pays no sync; the first
-    /// round syncs it before any write in the log is acknowledged.
+    /// round syncs it before it writes to the log.
     private var walNameDurable = false
     private var walSeq: Int
     private var walBytes: Int
@@ -565,14 +565,13 @@ public final class Store: @unchecked Sendable {
             var error: StoreError?
             do {
                 let path = folder + "/" + Store.walName(walSeq)
-                let written = try StageClock.measure(.logWrite) { try buffer.write { try FileIO.writeAll(walFD, $0, path: path) } }
-                try StageClock.measure(.logSync) {
-                    try FileIO.sync(walFD, path: path)
-                    if !walNameDurable {
-                        try FileIO.syncDirectory(folder)
-                        walNameDurable = true
-                    }
+                // The log's name first: should that fail, nothing of the round is in the log.
+                if !walNameDurable {
+                    try FileIO.syncDirectory(folder)
+                    walNameDurable = true
                 }
+                let written = try StageClock.measure(.logWrite) { try buffer.write { try FileIO.writeAll(walFD, $0, path: path) } }
+                try StageClock.measure(.logSync) { try FileIO.sync(walFD, path: path) }
                 walBytes += written
             } catch let e as StoreError {
                 error = e
