@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -27,38 +28,37 @@ public final class StandardOutput: Output {
     public func writeError(_ text: String) { StandardOutput.writeAll(text, to: STDERR_FILENO) }
 
     public func takeWriteFailure() -> String? {
-        StandardOutput.lock.withLock {
-            defer { StandardOutput.failure = nil }
-            return StandardOutput.failure.map { "cannot write the output: \(FileDescriptor.describe($0))" }
+        StandardOutput.failure.withLock { failure in
+            defer { failure = nil }
+            return failure.map { "cannot write the output: \(FileDescriptor.describe($0))" }
         }
     }
 
-    nonisolated(unsafe) public private(set) static var closed = false
-    /// The errno of the first failed write to stdout not yet reported (not EPIPE).
-    nonisolated(unsafe) private static var failure: Int32?
-    /// One writer at a time, so lines from a background watch never cut into others.
-    private static let lock = NSLock()
+    /// Whether stdout can take no more; read without waiting for a writer (the interrupt
+    /// watcher polls it).
+    public static var closed: Bool { isClosed.load(ordering: .relaxed) }
+    private static let isClosed = Atomic(false)
+    /// The errno of the first failed write to stdout not yet reported (not EPIPE). Its lock is
+    /// held while writing: one writer at a time, so lines from a background watch never cut
+    /// into others.
+    private static let failure = Mutex<Int32?>(nil)
 
     public static func writeAll(_ text: String, to fd: Int32 = STDOUT_FILENO) {
-        lock.lock()
-        defer { lock.unlock() }
-        var text = text
-        guard let code = text.withUTF8({ FileDescriptor.writeAll(fd, UnsafeRawBufferPointer($0)) }), fd == STDOUT_FILENO else { return }
-        closed = true
-        if code != EPIPE && failure == nil { failure = code }
+        failure.withLock { failure in
+            var text = text
+            guard let code = text.withUTF8({ FileDescriptor.writeAll(fd, UnsafeRawBufferPointer($0)) }), fd == STDOUT_FILENO else { return }
+            isClosed.store(true, ordering: .relaxed)
+            if code != EPIPE && failure == nil { failure = code }
+        }
     }
 }
 
 /// Collects output in memory (tests).
-///
-/// `@unchecked Sendable`: guarded by `lock`, which the compiler cannot see.
-public final class BufferOutput: Output, @unchecked Sendable {
-    private let lock = NSLock()
-    private var out = ""
-    private var err = ""
+public final class BufferOutput: Output {
+    private let texts = Mutex((out: "", err: ""))
     public init() {}
-    public var stdout: String { lock.withLock { out } }
-    public var stderr: String { lock.withLock { err } }
-    public func write(_ text: String) { lock.withLock { out += text } }
-    public func writeError(_ text: String) { lock.withLock { err += text } }
+    public var stdout: String { texts.withLock { $0.out } }
+    public var stderr: String { texts.withLock { $0.err } }
+    public func write(_ text: String) { texts.withLock { $0.out += text } }
+    public func writeError(_ text: String) { texts.withLock { $0.err += text } }
 }
