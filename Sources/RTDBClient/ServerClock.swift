@@ -1,18 +1,15 @@
 import Foundation
 import RTDBData
+import Synchronization
 
 /// The server's clock as this client estimates it (the offset learnt from the handshake) and
 /// the push ids made from it, shared by writers on any executor.
-///
-/// `@unchecked Sendable`: its state is guarded by `lock`, which the compiler cannot see.
-final class ServerClock: @unchecked Sendable {
-    private let lock = NSLock()
-    private var offsetMilliseconds: Double = 0
-    private var pushIDs = PushIDGenerator()
+final class ServerClock: Sendable {
+    private let state = Mutex((offset: 0.0, pushIDs: PushIDGenerator()))
 
     var offset: Double {
-        get { lock.withLock { offsetMilliseconds } }
-        set { lock.withLock { offsetMilliseconds = newValue } }
+        get { state.withLock { $0.offset } }
+        set { state.withLock { $0.offset = newValue } }
     }
 
     /// Milliseconds since the epoch on the server's clock.
@@ -21,6 +18,6 @@ final class ServerClock: @unchecked Sendable {
     /// A new chronological key.
     func nextPushID() -> String {
         let now = Int64(self.now)
-        return lock.withLock { pushIDs.next(now: now) }
+        return state.withLock { $0.pushIDs.next(now: now) }
     }
 }

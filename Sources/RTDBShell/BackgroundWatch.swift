@@ -1,6 +1,7 @@
 import Foundation
 import RTDBClient
 import RTDBData
+import Synchronization
 
 /// A watch running in the background of the interactive shell.
 final class BackgroundWatch {
@@ -21,11 +22,9 @@ final class BackgroundWatch {
     var eventCount: Int { seen.value }
 
     /// Events seen, counted on the client core's queue and read by the shell.
-    /// `@unchecked Sendable`: guarded by `lock`, which the compiler cannot see.
-    final class Counter: @unchecked Sendable {
-        private let lock = NSLock()
-        private var seen = 0
-        func count() { lock.withLock { seen += 1 } }
-        var value: Int { lock.withLock { seen } }
+    final class Counter: Sendable {
+        private let seen = Atomic(0)
+        func count() { seen.add(1, ordering: .relaxed) }
+        var value: Int { seen.load(ordering: .relaxed) }
     }
 }

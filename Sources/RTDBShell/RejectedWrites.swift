@@ -1,26 +1,24 @@
 import Foundation
 import RTDBClient
+import Synchronization
 
 /// Rejections of writes a script did not wait for: they arrive on the client core's queue
 /// and are reported by the shell after the line being run.
-///
-/// `@unchecked Sendable`: its list is guarded by `lock`, which the compiler cannot see.
-final class RejectedWrites: @unchecked Sendable {
+final class RejectedWrites: Sendable {
     struct Rejection {
         let line: Int
         let source: String
         let error: DatabaseError
     }
 
-    private let lock = NSLock()
-    private var rejections: [Rejection] = []
+    private let rejections = Mutex<[Rejection]>([])
 
     func add(line: Int, source: String, error: DatabaseError) {
-        lock.withLock { rejections.append(Rejection(line: line, source: source, error: error)) }
+        rejections.withLock { $0.append(Rejection(line: line, source: source, error: error)) }
     }
 
     func take() -> [Rejection] {
-        lock.withLock {
+        rejections.withLock { rejections in
             defer { rejections = [] }
             return rejections
         }
