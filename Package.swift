@@ -10,9 +10,10 @@ import PackageDescription
 /// links it too (EndToEndTests take in the executable's module): the tests run on it.
 let mimalloc = LinkerSetting.linkedLibrary("mimalloc", .when(platforms: [.linux]))
 
+// Linux only: the store, the shell's terminal and signal handling call Glibc directly, and
+// the client's cache links Debian's SQLite. No other platform is declared.
 let package = Package(
     name: "rtdb",
-    platforms: [.macOS(.v13)],
     products: [
         .executable(name: "rtdb", targets: ["rtdb"]),
     ],
