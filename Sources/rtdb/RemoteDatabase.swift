@@ -6,6 +6,7 @@ import RTDBData
 import RTDBProtocol
 import RTDBTransport
 import RTDBShell
+import Synchronization
 
 /// A database on a server (`rtdb serve`, the Firebase emulator, hosted Firebase): the client
 /// core over a WebSocket, with TLS for `wss://` and `https://` addresses.
@@ -279,18 +280,15 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
 }
 
 /// The newest transport, to say why connecting failed.
-///
-/// `@unchecked Sendable`: guarded by `lock`, which the compiler cannot see.
-private final class LastTransport: @unchecked Sendable {
-    private let lock = NSLock()
-    private var transport: WebSocketClientTransport?
+private final class LastTransport: Sendable {
+    private let transport = Mutex<WebSocketClientTransport?>(nil)
 
     func set(_ transport: WebSocketClientTransport) {
-        lock.withLock { self.transport = transport }
+        self.transport.withLock { $0 = transport }
     }
 
     var failure: String? {
-        lock.withLock { transport?.failureDescription }
+        transport.withLock { $0?.failureDescription }
     }
 }
 
