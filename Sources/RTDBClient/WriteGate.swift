@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Flow control for writes: at most `limit` unanswered, and at most `entryLimit` places
 /// written by them (an import's updates of 10,000 children each: a hundred in flight held a
@@ -6,61 +7,76 @@ import Foundation
 /// they came. A write alone always goes, however large. Entering is a plain lock when there is
 /// room, so a pipelined script does not pay a hop onto the core's queue for every write.
 ///
-/// `@unchecked Sendable`: its state is guarded by `lock`, which the compiler cannot see.
-final class WriteGate: @unchecked Sendable {
-    private let lock = NSLock()
-    private var pending = 0
-    private var limit: Int
-    /// The places the pending writes write (`Write.entryCount`).
-    private var entries = 0
+final class WriteGate: Sendable {
+    private struct State {
+        var pending = 0
+        var limit: Int
+        /// The places the pending writes write (`Write.entryCount`).
+        var entries = 0
+        let entryLimit: Int
+        /// Writers waiting for a place, first come first served.
+        var waiting: [(place: OneShot<Void>, entries: Int)] = []
+        /// Waiting for every write to be answered.
+        var drained: [OneShot<Void>] = []
+        /// Writes answered so far: whether the server is making progress.
+        var answered = 0
+        /// False while no connection is up (at first too: a connection attempt may hang for a
+        /// long time): nothing can be answered then, so a writer would wait for ever; writes
+        /// queue without a bound until one is (a script run offline).
+        var bounded = false
+        /// How long a writer waits for a place while no write is answered (nil: as long as it
+        /// takes): a server that stopped answering (a stopped process) is reported, not waited
+        /// on for ever.
+        var patience: TimeInterval?
+
+        /// Whether a write of `size` entries may go now.
+        func fits(_ size: Int) -> Bool {
+            !bounded || (pending < limit && (pending == 0 || entries + size <= entryLimit))
+        }
+
+        /// Places for the waiters, in order, while the first fits.
+        mutating func admitWaiting() -> [OneShot<Void>] {
+            var admitted: [OneShot<Void>] = []
+            while let first = waiting.first, fits(first.entries) {
+                waiting.removeFirst()
+                pending += 1
+                entries += first.entries
+                admitted.append(first.place)
+            }
+            return admitted
+        }
+    }
+
+    private let state: Mutex<State>
     let entryLimit: Int
-    /// Writers waiting for a place, first come first served.
-    private var waiting: [(place: OneShot<Void>, entries: Int)] = []
-    /// Waiting for every write to be answered.
-    private var drained: [OneShot<Void>] = []
-    /// Writes answered so far: whether the server is making progress.
-    private var answeredCount = 0
-    /// False while no connection is up (at first too: a connection attempt may hang for a
-    /// long time): nothing can be answered then, so a writer would wait for ever; writes
-    /// queue without a bound until one is (a script run offline).
-    private var bounded = false
-    /// How long a writer waits for a place while no write is answered (nil: as long as it
-    /// takes): a server that stopped answering (a stopped process) is reported, not waited
-    /// on for ever.
-    private var patience: TimeInterval?
 
     init(limit: Int, entryLimit: Int = 100_000) {
-        self.limit = limit
         self.entryLimit = entryLimit
+        state = Mutex(State(limit: limit, entryLimit: entryLimit))
     }
 
-    var count: Int { lock.withLock { pending } }
-    var answered: Int { lock.withLock { answeredCount } }
-    var capacity: Int { lock.withLock { limit } }
+    var count: Int { state.withLock { $0.pending } }
+    var answered: Int { state.withLock { $0.answered } }
+    var capacity: Int { state.withLock { $0.limit } }
     /// Writers waiting for a place.
-    var waiters: Int { lock.withLock { waiting.count } }
-
-    /// Under the lock: whether a write of `size` entries may go now.
-    private func fits(_ size: Int) -> Bool {
-        !bounded || (pending < limit && (pending == 0 || entries + size <= entryLimit))
-    }
+    var waiters: Int { state.withLock { $0.waiting.count } }
 
     /// Takes a place for a write of `size` entries, waiting while there is none; throws
     /// `CancellationError` when the waiting task is cancelled first (then it holds no place).
     nonisolated(nonsending) func enter(entries size: Int = 1) async throws {
-        let place: OneShot<Void>? = lock.withLock {
-            if waiting.isEmpty && fits(size) {
-                pending += 1
-                entries += size
+        let place: OneShot<Void>? = state.withLock { state in
+            if state.waiting.isEmpty && state.fits(size) {
+                state.pending += 1
+                state.entries += size
                 return nil
             }
             let place = OneShot<Void>()
-            waiting.append((place, size))
+            state.waiting.append((place, size))
             return place
         }
         guard let place else { return }
         do {
-            guard let patience = lock.withLock({ self.patience }) else { return try await place.value() }
+            guard let patience = state.withLock({ $0.patience }) else { return try await place.value() }
             var seen = answered
             while true {
                 do {
@@ -76,9 +92,9 @@ final class WriteGate: @unchecked Sendable {
                 }
             }
         } catch {
-            let granted = lock.withLock { () -> Bool in
-                guard let index = waiting.firstIndex(where: { $0.place === place }) else { return true }
-                waiting.remove(at: index)
+            let granted = state.withLock { state -> Bool in
+                guard let index = state.waiting.firstIndex(where: { $0.place === place }) else { return true }
+                state.waiting.remove(at: index)
                 return false
             }
             if granted { leave(entries: size) }  // the place came with the cancellation: give it on
@@ -89,47 +105,35 @@ final class WriteGate: @unchecked Sendable {
     /// Takes a place without waiting, whatever the limit: for work that must not wait
     /// (a transaction), counted so that `allAnswered` waits for it too.
     func admit(entries size: Int = 1) {
-        lock.withLock {
-            pending += 1
-            entries += size
+        state.withLock { state in
+            state.pending += 1
+            state.entries += size
         }
     }
 
     /// Gives a place back (a write was answered): to the waiters that now fit, or free.
     func leave(entries size: Int = 1) {
-        let (admitted, done): ([OneShot<Void>], [OneShot<Void>]) = lock.withLock {
-            answeredCount += 1
-            pending -= 1
-            entries -= size
-            let admitted = admitWaiting()
-            guard pending == 0 else { return (admitted, []) }
-            defer { drained = [] }
-            return (admitted, drained)
+        let (admitted, done): ([OneShot<Void>], [OneShot<Void>]) = state.withLock { state in
+            state.answered += 1
+            state.pending -= 1
+            state.entries -= size
+            let admitted = state.admitWaiting()
+            guard state.pending == 0 else { return (admitted, []) }
+            defer { state.drained = [] }
+            return (admitted, state.drained)
         }
         for place in admitted { place.succeed() }
         for waiter in done { waiter.succeed() }
     }
 
-    /// Under the lock: places for the waiters, in order, while the first fits.
-    private func admitWaiting() -> [OneShot<Void>] {
-        var admitted: [OneShot<Void>] = []
-        while let first = waiting.first, fits(first.entries) {
-            waiting.removeFirst()
-            pending += 1
-            entries += first.entries
-            admitted.append(first.place)
-        }
-        return admitted
-    }
-
     func setPatience(_ seconds: TimeInterval?) {
-        lock.withLock { patience = seconds }
+        state.withLock { $0.patience = seconds }
     }
 
     func setLimit(_ newLimit: Int) {
-        let admitted: [OneShot<Void>] = lock.withLock {
-            limit = max(1, newLimit)
-            return admitWaiting()
+        let admitted: [OneShot<Void>] = state.withLock { state in
+            state.limit = max(1, newLimit)
+            return state.admitWaiting()
         }
         for place in admitted { place.succeed() }
     }
@@ -137,19 +141,19 @@ final class WriteGate: @unchecked Sendable {
     /// Lifts the limit while no connection is up (every waiter gets its place) and puts it
     /// back once one is.
     func setBounded(_ isBounded: Bool) {
-        let admitted: [OneShot<Void>] = lock.withLock {
-            bounded = isBounded
-            return admitWaiting()
+        let admitted: [OneShot<Void>] = state.withLock { state in
+            state.bounded = isBounded
+            return state.admitWaiting()
         }
         for place in admitted { place.succeed() }
     }
 
     /// Returns when no write is unanswered.
     func allAnswered() async throws {
-        let waiter: OneShot<Void>? = lock.withLock {
-            guard pending > 0 else { return nil }
+        let waiter: OneShot<Void>? = state.withLock { state in
+            guard state.pending > 0 else { return nil }
             let waiter = OneShot<Void>()
-            drained.append(waiter)
+            state.drained.append(waiter)
             return waiter
         }
         try await waiter?.value()

@@ -1,70 +1,73 @@
 import Foundation
+import Synchronization
 
 /// The two ends of an in-process connection: embedded mode's client and server exchange the
 /// same protocol messages as over a socket, without serialising them.
-///
-/// `@unchecked Sendable`: guarded by `lock`, which the compiler cannot see.
-public final class InProcessTransport: Transport, @unchecked Sendable {
-    private let lock = NSLock()
-    private weak var peer: InProcessTransport?
-    private var onMessage: (@Sendable (Message) -> Void)?
-    private var onClose: (@Sendable () -> Void)?
-    private var backlog: [Message] = []
-    private var closed = false
+public final class InProcessTransport: Transport, Sendable {
+    private struct State {
+        weak var peer: InProcessTransport?
+        var onMessage: (@Sendable (Message) -> Void)?
+        var onClose: (@Sendable () -> Void)?
+        var backlog: [Message] = []
+        var closed = false
+    }
+
+    private let state = Mutex(State())
 
     private init() {}
 
     /// A connected pair: what one end sends, the other receives.
     public static func pair() -> (client: InProcessTransport, server: InProcessTransport) {
         let a = InProcessTransport(), b = InProcessTransport()
-        a.peer = b
-        b.peer = a
+        a.state.withLock { $0.peer = b }
+        b.state.withLock { $0.peer = a }
         return (a, b)
     }
 
     public func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {
-        lock.lock()
-        self.onMessage = onMessage
-        self.onClose = onClose
-        let pending = backlog
-        backlog = []
-        let closedAlready = closed
-        lock.unlock()
+        let (pending, closedAlready) = state.withLock { state in
+            state.onMessage = onMessage
+            state.onClose = onClose
+            defer { state.backlog = [] }
+            return (state.backlog, state.closed)
+        }
         for message in pending { onMessage(message) }
         // Closed before it was started (a server that hung up at once): say so now.
         if closedAlready { onClose() }
     }
 
     public func send(_ message: Message) {
-        peer?.receive(message)
+        state.withLock { $0.peer }?.receive(message)
     }
 
     private func receive(_ message: Message) {
-        lock.lock()
-        guard !closed else { lock.unlock(); return }
-        guard let handler = onMessage else {
-            backlog.append(message)  // arrived before start(); delivered in order by start()
-            lock.unlock()
-            return
+        let handler: (@Sendable (Message) -> Void)? = state.withLock { state in
+            guard !state.closed else { return nil }
+            guard let handler = state.onMessage else {
+                state.backlog.append(message)  // arrived before start(); delivered in order by start()
+                return nil
+            }
+            return handler
         }
-        lock.unlock()
-        handler(message)
+        handler?(message)
     }
 
     public func close() {
-        let other = peer
+        let other = state.withLock { $0.peer }
         closeLocally()
         other?.closeLocally()
     }
 
     private func closeLocally() {
-        lock.lock()
-        guard !closed else { lock.unlock(); return }
-        closed = true
-        let handler = onClose
-        onMessage = nil
-        onClose = nil
-        lock.unlock()
+        let handler: (@Sendable () -> Void)? = state.withLock { state in
+            guard !state.closed else { return nil }
+            state.closed = true
+            defer {
+                state.onMessage = nil
+                state.onClose = nil
+            }
+            return state.onClose
+        }
         handler?()
     }
 }

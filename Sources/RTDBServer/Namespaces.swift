@@ -2,45 +2,48 @@ import Foundation
 import RTDBData
 import RTDBEngine
 import RTDBRules
+import Synchronization
 
 /// The databases of one server, one per namespace, each in its own folder under the data
 /// folder. A database is opened on first use and closed again once nobody has used it for
 /// `idleClose`; a read of a namespace that has no folder opens nothing and creates nothing.
-///
-/// `@unchecked Sendable`: the table of open databases is guarded by `lock`.
-public final class Namespaces: @unchecked Sendable {
+public final class Namespaces: Sendable {
     public let folder: String
     /// How long a database stays open with no connection, stream or request using it.
-    public var idleClose: TimeInterval = 60
-    private let lock = NSLock()
-    // Guarded by `lock`.
-    private var open: [String: Entry] = [:]
-    /// Namespaces being closed (a new user waits for the folder to be released) or opened
-    /// (a second user waits for the first to finish): opening reads the whole log, so it is
-    /// done outside `lock`, and other namespaces are not held up.
-    private var closing: [String: DispatchGroup] = [:]
-    private var opening: [String: DispatchGroup] = [:]
-    /// Set by `closeAll`: nothing opens after it.
-    private var shutDown = false
-    private var sweeper: DispatchSourceTimer?
-    /// The rules every namespace starts with (`rtdb serve --rules`), and those replaced while
-    /// the server runs (kept for its lifetime, as the emulator keeps them; guarded by `lock`).
-    private let initialRules: SecurityRules
-    private var replacedRules: [String: SecurityRules] = [:]
+    public let idleClose: TimeInterval
 
-    private final class Entry {
+    private struct State {
+        var open: [String: Entry] = [:]
+        /// Namespaces being closed (a new user waits for the folder to be released) or opened
+        /// (a second user waits for the first to finish): opening reads the whole log, so it is
+        /// done outside the lock, and other namespaces are not held up.
+        var closing: [String: DispatchGroup] = [:]
+        var opening: [String: DispatchGroup] = [:]
+        /// Set by `closeAll`: nothing opens after it.
+        var shutDown = false
+        var sweeper: DispatchSourceTimer?
+        /// The rules replaced while the server runs (kept for its lifetime, as the emulator
+        /// keeps them).
+        var replacedRules: [String: SecurityRules] = [:]
+    }
+
+    private struct Entry {
         let database: Database
         var users = 0
         var lastUsed = Date()
-        init(_ database: Database) { self.database = database }
     }
+
+    private let state = Mutex(State())
+    /// The rules every namespace starts with (`rtdb serve --rules`).
+    private let initialRules: SecurityRules
 
     /// The one database every namespace names, when serving an embedded database's folder
     /// to the other processes on it; its owner opens and closes it.
     private let fixed: Database?
 
-    public init(folder: String, rules: SecurityRules = .open) throws {
+    public init(folder: String, rules: SecurityRules = .open, idleClose: TimeInterval = 60) throws {
         self.folder = folder
+        self.idleClose = idleClose
         fixed = nil
         initialRules = rules
         try FileIO.makeDirectories(folder)
@@ -48,6 +51,7 @@ public final class Namespaces: @unchecked Sendable {
 
     public init(serving database: Database) {
         folder = ""
+        idleClose = 60
         fixed = database
         initialRules = .open
     }
@@ -55,19 +59,17 @@ public final class Namespaces: @unchecked Sendable {
     /// The rules in force for `name`.
     public func rules(for name: String) -> SecurityRules {
         if let fixed { return fixed.securityRules }
-        lock.lock()
-        defer { lock.unlock() }
-        return replacedRules[name] ?? initialRules
+        return state.withLock { $0.replacedRules[name] } ?? initialRules
     }
 
     /// Replaces the rules of `name`, open or not; its listens the new rules refuse are cancelled.
     public func setRules(_ rules: SecurityRules, for name: String) {
         if let fixed { return fixed.replaceRules(rules) }
         // Under the lock, so two replacements reach the open database in the order kept.
-        lock.lock()
-        replacedRules[name] = rules
-        open[name]?.database.replaceRules(rules)
-        lock.unlock()
+        state.withLock { state in
+            state.replacedRules[name] = rules
+            state.open[name]?.database.replaceRules(rules)
+        }
     }
 
     /// Namespace names as Firebase allows them: letters, digits and dashes (underscores too).
@@ -84,95 +86,89 @@ public final class Namespaces: @unchecked Sendable {
             throw StoreError.failed("invalid namespace \"\(name)\": use letters, digits, \"-\" and \"_\"")
         }
         if let fixed { return fixed }
-        lock.lock()
-        while let group = closing[name] ?? opening[name] {
-            lock.unlock()
-            group.wait()
-            lock.lock()
-        }
-        if shutDown {
-            lock.unlock()
-            throw StoreError.failed("the server is shutting down")
-        }
-        if let entry = open[name] {
-            entry.users += 1
-            entry.lastUsed = Date()
-            lock.unlock()
-            return entry.database
-        }
+        /// What the table says of `name`: open (or absent), being opened or closed by another
+        /// user (wait and look again), or ours to open.
+        enum Step { case found(Database?), wait(DispatchGroup), open(DispatchGroup) }
         let path = folder + "/" + name
-        if !create && !FileManager.default.fileExists(atPath: path) {
-            lock.unlock()
-            return nil
+        var ours: DispatchGroup?
+        while ours == nil {
+            let step: Step = try state.withLock { state in
+                if let group = state.closing[name] ?? state.opening[name] { return .wait(group) }
+                if state.shutDown { throw StoreError.failed("the server is shutting down") }
+                if let entry = state.open[name] {
+                    state.open[name]?.users += 1
+                    state.open[name]?.lastUsed = Date()
+                    return .found(entry.database)
+                }
+                if !create && !FileManager.default.fileExists(atPath: path) { return .found(nil) }
+                let group = DispatchGroup()
+                group.enter()
+                state.opening[name] = group
+                return .open(group)
+            }
+            switch step {
+            case .found(let database): return database
+            case .wait(let group): group.wait()
+            case .open(let group): ours = group
+            }
         }
-        let group = DispatchGroup()
-        group.enter()
-        opening[name] = group
-        lock.unlock()
-        defer { group.leave() }
+        defer { ours?.leave() }
         let opened = Result { try Database(folder: path) }
-        lock.lock()
-        opening[name] = nil
-        if case .success(let database) = opened {
-            database.replaceRules(replacedRules[name] ?? initialRules)
-            let entry = Entry(database)
-            entry.users = 1
-            open[name] = entry
-            startSweeping()
+        state.withLock { state in
+            state.opening[name] = nil
+            if case .success(let database) = opened {
+                database.replaceRules(state.replacedRules[name] ?? initialRules)
+                state.open[name] = Entry(database: database, users: 1)
+                startSweeping(&state)
+            }
         }
-        lock.unlock()
         return try opened.get()
     }
 
     /// One user of `name` is done with it.
     public func release(_ name: String) {
         if fixed != nil { return }
-        lock.lock()
-        if let entry = open[name] {
-            entry.users -= 1
-            entry.lastUsed = Date()
+        state.withLock { state in
+            guard state.open[name] != nil else { return }
+            state.open[name]?.users -= 1
+            state.open[name]?.lastUsed = Date()
         }
-        lock.unlock()
     }
 
     /// How many databases are open (for tests and the server's log).
     public var openCount: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return open.count
+        state.withLock { $0.open.count }
     }
 
     /// Closes databases nobody has used for `idleClose`: their writes are durable, their
     /// folders unlocked, their memory freed.
     public func closeIdle(now: Date = Date()) {
-        lock.lock()
-        let idle = open.filter { $0.value.users <= 0 && now.timeIntervalSince($0.value.lastUsed) >= idleClose }
-        var groups: [String: DispatchGroup] = [:]
-        for name in idle.keys {
-            open[name] = nil
-            let group = DispatchGroup()
-            group.enter()
-            closing[name] = group
-            groups[name] = group
+        let idle: [(name: String, database: Database, group: DispatchGroup)] = state.withLock { state in
+            let idle = state.open.filter { $0.value.users <= 0 && now.timeIntervalSince($0.value.lastUsed) >= idleClose }
+            return idle.map { name, entry in
+                state.open[name] = nil
+                let group = DispatchGroup()
+                group.enter()
+                state.closing[name] = group
+                return (name, entry.database, group)
+            }
         }
-        lock.unlock()
-        for (name, entry) in idle {
-            entry.database.close()
-            lock.lock()
-            closing[name] = nil
-            lock.unlock()
-            groups[name]?.leave()
+        for (name, database, group) in idle {
+            database.close()
+            state.withLock { _ = $0.closing.removeValue(forKey: name) }
+            group.leave()
         }
     }
 
-    private func startSweeping() {
-        guard sweeper == nil, !shutDown else { return }
+    /// Under the lock: starts the timer that closes idle databases, once.
+    private func startSweeping(_ state: inout State) {
+        guard state.sweeper == nil, !state.shutDown else { return }
         let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
         let interval = max(1, idleClose / 4)
         timer.schedule(deadline: .now() + interval, repeating: interval)
         timer.setEventHandler { [weak self] in self?.closeIdle() }
         timer.resume()
-        sweeper = timer
+        state.sweeper = timer
     }
 
     /// What a client is told when a namespace cannot be opened: the reason without the
@@ -191,24 +187,22 @@ public final class Namespaces: @unchecked Sendable {
     /// Every open database runs what it has received and answers its writes once durable
     /// (`Database.settle`).
     public func settleAll() {
-        lock.lock()
-        let all = fixed.map { [$0] } ?? open.values.map(\.database)
-        lock.unlock()
+        let all = fixed.map { [$0] } ?? state.withLock { $0.open.values.map(\.database) }
         for database in all { database.settle() }
     }
 
     public func closeAll() {
-        lock.lock()
-        shutDown = true
-        sweeper?.cancel()
-        sweeper = nil
-        let waits = Array(opening.values) + Array(closing.values)
-        lock.unlock()
+        let waits: [DispatchGroup] = state.withLock { state in
+            state.shutDown = true
+            state.sweeper?.cancel()
+            state.sweeper = nil
+            return Array(state.opening.values) + Array(state.closing.values)
+        }
         for group in waits { group.wait() }
-        lock.lock()
-        let all = open.values.map(\.database)
-        open = [:]
-        lock.unlock()
-        for db in all { db.close() }
+        let all: [Database] = state.withLock { state in
+            defer { state.open = [:] }
+            return state.open.values.map(\.database)
+        }
+        for database in all { database.close() }
     }
 }

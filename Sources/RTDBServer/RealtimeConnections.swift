@@ -1,41 +1,43 @@
 import Foundation
 import NIOCore
 import RTDBTransport
+import Synchronization
 
 /// The realtime connections a server has open, so that shutting down can stop reading from
 /// them, let the databases answer what was read, and close each after its answers.
-///
-/// `@unchecked Sendable`: the table is guarded by `lock`.
-final class RealtimeConnections: @unchecked Sendable {
-    private let lock = NSLock()
-    private var transports: [ObjectIdentifier: WebSocketTransport] = [:]
-    /// Set by `stopReading`: no connection is taken after it.
-    private var stopping = false
+final class RealtimeConnections: Sendable {
+    private struct State {
+        var transports: [ObjectIdentifier: WebSocketTransport] = [:]
+        /// Set by `stopReading`: no connection is taken after it.
+        var stopping = false
+    }
+
+    private let state = Mutex(State())
 
     /// Keeps `transport` until its channel closes; false (and nothing kept) once the server
     /// is shutting down.
     func add(_ transport: WebSocketTransport) -> Bool {
         let channel = transport.channel
         let key = ObjectIdentifier(channel)
-        let taken = lock.withLock { () -> Bool in
-            guard !stopping else { return false }
-            transports[key] = transport
+        let taken = state.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.transports[key] = transport
             return true
         }
         guard taken else { return false }
         channel.closeFuture.whenComplete { [weak self] _ in
             guard let self else { return }
-            _ = lock.withLock { self.transports.removeValue(forKey: key) }
+            _ = state.withLock { $0.transports.removeValue(forKey: key) }
         }
         return true
     }
 
-    private var all: [WebSocketTransport] { lock.withLock { Array(transports.values) } }
+    private var all: [WebSocketTransport] { state.withLock { Array($0.transports.values) } }
 
     /// Reads nothing more from any connection, whatever their flow control would do, and
     /// takes no new one; returns once each has stopped.
     func stopReading() {
-        lock.withLock { stopping = true }
+        state.withLock { $0.stopping = true }
         for transport in all { try? transport.stopReading().wait() }
     }
 

@@ -1,50 +1,48 @@
 import Foundation
 import Glibc
+import Synchronization
 
 /// Lines produced on other threads (background watches). While the prompt is up they are
 /// queued and the line editor's thread prints them above it; otherwise they print at once.
 public enum AsyncLines {
-    private static let lock = NSLock()
-    nonisolated(unsafe) private static var queued: [String] = []
-    nonisolated(unsafe) private static var promptUp = false
-    nonisolated(unsafe) static var readEnd: Int32 = -1
-    nonisolated(unsafe) private static var writeEnd: Int32 = -1
-
-    static func setUp() {
-        guard readEnd < 0, let (r, w) = nonBlockingPipe() else { return }
-        readEnd = r
-        writeEnd = w
+    private struct State {
+        var queued: [String] = []
+        var promptUp = false
     }
+    private static let state = Mutex(State())
+    /// Wakes the line editor's reader when a line is queued; made by `setUp`.
+    private static let ends: (read: Int32, write: Int32)? = nonBlockingPipe()
+    static var readEnd: Int32 { ends?.read ?? -1 }
+
+    static func setUp() { _ = ends }
 
     @Sendable public static func post(_ line: String) {
-        lock.lock()
-        defer { lock.unlock() }
-        if promptUp {
-            queued.append(line)
+        // Printed under the lock: the prompt cannot come up in the middle of the line.
+        state.withLock { state in
+            guard state.promptUp, let writeEnd = ends?.write else { return StandardOutput.writeAll(line + "\n") }
+            state.queued.append(line)
             var byte: UInt8 = 1
             _ = write(writeEnd, &byte, 1)
-        } else {
-            StandardOutput.writeAll(line + "\n")
         }
     }
 
     static func editing(_ up: Bool) {
-        lock.lock()
-        promptUp = up
-        let left = up ? [] : queued
-        if !up { queued = [] }
-        lock.unlock()
+        let left: [String] = state.withLock { state in
+            state.promptUp = up
+            guard !up else { return [] }
+            defer { state.queued = [] }
+            return state.queued
+        }
         for line in left { StandardOutput.writeAll(line + "\n") }
     }
 
     static func take() -> [String] {
         var buffer = [UInt8](repeating: 0, count: 256)
         while read(readEnd, &buffer, buffer.count) > 0 {}
-        lock.lock()
-        defer { lock.unlock() }
-        let lines = queued
-        queued = []
-        return lines
+        return state.withLock { state in
+            defer { state.queued = [] }
+            return state.queued
+        }
     }
 }
 

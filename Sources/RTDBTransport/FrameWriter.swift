@@ -5,23 +5,24 @@ import Glibc
 import NIOCore
 import NIOWebSocket
 import RTDBProtocol
+import Synchronization
 
 /// Writes one connection's realtime messages as WebSocket frames, many at a time: messages
 /// sent from any thread are encoded there and queued; one turn of the event loop writes
 /// everything queued by then and flushes once. A pipelined writer or a busy listener costs
 /// one event-loop hop and one system call per batch, not per message, and messages keep
 /// the order they were sent in, the frames of a long one together.
-///
-/// `@unchecked Sendable`: the queue is guarded by `lock`.
-public final class FrameWriter: @unchecked Sendable {
+public final class FrameWriter: Sendable {
     private let channel: Channel
     private let masked: Bool
-    private let lock = NSLock()
-    private var queued: [(Message, [UInt8])] = []
-    private var scheduled = false
-    /// Set once the channel has closed: nothing more is queued for it (its event loop may be
-    /// gone too, and cannot take the work).
-    private var finished = false
+    private struct Queue {
+        var queued: [(Message, [UInt8])] = []
+        var scheduled = false
+        /// Set once the channel has closed: nothing more is queued for it (its event loop may
+        /// be gone too, and cannot take the work).
+        var finished = false
+    }
+    private let queue = Mutex(Queue())
     static let bufferSize = 1 << 16
     /// The longest frame header: 2 bytes, an 8-byte length, a 4-byte masking key.
     static let maxHeaderBytes = 14
@@ -40,7 +41,7 @@ public final class FrameWriter: @unchecked Sendable {
         self.onWrite = onWrite
         channel.closeFuture.whenComplete { [weak self] _ in
             guard let self else { return }
-            lock.withLock { finished = true; queued = [] }
+            queue.withLock { $0.finished = true; $0.queued = [] }
         }
     }
 
@@ -77,11 +78,11 @@ public final class FrameWriter: @unchecked Sendable {
     private func enqueue(_ message: Message, _ bytes: [UInt8]) {
         // Scheduled under the lock: the close that sets `finished` runs on the event loop
         // before it stops, so work scheduled before then finds it running.
-        lock.withLock {
-            guard !finished else { return }
-            queued.append((message, bytes))
-            if !scheduled {
-                scheduled = true
+        queue.withLock { queue in
+            guard !queue.finished else { return }
+            queue.queued.append((message, bytes))
+            if !queue.scheduled {
+                queue.scheduled = true
                 channel.eventLoop.execute { self.drain() }
             }
         }
@@ -90,9 +91,9 @@ public final class FrameWriter: @unchecked Sendable {
     private func drain() {
         let started = StageClock.begin()
         defer { StageClock.end(masked ? .clientSocketWrite : .serverSocketWrite, since: started) }
-        let batch = lock.withLock { () -> [(Message, [UInt8])] in
-            defer { queued = []; scheduled = false }
-            return queued
+        let batch = queue.withLock { queue -> [(Message, [UInt8])] in
+            defer { queue.queued = []; queue.scheduled = false }
+            return queue.queued
         }
         // Every frame of the batch in one buffer, written once below the frame encoder: a
         // frame written on its own costs a buffer, a trip through the pipeline and the

@@ -6,29 +6,32 @@ import NIOSSL
 import NIOWebSocket
 import RTDBData
 import RTDBProtocol
+import Synchronization
 
 /// A client's realtime connection over a WebSocket (`ws://`). Messages sent before the
 /// socket is open wait in order; each is encoded, split into frames and masked.
-///
-/// `@unchecked Sendable`: its state is guarded by `lock`, which the compiler cannot see.
-public final class WebSocketClientTransport: Transport, @unchecked Sendable {
+public final class WebSocketClientTransport: Transport, Sendable {
     public let address: ServerAddress
     private let lastSessionID: String?
     private let tls: NIOSSLContext?
     private let group: EventLoopGroup
-    private let lock = NSLock()
-    private var channel: Channel?
-    /// Writes this connection's messages in batches (made with the channel).
-    private var writer: FrameWriter?
-    private var waiting: [Message] = []
-    private var onMessage: (@Sendable (Message) -> Void)?
-    private var onClose: (@Sendable () -> Void)?
-    private var closed = false
-    private var failure: String?
-    private var assembler = WireFraming.Assembler(maxBytes: WireFraming.maxResponseBytes)
-    /// When anything last crossed the socket; after 45 s of silence a "0" frame keeps it open.
-    private var lastActivity = NIODeadline.now()
-    private var keepAlive: RepeatedTask?
+    private struct State {
+        var channel: Channel?
+        /// Writes this connection's messages in batches (made with the channel).
+        var writer: FrameWriter?
+        var waiting: [Message] = []
+        var onMessage: (@Sendable (Message) -> Void)?
+        var onClose: (@Sendable () -> Void)?
+        var closed = false
+        var failure: String?
+        /// When anything last crossed the socket; after 45 s of silence a "0" frame keeps it open.
+        var lastActivity = NIODeadline.now()
+        var keepAlive: RepeatedTask?
+    }
+    private let state = Mutex(State())
+    /// Joins the frames of a long message; apart from `state`, as it is used only by the
+    /// channel's reads.
+    private let assembler = Mutex(WireFraming.Assembler(maxBytes: WireFraming.maxResponseBytes))
     public static let keepAliveInterval = TimeAmount.seconds(45)
 
     /// `tls` is required for a secure address (`wss://`).
@@ -40,10 +43,10 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     }
 
     public func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {
-        lock.lock()
-        self.onMessage = onMessage
-        self.onClose = onClose
-        lock.unlock()
+        state.withLock { state in
+            state.onMessage = onMessage
+            state.onClose = onClose
+        }
         if address.secure && tls == nil {
             record("a wss:// connection needs TLS settings")
             return finish()
@@ -95,49 +98,47 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     }
 
     private func opened(_ channel: Channel) {
-        lock.lock()
-        self.channel = channel
-        lastActivity = .now()
-        keepAlive = channel.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { [weak self] _ in
-            self?.keepAliveIfQuiet(channel)
+        let pending: [Message] = state.withLock { state in
+            state.channel = channel
+            state.lastActivity = .now()
+            state.keepAlive = channel.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(5), delay: .seconds(5)) { [weak self] _ in
+                self?.keepAliveIfQuiet(channel)
+            }
+            defer { state.waiting = [] }
+            return state.waiting
         }
-        let pending = waiting
-        waiting = []
-        lock.unlock()
         for message in pending { write(message, on: channel) }
     }
 
     public func send(_ message: Message) {
-        lock.lock()
-        guard let channel else {
-            if !closed { waiting.append(message) }
-            lock.unlock()
-            return
+        let channel: Channel? = state.withLock { state in
+            if state.channel == nil && !state.closed { state.waiting.append(message) }
+            return state.channel
         }
-        lock.unlock()
-        write(message, on: channel)
+        if let channel { write(message, on: channel) }
     }
 
     private func write(_ message: Message, on channel: Channel) {
-        touch()
-        lock.lock()
-        if writer == nil { writer = FrameWriter(channel: channel, masked: true) }
-        let writer = self.writer
-        lock.unlock()
-        writer?.write(message)
+        let writer: FrameWriter = state.withLock { state in
+            state.lastActivity = .now()
+            if let writer = state.writer { return writer }
+            let writer = FrameWriter(channel: channel, masked: true)
+            state.writer = writer
+            return writer
+        }
+        writer.write(message)
     }
 
     private func touch() {
-        lock.lock()
-        lastActivity = .now()
-        lock.unlock()
+        state.withLock { $0.lastActivity = .now() }
     }
 
     private func keepAliveIfQuiet(_ channel: Channel) {
-        lock.lock()
-        let quiet = NIODeadline.now() - lastActivity >= Self.keepAliveInterval
-        if quiet { lastActivity = .now() }
-        lock.unlock()
+        let quiet = state.withLock { state in
+            let quiet = NIODeadline.now() - state.lastActivity >= Self.keepAliveInterval
+            if quiet { state.lastActivity = .now() }
+            return quiet
+        }
         guard quiet else { return }
         var buffer = channel.allocator.buffer(capacity: 1)
         buffer.writeString("0")
@@ -145,10 +146,7 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
     }
 
     public func close() {
-        lock.lock()
-        let channel = self.channel
-        lock.unlock()
-        if let channel { channel.close(promise: nil) } else { finish() }
+        if let channel = state.withLock({ $0.channel }) { channel.close(promise: nil) } else { finish() }
     }
 
     private func received(_ text: [UInt8]) {
@@ -156,42 +154,37 @@ public final class WebSocketClientTransport: Transport, @unchecked Sendable {
         defer { StageClock.end(.clientDecode, since: started) }
         touch()
         let message: [UInt8]?
-        do { message = try assembler.receive(text) } catch {
+        do { message = try assembler.withLock { try $0.receive(text) } } catch {
             record("the server sent a message this client cannot take: \(error)")
             close()
             return
         }
         guard let message, let decoded = try? WireCodec.decode(message) else { return }
-        lock.lock()
-        let handler = onMessage
-        lock.unlock()
-        handler?(decoded)
+        state.withLock { $0.onMessage }?(decoded)
     }
 
     /// Why the connection failed or ended, when it was an error (refused, TLS, upgrade).
     public var failureDescription: String? {
-        lock.lock()
-        defer { lock.unlock() }
-        return failure
+        state.withLock { $0.failure }
     }
 
     fileprivate func record(_ error: Error) { record(TransportFailure.describe(error)) }
 
     /// Keeps the first reason: later ones are consequences of it.
     fileprivate func record(_ text: String) {
-        lock.lock()
-        if failure == nil { failure = text }
-        lock.unlock()
+        state.withLock { state in
+            if state.failure == nil { state.failure = text }
+        }
     }
 
     private func finish() {
-        lock.lock()
-        guard !closed else { lock.unlock(); return }
-        closed = true
-        keepAlive?.cancel()
-        waiting = []
-        let handler = onClose
-        lock.unlock()
+        let handler: (@Sendable () -> Void)? = state.withLock { state in
+            guard !state.closed else { return nil }
+            state.closed = true
+            state.keepAlive?.cancel()
+            state.waiting = []
+            return state.onClose
+        }
         handler?()
     }
 }

@@ -17,9 +17,16 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     private let group: MultiThreadedEventLoopGroup
     private let address: ServerAddress
     private let tls: NIOSSLContext?
-    /// The credential REST requests carry (guarded by `lock`).
-    private let lock = NSLock()
-    nonisolated(unsafe) private var restCredential: (token: String, google: Bool)?
+    private struct State {
+        /// The credential REST requests carry.
+        var restCredential: (token: String, google: Bool)?
+        /// Why the first connection failed, when the shell started offline from its cache.
+        var startedOffline: String?
+        /// Renews a service account's access token before it expires.
+        var refresh: Task<Void, Never>?
+        var refreshStopped = false
+    }
+    private let state: Mutex<State>
     /// How long a REST request may take.
     private let timeout: TimeInterval
 
@@ -39,13 +46,8 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
         }
     }
 
-    /// Why the first connection failed, when the shell started offline from its cache. Set
-    /// by `connect` before the database is handed to anyone.
-    nonisolated(unsafe) private(set) var startedOffline: String?
-
-    /// Renews a service account's access token before it expires.
-    nonisolated(unsafe) private var refresh: Task<Void, Never>?
-    nonisolated(unsafe) private var refreshStopped = false
+    /// Why the first connection failed, when the shell started offline from its cache.
+    var startedOffline: String? { state.withLock { $0.startedOffline } }
 
     private init(repo: Repo, address: ServerAddress, tls: NIOSSLContext?, credential: Credential?, serviceAccount: (ServiceAccount, String)?,
                  group: MultiThreadedEventLoopGroup, timeout: TimeInterval) {
@@ -54,7 +56,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
         self.address = address
         self.tls = tls
         self.timeout = timeout
-        self.restCredential = credential.map { ($0.token, $0.google) }
+        state = Mutex(State(restCredential: credential.map { ($0.token, $0.google) }))
         switch credential {
         case _ where serviceAccount != nil:
             self.credential = "OAuth2 access token for \(serviceAccount?.0.email ?? "") (service account key \(serviceAccount?.1 ?? ""), renewed before it expires)"
@@ -97,7 +99,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
         if let failure {
             if await repo.cacheHasBeenOnline {
                 // Reconnecting in the background; the credential goes with the connection when it comes.
-                database.startedOffline = failure
+                database.state.withLock { $0.startedOffline = failure }
                 if let (account, _) = serviceAccount {
                     // No connection until the token is here: the restored writes must be sent signed in.
                     await repo.awaitCredential()
@@ -165,23 +167,23 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     }
 
     /// The task that fetches or renews the token: one at a time, none after `close` or
-    /// once the user chose another credential (guarded by `lock`).
+    /// once the user chose another credential.
     private func setRefresh(_ task: Task<Void, Never>) {
         // Stopped already, the new task goes at once; otherwise the one it replaces.
-        let cancelled: Task<Void, Never>? = lock.withLock {
-            if refreshStopped { return task }
-            defer { refresh = task }
-            return refresh
+        let cancelled: Task<Void, Never>? = state.withLock { state in
+            if state.refreshStopped { return task }
+            defer { state.refresh = task }
+            return state.refresh
         }
         cancelled?.cancel()
     }
 
     /// Stops fetching and renewing the service account's token, for good.
     private func stopRefresh() {
-        let task: Task<Void, Never>? = lock.withLock {
-            refreshStopped = true
-            defer { refresh = nil }
-            return refresh
+        let task: Task<Void, Never>? = state.withLock { state in
+            state.refreshStopped = true
+            defer { state.refresh = nil }
+            return state.refresh
         }
         task?.cancel()
     }
@@ -227,7 +229,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     }
 
     func useCredential(_ token: String?, google: Bool) {
-        lock.withLock { restCredential = token.map { ($0, google) } }
+        state.withLock { $0.restCredential = token.map { ($0, google) } }
     }
 
     func userChoseCredential() {
@@ -249,7 +251,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
         // An access token in a header (kept out of proxies' and servers' request logs); an ID
         // token or secret as Firebase's REST API takes it, in auth=.
         var headers: [(String, String)] = []
-        if let credential = lock.withLock({ restCredential }) {
+        if let credential = state.withLock({ $0.restCredential }) {
             if credential.google {
                 headers.append(("Authorization", "Bearer " + credential.token))
             } else {

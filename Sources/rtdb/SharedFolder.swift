@@ -5,6 +5,7 @@ import RTDBEngine
 import RTDBProtocol
 import RTDBServer
 import RTDBTransport
+import Synchronization
 
 /// An embedded database's folder, shared by the rtdb processes opened on it.
 ///
@@ -16,18 +17,20 @@ import RTDBTransport
 /// one it did not is sent again by the client core on the new connection, named by its
 /// origin (`WriteOrigin`), and the new owner applies it only if the log does not say it was:
 /// each write is applied exactly once.
-///
-/// `@unchecked Sendable`: its state is guarded by `lock`.
-final class SharedFolder: @unchecked Sendable {
+final class SharedFolder: Sendable {
     let folder: String
     let socketPath: String
-    private let lock = NSLock()
-    private var database: Database?
-    private var server: NetworkServer?
-    /// Why the folder is not what it should be: not served to others, or not taken over.
-    private var problem: String?
-    /// For connections through another process's socket; made when first needed.
-    private var group: MultiThreadedEventLoopGroup?
+    private struct State {
+        var database: Database?
+        var server: NetworkServer?
+        /// Why the folder is not what it should be: not served to others, or not taken over.
+        var problem: String?
+        /// For connections through another process's socket; made when first needed.
+        var group: MultiThreadedEventLoopGroup?
+        /// The pid the folder's lock named when this process last found it taken.
+        var holder: String?
+    }
+    private let state = Mutex(State())
     /// How long an owner runs before it serves the others: a one-shot command (`rtdb get
     /// /a`) is over by then and pays nothing for a server; a process that starts meanwhile
     /// finds no socket yet and tries again shortly, as after a handover.
@@ -39,17 +42,16 @@ final class SharedFolder: @unchecked Sendable {
     }
 
     /// The pid the folder's lock named when this process last found it taken.
-    var holder: String? { lock.withLock { lastHolder } }
-    private var lastHolder: String?
+    var holder: String? { state.withLock { $0.holder } }
 
     /// Whether this process owns the folder now.
-    var isOwner: Bool { lock.withLock { database != nil } }
+    var isOwner: Bool { state.withLock { $0.database != nil } }
 
     /// The folder, and how this process reaches it when not directly (for `status`).
     var description: String {
-        lock.withLock {
-            if database != nil { return folder + (problem.map { " (not shared with other rtdb processes: \($0))" } ?? "") }
-            return folder + " (shared: another rtdb process has it open" + (problem.map { "; taking it over failed: \($0)" } ?? "") + ")"
+        state.withLock { state in
+            if state.database != nil { return folder + (state.problem.map { " (not shared with other rtdb processes: \($0))" } ?? "") }
+            return folder + " (shared: another rtdb process has it open" + (state.problem.map { "; taking it over failed: \($0)" } ?? "") + ")"
         }
     }
 
@@ -57,20 +59,21 @@ final class SharedFolder: @unchecked Sendable {
     /// failures (a damaged log, a folder that cannot be made) are thrown.
     @discardableResult
     func takeOverIfFree() throws -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if database != nil { return true }
-        let opened: Database
-        do {
-            opened = try Database(folder: folder)
-        } catch StoreError.folderInUse(_, let pid) {
-            lastHolder = pid
-            return false
+        let opened: Database? = try state.withLock { state in
+            if state.database != nil { return nil }
+            do {
+                state.database = try Database(folder: folder)
+            } catch StoreError.folderInUse(_, let pid) {
+                state.holder = pid
+            }
+            return state.database
         }
-        database = opened
+        guard let opened else { return state.withLock { $0.database != nil } }
         DispatchQueue.global().asyncAfter(deadline: .now() + SharedFolder.serveAfter) { [weak self] in
             guard let self else { return }
-            self.lock.withLock { if self.database === opened && self.server == nil { self.serve(opened) } }
+            state.withLock { state in
+                if state.database === opened && state.server == nil { serve(opened, &state) }
+            }
         }
         return true
     }
@@ -78,17 +81,17 @@ final class SharedFolder: @unchecked Sendable {
     /// Listens on the folder's socket; a socket left by an owner that died is replaced (the
     /// lock says nobody serves it). Without one (a path too long for a socket), this process
     /// still owns the folder, and the others are told it is in use.
-    private func serve(_ database: Database) {
+    private func serve(_ database: Database, _ state: inout State) {
         unlink(socketPath)
         let server = NetworkServer(namespaces: Namespaces(serving: database), threads: 1, log: { _ in })
         do {
             // The folder is the owner's alone (0700); the socket too.
             try server.start(unixSocket: socketPath)
             chmod(socketPath, 0o600)
-            self.server = server
+            state.server = server
         } catch {
             server.shutdown()
-            problem = unservable ?? "no socket at \(socketPath): \(error)"
+            state.problem = unservable ?? "no socket at \(socketPath): \(error)"
         }
     }
 
@@ -116,18 +119,18 @@ final class SharedFolder: @unchecked Sendable {
             owner = try takeOverIfFree()
         } catch {
             // The socket is tried all the same (another process may have it by now).
-            lock.withLock { problem = "\(error)" }
+            state.withLock { $0.problem = "\(error)" }
             owner = false
         }
-        if owner, let database = lock.withLock({ self.database }) {
+        if owner, let database = state.withLock({ $0.database }) {
             let (client, server) = InProcessTransport.pair()
             database.accept(server)
             return client
         }
-        let group = lock.withLock {
-            if let group = self.group { return group }
+        let group = state.withLock { state in
+            if let group = state.group { return group }
             let made = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-            self.group = made
+            state.group = made
             return made
         }
         return WebSocketClientTransport(address: .socket(socketPath), group: group)
@@ -135,12 +138,14 @@ final class SharedFolder: @unchecked Sendable {
 
     /// Stops serving (the others take over) and closes the database: every write durable.
     func close() {
-        lock.lock()
-        let server = self.server, database = self.database, group = self.group
-        self.server = nil
-        self.database = nil
-        self.group = nil
-        lock.unlock()
+        let (server, database, group) = state.withLock { state in
+            defer {
+                state.server = nil
+                state.database = nil
+                state.group = nil
+            }
+            return (state.server, state.database, state.group)
+        }
         if let server {
             // Before the lock is released: the next owner's socket must not be removed.
             unlink(socketPath)
