@@ -61,7 +61,7 @@ final class StandardInputLinesTests: XCTestCase {
 
     /// `total` lines, "line 0" first, read ahead `capacity` at a time; `before(n)` runs as
     /// line n is read.
-    private func numbered(_ total: Int, capacity: Int, before: @escaping (Int) -> Void = { _ in }) -> StandardInputLines {
+    private func numbered(_ total: Int, capacity: Int, before: @escaping @Sendable (Int) -> Void = { _ in }) -> StandardInputLines {
         var produced = 0
         return StandardInputLines(capacity: capacity) {
             guard produced < total else { return nil }
