@@ -14,18 +14,13 @@ struct EventFormatter {
         return f
     }()
 
-    // Safe to use from several threads once configured (Foundation documents it); configured
-    // here and never changed, which the compiler cannot see.
-    nonisolated(unsafe) private static let iso: ISO8601DateFormatter = {
-        let f = ISO8601DateFormatter()
-        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
-        return f
-    }()
+    /// `2026-11-28T07:18:17.123Z`: UTC, milliseconds.
+    private static let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC") ?? .current)
 
     func line(_ event: Event, watchID: Int? = nil, at date: Date = Date()) -> String {
         if json {
             var members: [(String, JSONValue)] = [
-                ("time", .string(Self.iso.string(from: date))),
+                ("time", .string(date.formatted(Self.iso))),
                 ("event", .string(event.type.rawValue)),
                 ("path", .string(event.path.description)),
                 ("key", event.key.map(JSONValue.string) ?? .null),

@@ -6,24 +6,27 @@ import Glibc
 enum InterruptPipe {
     static let interrupted: UInt8 = 1
     static let resized: UInt8 = 2
-    nonisolated(unsafe) static var readEnd: Int32 = -1
-    nonisolated(unsafe) static var writeEnd: Int32 = -1
+    /// The pipe, made once, before the handler that writes to it is installed.
+    private static let ends: (read: Int32, write: Int32)? = nonBlockingPipe()
+    static var readEnd: Int32 { ends?.read ?? -1 }
 
-    static func install() {
-        guard readEnd < 0, let (r, w) = nonBlockingPipe() else { return }
-        readEnd = r
-        writeEnd = w
+    /// Installs the handlers, once.
+    static func install() { _ = installed }
+
+    private static let installed: Void = {
+        guard ends != nil else { return }
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { signal in
+            guard let writeEnd = InterruptPipe.ends?.write else { return }
             var byte: UInt8 = signal == SIGWINCH ? InterruptPipe.resized : InterruptPipe.interrupted
-            _ = write(InterruptPipe.writeEnd, &byte, 1)
+            _ = write(writeEnd, &byte, 1)
         }
         sigemptyset(&action.sa_mask)
         action.sa_flags = SA_RESTART
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
         sigaction(SIGWINCH, &action, nil)
-    }
+    }()
 
     /// Empties the pipe; returns the kinds of signal seen.
     static func drain() -> Set<UInt8> {
