@@ -9,52 +9,87 @@ import RTDBTransport
 /// messages; joins and decodes what arrives. A malformed message gets an error answer and
 /// costs nobody else anything.
 ///
-/// `@unchecked Sendable`: its state is touched only on its channel's event loop (the
-/// frame handler's callbacks and `send`, which hops there).
-final class WebSocketTransport: Transport, @unchecked Sendable {
+/// Its state lives on its channel's event loop (the frame handler's callbacks, `start`, and
+/// the writer's report of each answer), in a box that checks so.
+final class WebSocketTransport: Transport, Sendable {
     let channel: Channel
-    private var onMessage: (@Sendable (Message) -> Void)?
-    private var onClose: (@Sendable () -> Void)?
-    private var assembler = WireFraming.Assembler()
-    private var closed = false
     /// Where malformed messages are reported (never with the message itself, which may
     /// carry a credential).
     private let log: @Sendable (String) -> Void
     /// Writes messages in batches; an answer written counts as answered.
-    private var writer: FrameWriter!
+    private let writer: FrameWriter
+    private let loop: NIOLoopBoundBox<LoopState>
+
+    private struct LoopState {
+        var onMessage: (@Sendable (Message) -> Void)?
+        var onClose: (@Sendable () -> Void)?
+        var assembler = WireFraming.Assembler()
+        var closed = false
+        /// Messages that arrived before the session started (bytes sent right behind the
+        /// upgrade request), delivered when it does.
+        var early: [Message] = []
+        var flow = FlowControl()
+    }
+
+    /// Requests read but not yet answered, by id (count and bytes): past `maxUnanswered` of
+    /// either, reading stops until answers catch up, so a client that sends faster than the
+    /// database can take it waits instead of filling the server.
+    private struct FlowControl {
+        var unanswered: [Int: (count: Int, bytes: Int)] = [:]
+        var count = 0
+        var bytes = 0
+        var paused = false
+        /// Set at shutdown: reading stays stopped, whatever the answers do.
+        var stopped = false
+
+        /// Counts a request read; true when reading must stop now.
+        mutating func received(request id: Int, bytes size: Int) -> Bool {
+            let entry = unanswered[id] ?? (0, 0)
+            unanswered[id] = (entry.count + 1, entry.bytes + size)
+            count += 1
+            bytes += size
+            guard !paused && (count > WebSocketTransport.maxUnansweredCount || bytes > WebSocketTransport.maxUnansweredBytes) else { return false }
+            paused = true
+            return true
+        }
+
+        /// Counts a request answered; true when reading may start again now.
+        mutating func answered(_ id: Int) -> Bool {
+            guard let entry = unanswered[id] else { return false }
+            let size = entry.bytes / entry.count
+            unanswered[id] = entry.count > 1 ? (entry.count - 1, entry.bytes - size) : nil
+            count -= 1
+            bytes -= size
+            guard paused && !stopped && count <= WebSocketTransport.maxUnansweredCount / 2
+                && bytes <= WebSocketTransport.maxUnansweredBytes / 2 else { return false }
+            paused = false
+            return true
+        }
+    }
+
+    static let maxUnansweredCount = 20_000
+    static let maxUnansweredBytes = 32 << 20
 
     /// `maxAnswerBytes`: the largest message sent (a client takes 256 MB; tests, less).
     init(channel: Channel, log: @escaping @Sendable (String) -> Void, maxAnswerBytes: Int = WireFraming.maxResponseBytes) {
         self.channel = channel
         self.log = log
-        writer = FrameWriter(channel: channel, masked: false, maxAnswerBytes: maxAnswerBytes) { [weak self] message in
-            if case .response(let id, _) = message { self?.answered(id) }
+        let loop = NIOLoopBoundBox.makeBoxSendingValue(LoopState(), eventLoop: channel.eventLoop)
+        self.loop = loop
+        writer = FrameWriter(channel: channel, masked: false, maxAnswerBytes: maxAnswerBytes) { message in
+            guard case .response(let id, _) = message, loop.value.flow.answered(id) else { return }
+            channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
+            channel.read()
         }
     }
 
-    /// Messages that arrived before the session started (bytes sent right behind the
-    /// upgrade request), delivered when it does. Both happen on the event loop.
-    private var early: [Message] = []
-
     func start(onMessage: @escaping @Sendable (Message) -> Void, onClose: @escaping @Sendable () -> Void) {
-        self.onMessage = onMessage
-        self.onClose = onClose
-        let waiting = early
-        early = []
+        loop.value.onMessage = onMessage
+        loop.value.onClose = onClose
+        let waiting = loop.value.early
+        loop.value.early = []
         for message in waiting { onMessage(message) }
     }
-
-    /// Requests read but not yet answered, by id (count and bytes), kept on the event loop:
-    /// past `maxUnanswered` of either, reading stops until answers catch up, so a client that
-    /// sends faster than the database can take it waits instead of filling the server.
-    private var unanswered: [Int: (count: Int, bytes: Int)] = [:]
-    private var unansweredCount = 0
-    private var unansweredBytes = 0
-    private var paused = false
-    /// Set at shutdown: reading stays stopped, whatever the answers do.
-    private var stopped = false
-    static let maxUnansweredCount = 20_000
-    static let maxUnansweredBytes = 32 << 20
 
     func send(_ message: Message) {
         writer.write(message)
@@ -68,37 +103,13 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         writer.write(sharing: encoding)
     }
 
-    private func received(request id: Int, bytes: Int) {
-        let entry = unanswered[id] ?? (0, 0)
-        unanswered[id] = (entry.count + 1, entry.bytes + bytes)
-        unansweredCount += 1
-        unansweredBytes += bytes
-        if !paused && (unansweredCount > Self.maxUnansweredCount || unansweredBytes > Self.maxUnansweredBytes) {
-            paused = true
-            channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
-        }
-    }
-
-    private func answered(_ id: Int) {
-        guard let entry = unanswered[id] else { return }
-        let bytes = entry.bytes / entry.count
-        unanswered[id] = entry.count > 1 ? (entry.count - 1, entry.bytes - bytes) : nil
-        unansweredCount -= 1
-        unansweredBytes -= bytes
-        if paused && !stopped && unansweredCount <= Self.maxUnansweredCount / 2 && unansweredBytes <= Self.maxUnansweredBytes / 2 {
-            paused = false
-            channel.setOption(ChannelOptions.autoRead, value: true).whenFailure { _ in }
-            channel.read()
-        }
-    }
-
     func close() {
         channel.close(promise: nil)
     }
 
     /// Stops reading for good (a server shutting down); the future completes once it has.
     func stopReading() -> EventLoopFuture<Void> {
-        channel.eventLoop.submit { self.stopped = true }.flatMap {
+        channel.eventLoop.submit { self.loop.value.flow.stopped = true }.flatMap {
             self.channel.setOption(ChannelOptions.autoRead, value: false)
         }
     }
@@ -108,7 +119,7 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         let started = StageClock.begin()
         defer { StageClock.end(.serverDecode, since: started) }
         let message: [UInt8]?
-        do { message = try assembler.receive(text) } catch {
+        do { message = try loop.value.assembler.receive(text) } catch {
             log("closing the connection from \(channel.remoteAddress?.description ?? "?"): \(error)")
             send(.serverError("\(error)"))
             WebSocketFrames.close(channel, code: .messageTooLarge, reason: "message too large")
@@ -117,8 +128,14 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
         guard let message else { return }
         do {
             let decoded = try WireCodec.decode(message)
-            if case .request(let id, _, _) = decoded { received(request: id, bytes: message.count) }
-            if let onMessage { onMessage(decoded) } else if !closed { early.append(decoded) }
+            if case .request(let id, _, _) = decoded, loop.value.flow.received(request: id, bytes: message.count) {
+                channel.setOption(ChannelOptions.autoRead, value: false).whenFailure { _ in }
+            }
+            if let onMessage = loop.value.onMessage {
+                onMessage(decoded)
+            } else if !loop.value.closed {
+                loop.value.early.append(decoded)
+            }
         } catch let error as WireError {
             log("malformed message from \(channel.remoteAddress?.description ?? "?"): \(error.message)")
             if let id = error.requestID {
@@ -133,13 +150,10 @@ final class WebSocketTransport: Transport, @unchecked Sendable {
     }
 
     func closedByPeer() {
-        guard !closed else { return }
-        closed = true
-        let onClose = self.onClose
+        guard !loop.value.closed else { return }
+        let onClose = loop.value.onClose
         // The session holds this transport and these closures hold the session: let go.
-        self.onMessage = nil
-        self.onClose = nil
-        unanswered = [:]
+        loop.value = LoopState(closed: true)
         onClose?()
     }
 }

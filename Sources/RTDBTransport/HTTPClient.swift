@@ -22,7 +22,6 @@ public enum HTTPClient {
     public static func send(_ method: String, host: String, port: Int, target: String, headers: [(String, String)] = [],
                             body: [UInt8] = [], tls: NIOSSLContext?, group: EventLoopGroup, timeout: TimeInterval) async throws -> Answer {
         let promise = group.next().makePromise(of: Answer.self)
-        let collector = Collector(promise: promise)
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.milliseconds(Int64(timeout * 1000)))
             .channelInitializer { channel in
@@ -32,7 +31,7 @@ public enum HTTPClient {
                         try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: ClientTLS.serverName(for: host)))
                     }
                     try pipeline.addHTTPClientHandlers()
-                    try pipeline.addHandler(collector)
+                    try pipeline.addHandler(Collector(promise: promise))
                 }
             }
         let channel: Channel
@@ -63,7 +62,8 @@ public enum HTTPClient {
     }
 
     /// Gathers the answer; the connection closing first is an error.
-    private final class Collector: ChannelInboundHandler, @unchecked Sendable {
+    /// Lives on its channel's event loop, as every NIO handler does.
+    fileprivate final class Collector: ChannelInboundHandler {
         typealias InboundIn = HTTPClientResponsePart
         private let promise: EventLoopPromise<Answer>
         private var status = 0
@@ -103,3 +103,6 @@ public enum HTTPClient {
         }
     }
 }
+
+@available(*, unavailable)
+extension HTTPClient.Collector: Sendable {}
