@@ -13,10 +13,10 @@ import RTDBProtocol
 /// (in the order made), and every read still waiting. A compare-and-set write already sent
 /// fails with `disconnected` instead: it may or may not have been applied.
 ///
-/// `@unchecked Sendable`: confined to the queue of the `Repo` that owns it. The Repo calls
-/// it only from its isolated code, which runs on that queue; transport callbacks and timers
-/// hop onto the queue before touching anything (each entry point checks it).
-final class PersistentConnection: @unchecked Sendable {
+/// Owned by a `Repo` and used only in its isolation, which runs on `queue`: transport
+/// callbacks and timers hop onto the queue and reach the connection through its owner
+/// (`reach`), never directly.
+final class PersistentConnection {
     enum State: Equatable {
         case connecting
         case connected
@@ -108,6 +108,10 @@ final class PersistentConnection: @unchecked Sendable {
     var connected: Bool { state == .connected }
     var closed: Bool { state == .closed }
 
+    /// Runs `work` with this connection in its owner's isolation; called on `queue` only. Set
+    /// by the owner before `start`.
+    var reach: @Sendable (_ work: @escaping @Sendable (PersistentConnection) -> Void) -> Void = { _ in }
+
     init(connector: @escaping Connector, policy: ReconnectPolicy, queue: DispatchQueue) {
         self.connector = connector
         self.queue = queue
@@ -126,22 +130,25 @@ final class PersistentConnection: @unchecked Sendable {
         }
         generation += 1
         let generation = self.generation
-        let queue = self.queue
+        let queue = self.queue, reach = self.reach
         state = .connecting
         attemptStarted = Date().timeIntervalSince1970 * 1000
         backoff.attempting()
         let transport = connector(host, sessionID)
         self.transport = transport
         // Answers to a pipelined burst cross to the queue in one hop.
-        let inbox = QueueInbox<Message>(queue: queue) { [weak self] message in
-            guard let self, self.generation == generation else { return }
-            self.receive(message)
+        let inbox = QueueInbox<Message>(queue: queue) { message in
+            reach { connection in
+                guard connection.generation == generation else { return }
+                connection.receive(message)
+            }
         }
-        transport.start(onMessage: { message in inbox.post(message) }, onClose: { [weak self] in
-            guard let self else { return }
+        transport.start(onMessage: { message in inbox.post(message) }, onClose: {
             queue.async {
-                guard self.generation == generation else { return }
-                self.transportClosed()
+                reach { connection in
+                    guard connection.generation == generation else { return }
+                    connection.transportClosed()
+                }
             }
         })
     }
@@ -160,9 +167,12 @@ final class PersistentConnection: @unchecked Sendable {
         }
         var entry = Outstanding(request: request, completion: completion)
         if case .get = request, !connected {
-            let deadline = DispatchWorkItem { [weak self] in
-                guard let self, let entry = outstanding.removeValue(forKey: id) else { return }
-                entry.completion(.error(.disconnected, DatabaseError.offline.message))
+            let reach = self.reach
+            let deadline = DispatchWorkItem {
+                reach { connection in
+                    guard let entry = connection.outstanding.removeValue(forKey: id) else { return }
+                    entry.completion(.error(.disconnected, DatabaseError.offline.message))
+                }
             }
             // Offline by goOffline, no connection is coming: no point in waiting.
             queue.asyncAfter(deadline: .now() + (offlineByUser ? 0 : offlineReadTimeout), execute: deadline)
@@ -469,10 +479,12 @@ final class PersistentConnection: @unchecked Sendable {
         if wasConnected { onConnectedChange?(false) }
         if offlineByUser { return }
         let wait = redirected ? 0 : backoff.nextWait()
-        let generation = self.generation
-        queue.asyncAfter(deadline: .now() + wait) { [weak self] in
-            guard let self, self.generation == generation, self.state == .waiting, !offlineByUser else { return }
-            connect()
+        let generation = self.generation, reach = self.reach
+        queue.asyncAfter(deadline: .now() + wait) {
+            reach { connection in
+                guard connection.generation == generation, connection.state == .waiting, !connection.offlineByUser else { return }
+                connection.connect()
+            }
         }
     }
 

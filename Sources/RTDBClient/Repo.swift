@@ -21,7 +21,7 @@ public actor Repo {
 
     private let connection: PersistentConnection
     /// How this client names its writes to a server that applies each once.
-    nonisolated var clientName: String { connection.clientName }
+    nonisolated let clientName: String
     private let syncTree: SyncTree
     /// `.info/connected` and `.info/serverTimeOffset`, kept locally.
     private let infoTree: SyncTree
@@ -72,11 +72,12 @@ public actor Repo {
         let syncTree = SyncTree(listenProvider: nil)
         let clock = self.clock
         self.connection = connection
+        clientName = connection.clientName
         self.syncTree = syncTree
         infoTree = SyncTree(listenProvider: nil)
         serverListens = ServerListens(connection: connection)
         transactions = TransactionQueue(syncTree: syncTree, send: { [unowned connection] request, completion in connection.send(request, completion: completion) },
-                                        serverNow: { clock.now }, queue: executor.queue)
+                                        serverNow: { clock.now })
         infoListens = InfoListens()
         diskCache = cache
         // Started before anything a caller can ask is queued: what the transport delivers at
@@ -92,8 +93,14 @@ public actor Repo {
     }
 
     private func start() {
+        connection.reach = { [weak self] work in self?.assumeIsolated { work($0.connection) } }
         transactions.raise = { [weak self] events in self?.assumeIsolated { $0.raise(events) } }
         transactions.nextWriteID = { [weak self] in self?.assumeIsolated { $0.takeWriteID() } ?? -1 }
+        transactions.wake = { [weak self, executor] delay, orders in
+            executor.queue.asyncAfter(deadline: .now() + delay) { [weak self] in
+                self?.assumeIsolated { $0.transactions.pauseEnded(orders) }
+            }
+        }
         syncTree.listenProvider = serverListens
         infoTree.listenProvider = infoListens
         // Weak: a transport may still deliver after the last owner dropped this Repo unclosed.

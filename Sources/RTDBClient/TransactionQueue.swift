@@ -20,9 +20,8 @@ import RTDBProtocol
 /// clients send at once and, with a few busy writers on one counter, often end in
 /// `maxretry`; nothing else differs.
 ///
-/// `@unchecked Sendable`: confined to the Repo's queue, like the sync tree it writes into;
-/// its timers run there too.
-final class TransactionQueue: @unchecked Sendable {
+/// Owned by the Repo and used only in its isolation, like the sync tree it writes into.
+final class TransactionQueue {
     static let maxRetries = 25
     /// How long a stale answer marks its place as contended, in seconds.
     static let contentionMemory = 1.0
@@ -41,8 +40,7 @@ final class TransactionQueue: @unchecked Sendable {
         case completed
     }
 
-    /// `@unchecked Sendable`: confined to the Repo's queue with the rest of this queue.
-    final class Entry: @unchecked Sendable {
+    final class Entry {
         let order: Int
         let path: Path
         let update: @Sendable (Node) -> TransactionUpdate
@@ -77,20 +75,19 @@ final class TransactionQueue: @unchecked Sendable {
     private let syncTree: SyncTree
     private let send: (Request, @escaping (Response) -> Void) -> Void
     private let serverNow: () -> Double
-    private let repoQueue: DispatchQueue
-    /// Set by the Repo: delivers events; hands out write ids shared with its other writes.
+    /// Set by the Repo: delivers events; hands out write ids shared with its other writes;
+    /// calls `pauseEnded` with the given orders after a delay in seconds, in its isolation.
     var raise: ([Event]) -> Void = { _ in }
     var nextWriteID: () -> Int = { -1 }
+    var wake: (_ after: Double, _ orders: [Int]) -> Void = { _, _ in }
 
     /// Where stale answers came lately (root of the group, monotonic seconds).
     private var staleAnswers: [Path: Double] = [:]
     /// Smoothed time from a compare-and-set put to its answer, in seconds.
     private var roundTrip = 0.002
 
-    init(syncTree: SyncTree, send: @escaping (Request, @escaping (Response) -> Void) -> Void, serverNow: @escaping () -> Double,
-         queue: DispatchQueue) {
+    init(syncTree: SyncTree, send: @escaping (Request, @escaping (Response) -> Void) -> Void, serverNow: @escaping () -> Double) {
         self.syncTree = syncTree
-        self.repoQueue = queue
         self.send = send
         self.serverNow = serverNow
     }
@@ -168,15 +165,19 @@ final class TransactionQueue: @unchecked Sendable {
                 if held > now { continue }  // its timer sends it
             } else if let delay = pause(for: queue, at: root, now: now) {
                 for entry in queue { entry.heldUntil = now + delay }
-                repoQueue.asyncAfter(deadline: .now() + delay) { [weak self] in
-                    // Due now, whatever the clocks' rounding says.
-                    for entry in queue where entry.heldUntil != nil { entry.heldUntil = 0 }
-                    self?.sendReady()
-                }
+                wake(delay, queue.map(\.order))
                 continue
             }
             sendGroup(queue, at: root)
         }
+    }
+
+    /// The pause of the transactions of `orders` is over: due now, whatever the clocks'
+    /// rounding says, and sent if nothing else holds them.
+    func pauseEnded(_ orders: [Int]) {
+        let due = Set(orders)
+        for entry in entries where due.contains(entry.order) && entry.heldUntil != nil { entry.heldUntil = 0 }
+        sendReady()
     }
 
     /// How long a group waits before it is sent: nothing when no stale answer came lately at

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -29,6 +30,8 @@ import Glibc
 /// stand-in child named after its offset (see `standIn`), reported once through `onDamage`.
 /// Known limit: a hand-made file can still nest values far deeper than a write could, or
 /// share one subtree from many places, making a full walk deep or long (never endless).
+///
+/// `@unchecked Sendable`: `base` is a read-only mapping, which no thread changes.
 public final class NodeFile: BranchLoader, @unchecked Sendable {
     public static let magic: [UInt8] = Array("RTDBNODE".utf8)
     public static let version: UInt32 = 1
@@ -58,9 +61,8 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
     public let length: Int
     private let base: UnsafeRawPointer
 
-    // Unchecked Sendable: `damaged` is guarded by `damageLock`; the mapping is read-only.
-    private let damageLock = NSLock()
-    private var damaged = Set<Int>()
+    /// The damaged records reported so far.
+    private let damaged = Mutex(Set<Int>())
     /// Told once for each damaged record found (the engine logs it).
     public let onDamage: @Sendable (String) -> Void
 
@@ -196,9 +198,7 @@ public final class NodeFile: BranchLoader, @unchecked Sendable {
     /// The child a damaged record reads as: its key says where the damage is, so a user sees it
     /// and `--recover` can leave it out.
     private func standIn(at offset: Int, reason: String) -> WeightBalancedTree<ChildEntry>.Branch {
-        damageLock.lock()
-        let first = damaged.insert(offset).inserted
-        damageLock.unlock()
+        let first = damaged.withLock { $0.insert(offset).inserted }
         if first { onDamage("\(path) is damaged at byte \(offset): \(reason); the children stored there read as \"\(NodeFile.standInKey(offset))\" ('rtdb --recover' leaves them out)") }
         return WeightBalancedTree<ChildEntry>.Branch(ChildEntry(key: ChildKey(NodeFile.standInKey(offset)), value: Node("unreadable")), nil, nil)
     }

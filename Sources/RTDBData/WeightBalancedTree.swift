@@ -31,11 +31,12 @@ protocol BranchLoader<Element>: AnyObject, Sendable {
 /// generic call from another module would run unspecialized, through witness tables (a
 /// third more instructions for each write to an indexed child: `RTDBBenchmarks
 /// index-updates` under callgrind).
-public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
+///
+/// `@unchecked Sendable`: its branches are classes, and one changes in place only while one
+/// tree alone holds it (`modify`), so no other thread can see it change.
+public struct WeightBalancedTree<Element: TreeElement>: @unchecked Sendable, Sequence {
     /// A branch in memory or a stored subtree; `branch` gives the top branch either way.
-    // Unchecked: the class is open to its two subclasses, and a branch changes in place only
-    // while one tree alone holds it (`modify`), so no other thread can see it change.
-    class Subtree: @unchecked Sendable {
+    class Subtree {
         final var size: Int
         final let isStored: Bool
 
@@ -50,8 +51,7 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
         }
     }
 
-    // Unchecked: as its superclass (see there).
-    final class Branch: Subtree, @unchecked Sendable {
+    final class Branch: Subtree {
         /// A constant, so the lookups that compare with it at every level lend it rather than
         /// copy it (a copy retained the child it holds: a cache miss per level). `modify`
         /// changes an element by taking its branch apart.
@@ -76,7 +76,7 @@ public struct WeightBalancedTree<Element: TreeElement>: Sendable, Sequence {
     }
 
     /// A subtree in a file, at `offset`.
-    final class StoredSubtree: Subtree, @unchecked Sendable {
+    final class StoredSubtree: Subtree {
         let loader: any BranchLoader<Element>
         let offset: Int
 

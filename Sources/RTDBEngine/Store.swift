@@ -30,7 +30,7 @@ import Glibc
 /// anywhere else stops the open (see `replay`). A folder of the first format (a JSON
 /// snapshot, no head) is converted on open.
 ///
-/// `@unchecked Sendable`: the commit state is guarded by `condition`, the log file is
+/// `@unchecked Sendable`: the commit state is guarded by `commitLock`, the log file is
 /// written only on `committer`, and the head only by one checkpoint at a time (`checkpoints`).
 public final class Store: @unchecked Sendable {
     public let folder: String
@@ -76,8 +76,8 @@ public final class Store: @unchecked Sendable {
     }
 
     private let lock: FolderLock
-    private let condition = NSLock()
-    // Guarded by `condition`.
+    private let commitLock = NSLock()
+    // Guarded by `commitLock`.
     private var pending = LogBatch()
     private var pendingCompletions: [(StoreError?) -> Void] = []
     /// The origins of the records in `pending`, in order.
@@ -224,7 +224,7 @@ public final class Store: @unchecked Sendable {
                         }
                     }
                     try FileIO.syncDirectory(folder)
-                    salvage.movedTo = folder + "/" + aside
+                    salvage.noteMoved(to: folder + "/" + aside)
                 }
                 recoveredRoot = copy.root
                 opened = (copy.root, QueryIndexes())
@@ -280,7 +280,7 @@ public final class Store: @unchecked Sendable {
         guard let salvage else {
             throw StoreError.corrupt(file: path, offset: damage.offset, reason: "\(damage.reason) (its copy, \(headCopyName), reads, and --recover rebuilds the head from it)")
         }
-        salvage.repaired.append("\(path) (damaged at byte \(damage.offset): \(damage.reason)) was rebuilt from its copy, \(headCopyName)")
+        salvage.noteRepair("\(path) (damaged at byte \(damage.offset): \(damage.reason)) was rebuilt from its copy, \(headCopyName)")
         return copy
     }
 
@@ -294,7 +294,7 @@ public final class Store: @unchecked Sendable {
             // Earlier versions could write NaN or Infinity; such values are dropped.
             do {
                 let root = try JSONReader.parse(data: bytes, options: .init(allowServerValues: false, dropNonFiniteNumbers: true))
-                salvage.skipped.append("\(path): numbers that were not finite (NaN or Infinity) were left out")
+                salvage.noteDamage("\(path): numbers that were not finite (NaN or Infinity) were left out")
                 return root
             } catch let e as JSONParseError {
                 throw StoreError.corrupt(file: path, offset: e.offset, reason: e.message + "; the snapshot cannot be salvaged")
@@ -315,7 +315,7 @@ public final class Store: @unchecked Sendable {
     /// the query indexes with all of them applied; it is called (under the lock) only when a
     /// checkpoint is due.
     func append(_ records: [(record: LogRecord, completion: (StoreError?) -> Void)], snapshot: () -> (root: Node, indexes: QueryIndexes)) {
-        condition.lock()
+        commitLock.lock()
         // Kept even when refused below: the database's tree holds them, and `rebase` must
         // give that same tree back.
         for (record, _) in records {
@@ -323,7 +323,7 @@ public final class Store: @unchecked Sendable {
             unstored.append((appended, record))
         }
         if let failure = failure ?? (closing ? .failed("the database is closed") : nil) {
-            condition.unlock()
+            commitLock.unlock()
             for (_, completion) in records { completion(failure) }
             return
         }
@@ -338,15 +338,15 @@ public final class Store: @unchecked Sendable {
             // Enqueued under the lock, so a `close` that follows finds the round queued.
             committer.async { self.commitRounds() }
         }
-        condition.unlock()
+        commitLock.unlock()
     }
 
     /// The database's tree and indexes, as of every record it appended, offered (on its
     /// queue) when a checkpoint is due. With records still to write, the round that writes
     /// them checkpoints after; with none, the checkpoint starts after the round in progress.
     func offer(root: Node, indexes: QueryIndexes) {
-        condition.lock()
-        defer { condition.unlock() }
+        commitLock.lock()
+        defer { commitLock.unlock() }
         guard snapshotWanted, !closing, failure == nil else { return }
         if !pending.isEmpty {
             pendingSnapshot = (root, indexes)
@@ -357,9 +357,9 @@ public final class Store: @unchecked Sendable {
         // Enqueued under the lock: a round for records appended later runs after it, so
         // they go to the next log, which this checkpoint does not cover.
         committer.async {
-            self.condition.lock()
+            self.commitLock.lock()
             let stopped = self.closing || self.failure != nil
-            self.condition.unlock()
+            self.commitLock.unlock()
             guard !stopped, !self.checkpointRunning, self.walBytes > 0 else { return }
             self.startCheckpoint(of: root, indexes: indexes, marker: marker)
         }
@@ -367,17 +367,17 @@ public final class Store: @unchecked Sendable {
 
     /// Asks the database for its tree (once) to checkpoint it; on the committer's queue.
     private func requestSnapshot() {
-        condition.lock()
+        commitLock.lock()
         let ask = !snapshotWanted && !closing && failure == nil
         if ask { snapshotWanted = true }
-        condition.unlock()
+        commitLock.unlock()
         if ask { onSnapshotWanted?() }
     }
 
     /// After a failure: the records from `first` on are gone from the database's tree, and
     /// the log takes records again.
     func recover(from first: Int) {
-        condition.lock()
+        commitLock.lock()
         unstored.removeAll { $0.number >= first }
         pendingSnapshot = nil  // it held the records taken out
         snapshotWanted = false  // asked again when a checkpoint is next due
@@ -389,7 +389,7 @@ public final class Store: @unchecked Sendable {
         pendingCompletions = []
         pendingOrigins = []
         if !closing { failure = nil }
-        condition.unlock()
+        commitLock.unlock()
         for completion in dropped { completion(refused) }
     }
 
@@ -401,8 +401,8 @@ public final class Store: @unchecked Sendable {
     /// checkpoint where it was stored. Called on the database's queue, where no record is
     /// being appended.
     func rebase(_ replayed: Node, indexes: QueryIndexes, through: Int, marker: Int, live: QueryIndexes) -> (root: Node, indexes: QueryIndexes) {
-        condition.lock()
-        defer { condition.unlock() }
+        commitLock.lock()
+        defer { commitLock.unlock() }
         unstored.removeAll { $0.number <= marker }
         var root = replayed, rebased = indexes
         for (number, record) in unstored where number > through { Store.apply(record, to: &root, &rebased) }
@@ -419,8 +419,8 @@ public final class Store: @unchecked Sendable {
     /// opened) with the records appended since applied again. After a failure (`onFailure`),
     /// the database takes its tree back to this, the state of every record made durable.
     func rebuild(before first: Int) -> (root: Node, indexes: QueryIndexes) {
-        condition.lock()
-        defer { condition.unlock() }
+        commitLock.lock()
+        defer { commitLock.unlock() }
         var (root, indexes, marker) = lastStored ?? (opened.root, opened.indexes, 0)
         for (number, record) in unstored where number > marker && number < first { Store.apply(record, to: &root, &indexes) }
         return (root, indexes)
@@ -438,9 +438,9 @@ public final class Store: @unchecked Sendable {
     private func replay(onto stored: Node, indexes storedIndexes: QueryIndexes, after marker: Int) -> (root: Node, indexes: QueryIndexes, through: Int) {
         var root = stored, indexes = storedIndexes, through = marker
         for _ in 0..<4 {
-            condition.lock()
+            commitLock.lock()
             let records = unstored.filter { $0.number > through }
-            condition.unlock()
+            commitLock.unlock()
             guard let last = records.last?.number else { break }
             for (_, record) in records { Store.apply(record, to: &root, &indexes) }
             through = last
@@ -466,29 +466,29 @@ public final class Store: @unchecked Sendable {
     /// Refuses records from now on. The database calls it on its queue, where it takes the
     /// tree it passes to `finishClose`: no record can be accepted in between.
     func beginClose() {
-        condition.lock()
+        commitLock.lock()
         if !closing {
             closing = true
             closingRebasedOn = rebasedOn
             closingAccepted = appended
         }
-        condition.unlock()
+        commitLock.unlock()
     }
 
     /// The rest of `close`, off the database's queue: a checkpoint finishing meanwhile calls
     /// the database on its queue.
     func finishClose(root live: Node, indexes liveIndexes: QueryIndexes) {
-        condition.lock()
-        if closed { condition.unlock(); return }
+        commitLock.lock()
+        if closed { commitLock.unlock(); return }
         closed = true
         var root = live
         var indexes = liveIndexes
         let accepted = closingAccepted
-        condition.unlock()
+        commitLock.unlock()
         committer.sync {}  // the round in progress, and one scheduled, finish first
         checkpoints.wait()
         let receipts = committer.sync { self.receipts }
-        condition.lock()
+        commitLock.lock()
         let failed = failure != nil
         // A checkpoint that finished meanwhile (a full copy, perhaps) stored most of it: start
         // from what it stored, or all of that would be written again. When the database's
@@ -505,7 +505,7 @@ public final class Store: @unchecked Sendable {
                 indexes.adopt(rebased)
             }
         }
-        condition.unlock()
+        commitLock.unlock()
         // Indexes built or left out since the head was written are stored too, though no
         // record was: a list queried once opens with its index next time.
         let storable = indexes.storable
@@ -535,11 +535,11 @@ public final class Store: @unchecked Sendable {
         var completions: [(StoreError?) -> Void] = []
         var origins: [(origin: WriteOrigin, request: Int)] = []
         while true {
-            condition.lock()
+            commitLock.lock()
             if pending.isEmpty {
                 roundScheduled = false
                 let seen = appended
-                condition.unlock()
+                commitLock.unlock()
                 scheduleIdleCheck(seen: seen)
                 return
             }
@@ -551,7 +551,7 @@ public final class Store: @unchecked Sendable {
             if snapshot != nil { snapshotWanted = false }
             let marker = appended
             let refused = failure
-            condition.unlock()
+            commitLock.unlock()
             if let refused {
                 // Queued before an earlier round failed: they follow it out, unwritten.
                 for completion in completions { completion(refused) }
@@ -582,9 +582,9 @@ public final class Store: @unchecked Sendable {
                 // The log back to its last whole record, so the next round appends after it
                 // (replay stops at a torn record, and would drop what followed).
                 _ = ftruncate(walFD, off_t(walBytes))
-                condition.lock()
+                commitLock.lock()
                 failure = error
-                condition.unlock()
+                commitLock.unlock()
                 // Before the writers hear of it: a read they send next finds the write undone.
                 onFailure?(durableThrough + 1, error)
             } else {
@@ -618,12 +618,12 @@ public final class Store: @unchecked Sendable {
         committer.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self else { return }
             idleCheckScheduled = false
-            condition.lock()
+            commitLock.lock()
             let stopped = closing || failure != nil
             let now = appended
             // Empty, everything appended is in the log: the committer runs rounds to the end.
             let written = pending.isEmpty
-            condition.unlock()
+            commitLock.unlock()
             if stopped || !written { return }  // a round is queued; it schedules the next check
             if now != seen || checkpointRunning {
                 scheduleIdleCheck(seen: now)
@@ -650,9 +650,9 @@ public final class Store: @unchecked Sendable {
         do { try rotateLog() } catch let error {
             // No log to write to: every later write fails rather than going nowhere.
             let failed = (error as? StoreError) ?? .failed("\(error)")
-            condition.lock()
+            commitLock.lock()
             failure = failed
-            condition.unlock()
+            commitLock.unlock()
             onFailure?(durableThrough + 1, failed)
             return
         }
@@ -663,10 +663,10 @@ public final class Store: @unchecked Sendable {
         DispatchQueue.global(qos: .utility).async { [self] in
             do {
                 let stored = try checkpoint(root, indexes: indexes, receipts: receipts, covered: covered, wholeCopy: false, dropDamaged: false)
-                condition.lock()
+                commitLock.lock()
                 lastStored = (stored.root, stored.indexes, marker)
                 opened = (.empty, QueryIndexes())
-                condition.unlock()
+                commitLock.unlock()
                 let replayed = replay(onto: stored.root, indexes: stored.indexes, after: marker)
                 onCheckpoint?(replayed.root, replayed.indexes, replayed.through, marker)
             } catch {
@@ -776,7 +776,7 @@ public final class Store: @unchecked Sendable {
         /// otherwise the open stops here.
         func damaged(leaving skipped: String, resume: Int, reason: String) throws {
             guard let salvage else { throw StoreError.corrupt(file: path, offset: offset, reason: reason) }
-            salvage.skipped.append("\(path): \(skipped)")
+            salvage.noteDamage("\(path): \(skipped)")
             offset = resume
         }
         try bytes.withUnsafeBytes { raw in
@@ -786,7 +786,7 @@ public final class Store: @unchecked Sendable {
                 case .record(let record, let next):
                     Store.apply(record, to: &root, &indexes)
                     if let origin = record.origin { receipts.record(origin, request: record.request) }
-                    salvage?.records += 1
+                    salvage?.countRecord()
                     offset = next
                 case .unreadable(let reason, let next):
                     // Whole but unreadable (for example a number older versions wrote as
@@ -807,7 +807,7 @@ public final class Store: @unchecked Sendable {
             if !isLast && salvage == nil { throw StoreError.corrupt(file: path, offset: offset, reason: reason + " in a log that is not the newest") }
             if let salvage {
                 // The files are set aside whole; the new snapshot holds what was read.
-                salvage.skipped.append("\(path): \(bytes.count - offset) bytes at the end (\(reason))")
+                salvage.noteDamage("\(path): \(bytes.count - offset) bytes at the end (\(reason))")
                 return root
             }
             // The tail of the newest log was being written when the process died.

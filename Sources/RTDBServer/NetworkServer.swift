@@ -8,25 +8,26 @@ import RTDBData
 import RTDBEngine
 import RTDBProtocol
 import RTDBRules
+import Synchronization
 
 /// `rtdb serve`: the engine on a TCP port — the realtime protocol over WebSocket at
 /// `/.ws?ns=NAME`, and the REST API at `/path.json` — one database per namespace.
-///
-/// `@unchecked Sendable`: configured and started by one thread; `stop` reads what `start` set.
-public final class NetworkServer: @unchecked Sendable {
+public final class NetworkServer: Sendable {
     public let namespaces: Namespaces
     public let policy: AccessPolicy
     private let group: MultiThreadedEventLoopGroup
-    private var channel: Channel?
+    /// The listening channel, once started.
+    private let channel = Mutex<Channel?>(nil)
     private let connections = RealtimeConnections()
     private let log: @Sendable (String) -> Void
     /// How long a request may take to arrive (its head in all, its body between reads); a
     /// keep-alive connection may sit idle twice as long.
-    public var requestTimeout = TimeAmount.seconds(30)
+    public let requestTimeout: TimeAmount
 
     public init(namespaces: Namespaces, policy: AccessPolicy = AccessPolicy(), threads: Int = System.coreCount,
-                log: @escaping @Sendable (String) -> Void) {
+                requestTimeout: TimeAmount = .seconds(30), log: @escaping @Sendable (String) -> Void) {
         self.namespaces = namespaces
+        self.requestTimeout = requestTimeout
         self.policy = policy
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
         self.log = log
@@ -39,7 +40,7 @@ public final class NetworkServer: @unchecked Sendable {
             .serverChannelOption(ChannelOptions.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(ChannelOptions.socketOption(.tcp_nodelay), value: 1)
         let channel = try bootstrap.bind(host: host, port: port).wait()
-        self.channel = channel
+        self.channel.withLock { $0 = channel }
         return channel.localAddress?.port ?? port
     }
 
@@ -47,7 +48,8 @@ public final class NetworkServer: @unchecked Sendable {
     /// embedded database's owner serving the other processes on its folder. Only its user
     /// can reach the socket, so its clients are the database's owner.
     public func start(unixSocket path: String) throws {
-        channel = try bootstrap(tls: nil, identity: .admin).bind(unixDomainSocketPath: path).wait()
+        let channel = try bootstrap(tls: nil, identity: .admin).bind(unixDomainSocketPath: path).wait()
+        self.channel.withLock { $0 = channel }
     }
 
     /// `identity`: who a client is until it sends a credential.
@@ -172,7 +174,7 @@ public final class NetworkServer: @unchecked Sendable {
     /// closes connections after their answers, and closes the databases. A client loses no
     /// acknowledgement of a write the server applied.
     public func shutdown() {
-        try? channel?.close().wait()
+        try? channel.withLock { $0 }?.close().wait()
         connections.stopReading()
         namespaces.settleAll()
         connections.closeAll(patience: 2)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,14 +18,13 @@ public enum Pager {
 
 /// A command's output on its way to the pager: standard output kept until the command ends,
 /// messages passed on at once.
-final class PagedOutput: Output, @unchecked Sendable {
-    private let lock = NSLock()
-    private var text = ""
+final class PagedOutput: Output, Sendable {
+    private let text = Mutex("")
     private let messages: Output
 
     init(messages: Output) { self.messages = messages }
 
-    var collected: String { lock.withLock { text } }
-    func write(_ text: String) { lock.withLock { self.text += text } }
+    var collected: String { text.withLock { $0 } }
+    func write(_ text: String) { self.text.withLock { $0 += text } }
     func writeError(_ text: String) { messages.writeError(text) }
 }

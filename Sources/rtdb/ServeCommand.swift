@@ -121,8 +121,8 @@ extension ServeCommand {
         let server: NetworkServer
         let boundPort: Int
         do {
-            server = NetworkServer(namespaces: try Namespaces(folder: folder, rules: securityRules), policy: policy, log: log)
-            server.requestTimeout = .seconds(Int64(requestTimeout))
+            server = NetworkServer(namespaces: try Namespaces(folder: folder, rules: securityRules), policy: policy,
+                                   requestTimeout: .seconds(Int64(requestTimeout)), log: log)
             boundPort = try server.start(host: host, port: port, tls: tls)
         } catch {
             FileHandle.standardError.write(Data("rtdb serve: cannot listen on \(host):\(port): \(error)\n".utf8))

@@ -81,8 +81,8 @@ final class OrderingTests: XCTestCase {
     /// position, across every kind of value and the numbers whose bits are tricky.
     func testSortedPositionsAgreesWithValueOrder() throws {
         let kinds: [Node] = [.empty, Node(.serverValue(.timestamp)), Node(false), Node(true), Node(0.0), Node(-0.0),
-                             Node(-1), Node(1), Node(-2.5), Node(2.5), Node(1e300), Node(-1e300), Node(5e-324),
-                             Node(-5e-324), Node(Double.greatestFiniteMagnitude), Node(-Double.greatestFiniteMagnitude),
+                             Node(-1), Node(1), Node(-2.5), Node(2.5), Node(1e300), Node(-1e300), Node(Double.leastNonzeroMagnitude),
+                             Node(-Double.leastNonzeroMagnitude), Node(Double.greatestFiniteMagnitude), Node(-Double.greatestFiniteMagnitude),
                              Node(""), Node("A"), Node("a"), Node("\u{1F435}"), Node("\u{FFFD}"), Node("ab"),
                              try JSONReader.parse(#"{"x": 1}"#), try JSONReader.parse(#"{"y": 2}"#)]
         var generator = SystemRandomNumberGenerator()
