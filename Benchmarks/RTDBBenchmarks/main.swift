@@ -92,7 +92,7 @@ func loadBenchmark(_ n: Int) async throws {
         let build = try await seconds {
             let batch = 10_000
             for start in stride(from: 0, to: n, by: batch) {
-                let updates = (start..<min(n, start + batch)).map { Update(Path("k\($0)"), Node(.number(Double($0)))) }
+                let updates = (start..<min(n, start + batch)).map { UpdateEntry(Path("k\($0)"), Node(.number(Double($0)))) }
                 try await repo.update(Path("list"), updates)
             }
             await repo.waitForPendingWrites(idle: 600)
@@ -190,9 +190,9 @@ func storesBenchmark(_ n: Int) throws {
             done.wait()
         }
         for start in stride(from: 0, to: n, by: batch) {
-            submit(.merge(path: Path("list"), data: (start..<min(n, start + batch)).map { Update(Path(leafKey($0)), Node(Double($0))) }))
+            submit(.merge(path: Path("list"), data: (start..<min(n, start + batch)).map { UpdateEntry(Path(leafKey($0)), Node(Double($0))) }))
         }
-        submit(.merge(path: Path("sub"), data: (0..<1000).flatMap { i in item(i).map { Update(Path("i\(i)/\($0.0)"), $0.1) } }))
+        submit(.merge(path: Path("sub"), data: (0..<1000).flatMap { i in item(i).map { UpdateEntry(Path("i\(i)/\($0.0)"), $0.1) } }))
         database.close()
         if let message = failed.message { throw BenchmarkError("a write failed: \(message)") }
     }
@@ -543,7 +543,7 @@ func queryBenchmark(_ n: Int, writes: Int) async throws {
         let batch = 10_000
         for start in stride(from: 0, to: n, by: batch) {
             let updates = (start..<min(n, start + batch)).map {
-                Update(Path("k\($0)/lastModified"), Node(.number(Double(Int.random(in: 0..<1_000_000_000, using: &rng)))))
+                UpdateEntry(Path("k\($0)/lastModified"), Node(.number(Double(Int.random(in: 0..<1_000_000_000, using: &rng)))))
             }
             try await writer.update(Path("notes"), updates)
         }
@@ -591,7 +591,7 @@ func queryBenchmark(_ n: Int, writes: Int) async throws {
             try await writer.set(Path("notes/k\(k)/lastModified"), Node(.number(Double(1_000_000_000 + i))))
         }
         await writer.waitForPendingWrites(idle: 600)
-        await watcher.flushEvents()
+        await watcher.waitForQueuedEvents()
     }
     let events = eventCount() - before
     // Writes to another field of the children: the index stays as it is.
@@ -601,7 +601,7 @@ func queryBenchmark(_ n: Int, writes: Int) async throws {
             try await writer.set(Path("notes/k\(k)/title"), Node("title \(i)"))
         }
         await writer.waitForPendingWrites(idle: 600)
-        await watcher.flushEvents()
+        await watcher.waitForQueuedEvents()
     }
     await watcher.close()
     // The engine's share alone: the same kind of writes, with the query watched by a
@@ -652,7 +652,7 @@ func latencyBenchmark(_ rounds: Int) async throws {
         let semaphore = DispatchSemaphore(value: 0)
         let registration = EventRegistration(types: [.childChanged, .childAdded]) { _ in semaphore.signal() }
         await listener.listen(QuerySpec(path: Path("latency")), registration)
-        await listener.flushEvents()
+        await listener.waitForQueuedEvents()
         usleep(100_000)
         while semaphore.wait(timeout: .now()) == .success {}
         for i in 0..<rounds {
@@ -749,7 +749,7 @@ func reconnectBenchmark(_ requested: Int) async throws {
     while await repo.isConnected { usleep(500) }
     let local = try await seconds {
         for i in 0..<n { try await repo.set(Path("offline/k\(i)"), Node(.number(Double(i)))) }
-        await repo.flushEvents()
+        await repo.waitForQueuedEvents()
     }
     server = NetworkServer(namespaces: try Namespaces(folder: folder), log: { _ in })
     let restore = try await seconds {

@@ -414,9 +414,10 @@ public actor Repo {
         }
     }
 
-    /// Returns once every event already produced has been delivered (they are delivered
-    /// on the core's queue, before anything queued after them).
-    public func flushEvents() {}
+    /// Returns once every event already produced has been delivered. It has no body: the
+    /// call is a hop onto the core's queue, which runs after everything queued before it,
+    /// the delivery of those events included.
+    public func waitForQueuedEvents() {}
 
     /// The server's clock as this client estimates it, in milliseconds.
     private nonisolated var serverNow: Double { clock.now }
@@ -437,7 +438,7 @@ public actor Repo {
     }
 
     @discardableResult
-    public nonisolated(nonsending) func update(_ path: Path, _ updates: [Update], cached: Bool = true) async throws -> PendingWrite {
+    public nonisolated(nonsending) func update(_ path: Path, _ updates: [UpdateEntry], cached: Bool = true) async throws -> PendingWrite {
         if updates.isEmpty { return PendingWrite(outcome: OneShot(.success(()))) }
         return try await submit(.update(path, updates), cached: cached)
     }
@@ -691,7 +692,7 @@ public actor Repo {
     }
 
     /// When this connection ends, the server applies this multi-path update at `path`.
-    public func onDisconnectUpdate(_ path: Path, _ updates: [Update]) async throws {
+    public func onDisconnectUpdate(_ path: Path, _ updates: [UpdateEntry]) async throws {
         try await registerOnDisconnect(.onDisconnectMerge(path: path, data: updates), .update(path, updates))
     }
 

@@ -5,7 +5,7 @@ import RTDBProtocol
 /// with server values unresolved, as it is sent. The write queue and onDisconnect hold these.
 public enum Write: Sendable, Equatable {
     case set(Path, Node)
-    case update(Path, [Update])
+    case update(Path, [UpdateEntry])
 
     public var path: Path {
         switch self {

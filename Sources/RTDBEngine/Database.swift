@@ -726,8 +726,8 @@ public final class Database: @unchecked Sendable {
             return
         }
         let node = root.child(at: listen.path)
-        var updates: [Update] = []
-        func change(_ key: ChildKey, to value: Node) { updates.append(Update(Path(keys: [key.name]), value)) }
+        var updates: [UpdateEntry] = []
+        func change(_ key: ChildKey, to value: Node) { updates.append(UpdateEntry(Path(keys: [key.name]), value)) }
         if params.limit == nil {
             // Bounds alone: a child is in the window by its own value, whatever the others do,
             // so the window changes only where it was written (no pass over all of it).
@@ -836,7 +836,7 @@ public final class Database: @unchecked Sendable {
             } else if relevant.count == 1 {
                 send(.data(path: relevant[0].path, data: relevant[0].value, tag: listen.tag), to: listen, &below, at: relevant[0].path)
             } else {
-                let updates = relevant.map { Update($0.path.relative(to: listen.path)!, $0.value) }
+                let updates = relevant.map { UpdateEntry($0.path.relative(to: listen.path)!, $0.value) }
                 send(.merge(path: listen.path, data: updates, tag: listen.tag), to: listen, &merged, at: listen.path)
             }
         }
@@ -864,7 +864,7 @@ public final class Database: @unchecked Sendable {
     }
 
     /// A merge's child paths and values, and that no child path lies below another.
-    static func checkMerge(_ updates: [Update], at path: Path) -> Response? {
+    static func checkMerge(_ updates: [UpdateEntry], at path: Path) -> Response? {
         for update in updates {
             let full = path.appending(update.path)
             if let error = checkPath(full, writing: true, priorityLast: true) ?? checkValue(update.value, at: full) { return error }

@@ -12,13 +12,13 @@ public enum Request: Sendable, Equatable {
     /// `p`: overwrite; with `hash`, only if the current value still hashes to it.
     case put(path: Path, data: Node, hash: String?)
     /// `m`: apply each relative path → value atomically.
-    case merge(path: Path, data: [Update])
+    case merge(path: Path, data: [UpdateEntry])
     /// `s`: client statistics; the server accepts and ignores them.
     case stats([String: Int])
     /// `o`: when this connection ends, overwrite `path` with `data`.
     case onDisconnectPut(path: Path, data: Node)
     /// `om`: when this connection ends, apply this multi-path update.
-    case onDisconnectMerge(path: Path, data: [Update])
+    case onDisconnectMerge(path: Path, data: [UpdateEntry])
     /// `oc`: forget the onDisconnect operations at `path` and below.
     case onDisconnectCancel(path: Path)
     /// `auth` / `gauth`: a Firebase ID token, a database secret or an OAuth2 token. An admin
@@ -45,20 +45,13 @@ public enum Request: Sendable, Equatable {
     }
 }
 
-/// One entry of a multi-path update: a path relative to the update's location and its value.
-public struct Update: Sendable, Equatable {
-    public var path: Path
-    public var value: Node
-    public init(_ path: Path, _ value: Node) { self.path = path; self.value = value }
-}
-
 /// Data the server sends unasked, for a listen: an overwrite or a merge at a path, tagged
 /// when it belongs to one query only.
 public enum Push: Sendable, Equatable {
     /// `d`
     case data(path: Path, data: Node, tag: Int?)
     /// `m`: each relative path below `path` gets its value.
-    case merge(path: Path, data: [Update], tag: Int?)
+    case merge(path: Path, data: [UpdateEntry], tag: Int?)
     /// `c`: the listen was cancelled (for example, permission was revoked).
     case listenRevoked(path: Path, query: QueryParams?)
     /// `ac`: the connection's credential is no longer valid (e.g. `expired_token`).

@@ -121,7 +121,7 @@ public enum WireCodec {
         append(&out, "}}")
     }
 
-    private static func updatesObject(_ updates: [Update], _ out: inout [UInt8]) {
+    private static func updatesObject(_ updates: [UpdateEntry], _ out: inout [UInt8]) {
         out.append(UInt8(ascii: "{"))
         for (i, update) in updates.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
@@ -260,9 +260,9 @@ public enum WireCodec {
             return try JSONReader.parse(bytes: slice, options: options)
         }
 
-        func updates(at path: Path) throws -> [Update] {
+        func updates(at path: Path) throws -> [UpdateEntry] {
             guard let slice else { throw WireError("an update needs a JSON object \"d\"") }
-            return try JSONReader.parseUpdate(bytes: slice, base: path).map { Update($0.0, $0.1) }
+            return try JSONReader.parseUpdate(bytes: slice, base: path).map { UpdateEntry($0.0, $0.1) }
         }
 
         func json() throws -> JSONValue {
@@ -351,7 +351,7 @@ public enum WireCodec {
         }
     }
 
-    private static func updates(_ data: RawData, at path: Path, id: Int?) throws -> [Update] {
+    private static func updates(_ data: RawData, at path: Path, id: Int?) throws -> [UpdateEntry] {
         do {
             return try data.updates(at: path)
         } catch {

@@ -172,7 +172,7 @@ struct RESTRouter: Sendable {
             }
             var patch = Node.empty
             for (relative, value) in entries { patch = patch.setting(relative, to: value) }
-            database.submit(.merge(path: path, data: entries.map { Update($0.0, $0.1) }), as: identity) { [patch] response in
+            database.submit(.merge(path: path, data: entries.map { UpdateEntry($0.0, $0.1) }), as: identity) { [patch] response in
                 guard response.isOK else { return respond(Self.failure(response)) }
                 if silent { return respond(RESTReply(status: .noContent, body: [])) }
                 respond(RESTReply(status: .ok, body: render(patch)))

@@ -6,7 +6,7 @@ import RTDBProtocol
 public enum Command: Equatable, Sendable {
     case get(QuerySpec, shallow: Bool, export: Bool)
     case set(Path, Node)
-    case update(Path, [Update])
+    case update(Path, [UpdateEntry])
     case push(Path, Node?)
     case remove(Path, force: Bool)
     case priority(Path, LeafValue?)

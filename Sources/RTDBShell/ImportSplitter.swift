@@ -250,7 +250,7 @@ final class ImportSplitter {
         if entries.count == 1, let only = entries.first, only.path.isRoot {
             try await emit(.set(target, only.node))
         } else {
-            try await emit(.update(target, entries.map { Update($0.path, $0.node) }))
+            try await emit(.update(target, entries.map { UpdateEntry($0.path, $0.node) }))
         }
     }
 

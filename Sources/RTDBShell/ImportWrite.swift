@@ -5,7 +5,7 @@ import RTDBProtocol
 /// only one when the file fits in a write), an update below it, or a priority set apart.
 enum ImportWrite {
     case set(Path, Node)
-    case update(Path, [Update])
+    case update(Path, [UpdateEntry])
 
     var path: Path {
         switch self {

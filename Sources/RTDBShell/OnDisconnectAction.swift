@@ -5,6 +5,6 @@ import RTDBProtocol
 public enum OnDisconnectAction: Equatable, Sendable {
     /// `set VALUE`, and `remove` (an empty value).
     case set(Path, Node)
-    case update(Path, [Update])
+    case update(Path, [UpdateEntry])
     case cancel(Path)
 }

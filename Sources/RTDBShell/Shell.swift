@@ -389,7 +389,7 @@ public final class Shell {
     }
 
     /// An update as the object it was typed as: relative paths to values.
-    static func updateObject(_ updates: [Update]) -> Node {
+    static func updateObject(_ updates: [UpdateEntry]) -> Node {
         var children: [(ChildKey, Node)] = []
         for update in updates { children.append((ChildKey(update.path.wireString), update.value)) }
         return Node(children: ChildMap(unsorted: children))
@@ -504,7 +504,7 @@ public final class Shell {
     /// reported later with the line the write came from.
     private func finish(_ write: PendingWrite, at path: Path, source: String?, line: Int) async throws {
         // A background watch prints what this write raises before the next output.
-        if !backgroundWatches.isEmpty { await repo.flushEvents() }
+        if !backgroundWatches.isEmpty { await repo.waitForQueuedEvents() }
         guard options.waitForWrites else {
             let rejected = self.rejected
             write.whenAnswered { result in

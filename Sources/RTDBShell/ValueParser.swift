@@ -29,7 +29,7 @@ enum ValueParser {
         }
     }
 
-    static func parseUpdate(_ token: Token, base: Path) throws -> [Update] {
+    static func parseUpdate(_ token: Token, base: Path) throws -> [UpdateEntry] {
         let entries: [(Path, Node)]
         if token.kind == .word && token.text.hasPrefix("@") {
             entries = try parseFile(String(token.text.dropFirst()), token: token) { try JSONReader.parseUpdate($0, base: base) }
@@ -48,7 +48,7 @@ enum ValueParser {
         } catch {
             throw ShellError("\(error)", column: token.column)
         }
-        return entries.map { Update($0.0, $0.1) }
+        return entries.map { UpdateEntry($0.0, $0.1) }
     }
 
     static func parsePriority(_ token: Token) throws -> LeafValue? {

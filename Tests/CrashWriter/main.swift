@@ -24,7 +24,7 @@ while true {
     if n % 2 == 0 {
         write = try await repo.set(Path("r\(round)/k\(n)"), Node(Double(n)))
     } else {
-        write = try await repo.update(Path("r\(round)/m\(n)"), [Update(Path("a"), Node(Double(n))), Update(Path("b/c"), Node(Double(n)))])
+        write = try await repo.update(Path("r\(round)/m\(n)"), [UpdateEntry(Path("a"), Node(Double(n))), UpdateEntry(Path("b/c"), Node(Double(n)))])
     }
     write.whenAnswered { [n] result in
         // Unbuffered: a line is out before the next write can be acknowledged.

@@ -145,7 +145,7 @@ final class ClientCacheTests: XCTestCase {
         var cache: ClientCache? = try ClientCache(folder: folder)
         let writes: [Write] = [
             .set(Path("a"), try json(#"{".value": 1, ".priority": "p"}"#)),
-            .update(Path("b"), [Update(Path("c/d"), Node(true)), Update(Path("e"), try json(#"{".sv": "timestamp"}"#))]),
+            .update(Path("b"), [UpdateEntry(Path("c/d"), Node(true)), UpdateEntry(Path("e"), try json(#"{".sv": "timestamp"}"#))]),
             .set(Path("f/.priority"), Node(3)),
         ]
         for write in writes { _ = cache?.saveWrite(write) }
@@ -198,7 +198,7 @@ final class ClientCacheTests: XCTestCase {
                       [.integer(before.kindCode), .text(before.path.description), .blob(before.encodedValue)])
         older.close()
         var cache: ClientCache? = try ClientCache(folder: folder)
-        let imported = Write.update(Path("data"), [Update(Path("k"), Node(2))])
+        let imported = Write.update(Path("data"), [UpdateEntry(Path("k"), Node(2))])
         _ = cache?.saveWrite(imported, cached: false)
         cache?.close()
         cache = nil
@@ -236,7 +236,7 @@ final class ClientCacheTests: XCTestCase {
         let offline = try offlineRepo()
         assertEqual(try await offline.get(Path("notes")), try json(#"{"a": "from before"}"#))
         try await offline.set(Path("notes/b"), Node(1))
-        try await offline.update(Path("notes"), [Update(Path("b"), Node(2))])
+        try await offline.update(Path("notes"), [UpdateEntry(Path("b"), Node(2))])
         assertEqual(try await offline.get(Path("notes")), try json(#"{"a": "from before", "b": 2}"#))
         assertEqual(await offline.pendingUserWrites.count, 2)
         await offline.close()
@@ -261,10 +261,10 @@ final class ClientCacheTests: XCTestCase {
         try await repo.set(Path("a"), try json(#"{"x": 1, "y": 1}"#)).acknowledged()
         assertEqual(try await repo.get(Path("a")), try json(#"{"x": 1, "y": 1}"#))
         try await repo.set(Path("a/x"), Node(2)).acknowledged()
-        try await repo.update(Path("a"), [Update(Path("y"), .empty)]).acknowledged()
+        try await repo.update(Path("a"), [UpdateEntry(Path("y"), .empty)]).acknowledged()
         // Never read: what was written is all there is at each location written.
         try await repo.set(Path("b"), Node("set")).acknowledged()
-        try await repo.update(Path("c"), [Update(Path("d"), Node("merged"))]).acknowledged()
+        try await repo.update(Path("c"), [UpdateEntry(Path("d"), Node("merged"))]).acknowledged()
         await repo.close()
         let offline = try offlineRepo()
         assertEqual(try await offline.get(Path("a")), try json(#"{"x": 2}"#))
@@ -281,7 +281,7 @@ final class ClientCacheTests: XCTestCase {
         let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
         try await repo.set(Path("a"), try json(#"{"x": 1, "y": 1}"#)).acknowledged()
         try await repo.set(Path("keep"), Node(1)).acknowledged()
-        try await repo.update(Path("a"), [Update(Path("x"), Node(2)), Update(Path("z"), Node(3))], cached: false).acknowledged()
+        try await repo.update(Path("a"), [UpdateEntry(Path("x"), Node(2)), UpdateEntry(Path("z"), Node(3))], cached: false).acknowledged()
         try await repo.set(Path("b"), Node("set"), cached: false).acknowledged()
         await repo.close()
         XCTAssertEqual(try count("SELECT count(*) FROM writes"), 0)
@@ -394,7 +394,7 @@ final class ClientCacheTests: XCTestCase {
         try await writer.set(Path("list"), try json(#"{"a": 1, "b": 2, "c": 3}"#)).acknowledged()
         let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
         assertEqual(try await repo.get(Path("list")), try json(#"{"a": 1, "b": 2, "c": 3}"#))
-        try await writer.update(Path("list"), [Update(Path("a"), .empty), Update(Path("d"), Node(4))]).acknowledged()
+        try await writer.update(Path("list"), [UpdateEntry(Path("a"), .empty), UpdateEntry(Path("d"), Node(4))]).acknowledged()
         let query = QuerySpec(path: Path("list"), params: QueryParams().ordered(by: .key).limitToFirst(2))
         assertEqual(try await repo.get(query), try json(#"{"b": 2, "c": 3}"#))
         await repo.close()

@@ -81,7 +81,7 @@ final class LiveEventTests: XCTestCase {
         XCTAssertEqual(recorder.take(3), ["child_added a - 1", "child_added b a 2", #"value - - {"a":1,"b":2}"#])
         try await writer.set(Path("notes/c"), Node(3))
         XCTAssertEqual(recorder.take(2), ["child_added c b 3", #"value - - {"a":1,"b":2,"c":3}"#])
-        try await writer.update(Path("notes"), [Update(Path("a"), .empty), Update(Path("b"), Node(20))])
+        try await writer.update(Path("notes"), [UpdateEntry(Path("a"), .empty), UpdateEntry(Path("b"), Node(20))])
         XCTAssertEqual(recorder.take(3), ["child_removed a - 1", "child_changed b - 20", #"value - - {"b":20,"c":3}"#])
     }
 

@@ -38,7 +38,7 @@ final class RepoTests: XCTestCase {
 
     func testWritesAreAcknowledgedAndReadBack() async throws {
         try await write { try await repo.set(Path("a/b"), Node(1)) }.get()
-        try await write { try await repo.update(Path("a"), [Update(Path("c/d"), Node("x")), Update(Path("b"), .empty)]) }.get()
+        try await write { try await repo.update(Path("a"), [UpdateEntry(Path("c/d"), Node("x")), UpdateEntry(Path("b"), .empty)]) }.get()
         assertEqual(JSONWriter.string(try await get("/")), #"{"a":{"c":{"d":"x"}}}"#)
         try await write { try await repo.setPriority(Path("a/c"), .number(3)) }.get()
         assertEqual(try await get("a/c").priority, .number(3))

@@ -297,7 +297,7 @@ final class TransactionTests: XCTestCase {
             switch request {
             case .listen(let path, _, _, _) where path == Path("x"):
                 // New data elsewhere, as a merge at the root: it reruns what waits.
-                server.send(.push(.merge(path: .root, data: [Update(Path("x"), Node(1))], tag: nil)))
+                server.send(.push(.merge(path: .root, data: [UpdateEntry(Path("x"), Node(1))], tag: nil)))
                 server.send(.response(id: id, .ok))
             case .listen(let path, _, _, _):
                 server.send(.push(.data(path: path, data: Node(0), tag: nil)))
@@ -393,12 +393,12 @@ final class TransactionTests: XCTestCase {
         let values = await watch(watcher, "presence")
         await assertEventually { values.all == [#"{"me":true}"#] }
         try await repo.onDisconnectSet(Path("presence/me"), .empty)
-        try await repo.onDisconnectUpdate(Path("status"), [Update(Path("me/at"), Node(.serverValue(.timestamp))), Update(Path("me/state"), Node("away"))])
+        try await repo.onDisconnectUpdate(Path("status"), [UpdateEntry(Path("me/at"), Node(.serverValue(.timestamp))), UpdateEntry(Path("me/state"), Node("away"))])
         try await repo.onDisconnectSet(Path("rooms/a/me"), Node("left"))
         try await repo.onDisconnectCancel(Path("rooms"))
         assertEqual(await repo.onDisconnectWrites.writes, [
             .set(Path("presence/me"), .empty),
-            .update(Path("status"), [Update(Path("me/at"), Node(.serverValue(.timestamp))), Update(Path("me/state"), Node("away"))]),
+            .update(Path("status"), [UpdateEntry(Path("me/at"), Node(.serverValue(.timestamp))), UpdateEntry(Path("me/state"), Node("away"))]),
         ])
         let local = await watch(repo, "status/me/state")
         await assertEventually { local.all == ["null"] }

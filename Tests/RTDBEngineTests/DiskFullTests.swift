@@ -46,13 +46,13 @@ final class DiskFullTests: XCTestCase {
         // Each write also turns a leaf into an object and empties an object with a priority:
         // taken back, both are as they were (a value and a priority no set path held).
         let shapes = try JSONReader.parse("{" + (0..<40).map { #""s\#($0)":"leaf","p\#($0)":{".priority":3,"k":true}"# }.joined(separator: ",") + "}")
-        client.request(2, .merge(path: .root, data: shapes.children.map { Update(Path($0.key.name), $0.value) }))
+        client.request(2, .merge(path: .root, data: shapes.children.map { UpdateEntry(Path($0.key.name), $0.value) }))
         XCTAssertEqual(client.waitFor(response: 2), .ok)
         var acknowledged: [Int] = []
         var refused: Int?
         for i in 0..<40 {
-            client.request(10 + i, .merge(path: .root, data: [Update(Path("notes/n\(i)"), text), Update(Path("s\(i)/q"), Node(1)),
-                                                               Update(Path("p\(i)/k"), .empty)]))
+            client.request(10 + i, .merge(path: .root, data: [UpdateEntry(Path("notes/n\(i)"), text), UpdateEntry(Path("s\(i)/q"), Node(1)),
+                                                               UpdateEntry(Path("p\(i)/k"), .empty)]))
             let answer = try XCTUnwrap(client.waitFor(response: 10 + i))
             if answer.isOK { acknowledged.append(i); continue }
             XCTAssertEqual(answer.status, .writeFailed)

@@ -132,7 +132,7 @@ final class SessionTests: XCTestCase {
     func testOnDisconnectRunsInOrderWhenTheConnectionEnds() throws {
         let client = Client(database)
         client.request(1, .onDisconnectPut(path: Path("presence/ada"), data: Node("offline")))
-        client.request(2, .onDisconnectMerge(path: Path("stats"), data: [Update(Path("a/b"), Node(1)), Update(Path("c"), Node(.serverValue(.timestamp)))]))
+        client.request(2, .onDisconnectMerge(path: Path("stats"), data: [UpdateEntry(Path("a/b"), Node(1)), UpdateEntry(Path("c"), Node(.serverValue(.timestamp)))]))
         client.request(3, .onDisconnectPut(path: Path("temp/x"), data: Node(1)))
         client.request(4, .onDisconnectCancel(path: Path("temp")))
         client.request(5, .put(path: Path("presence/ada"), data: Node("online"), hash: nil))
@@ -284,8 +284,8 @@ final class SessionTests: XCTestCase {
         assertPushes(after: 1, to: client, [
             (10, [.data(path: Path("q/k0"), data: Node(0), tag: 5)]),
             (11, [.data(path: Path("q/k1"), data: Node(1), tag: 5)]),
-            (12, [.merge(path: Path("q"), data: [Update(Path("k0"), .empty), Update(Path("k2"), Node(2))], tag: 5)]),
-            (13, [.merge(path: Path("q"), data: [Update(Path("k1"), .empty), Update(Path("k3"), Node(3))], tag: 5)]),
+            (12, [.merge(path: Path("q"), data: [UpdateEntry(Path("k0"), .empty), UpdateEntry(Path("k2"), Node(2))], tag: 5)]),
+            (13, [.merge(path: Path("q"), data: [UpdateEntry(Path("k1"), .empty), UpdateEntry(Path("k3"), Node(3))], tag: 5)]),
             (20, []),
         ])
     }
@@ -302,15 +302,15 @@ final class SessionTests: XCTestCase {
         database.queue.suspend()
         client.request(3, .put(path: Path("list/a/n"), data: Node(12), hash: nil))
         client.request(4, .put(path: Path("list/b/n"), data: Node(25), hash: nil))
-        client.request(5, .merge(path: Path("list"), data: [Update(Path("a/n"), Node(30)), Update(Path("c"), try JSONReader.parse(#"{"n":11}"#))]))
+        client.request(5, .merge(path: Path("list"), data: [UpdateEntry(Path("a/n"), Node(30)), UpdateEntry(Path("c"), try JSONReader.parse(#"{"n":11}"#))]))
         client.request(6, .put(path: Path("list/d/x"), data: Node(1), hash: nil))
         client.request(7, .put(path: Path("list/c/title"), data: Node("t"), hash: nil))
-        client.request(8, .merge(path: Path(""), data: [Update(Path("list/e/n"), Node(20)), Update(Path("elsewhere"), Node(1))]))
+        client.request(8, .merge(path: Path(""), data: [UpdateEntry(Path("list/e/n"), Node(20)), UpdateEntry(Path("elsewhere"), Node(1))]))
         database.queue.resume()
         assertPushes(after: 2, to: client, [
             (3, [.data(path: Path("list/a"), data: try JSONReader.parse(#"{"n":12}"#), tag: 2)]),
             (4, [.data(path: Path("list/b"), data: .empty, tag: 2)]),
-            (5, [.merge(path: Path("list"), data: [Update(Path("a"), .empty), Update(Path("c"), try JSONReader.parse(#"{"n":11}"#))], tag: 2)]),
+            (5, [.merge(path: Path("list"), data: [UpdateEntry(Path("a"), .empty), UpdateEntry(Path("c"), try JSONReader.parse(#"{"n":11}"#))], tag: 2)]),
             (6, []),
             (7, [.data(path: Path("list/c"), data: try JSONReader.parse(#"{"n":11,"title":"t"}"#), tag: 2)]),
             (8, [.data(path: Path("list/e"), data: try JSONReader.parse(#"{"n":20}"#), tag: 2)]),
@@ -336,8 +336,8 @@ final class SessionTests: XCTestCase {
         client.request(8, .put(path: Path("scores"), data: try JSONReader.parse(#"{"z":{"s":1}}"#), hash: nil))
         database.queue.resume()
         assertPushes(after: 2, to: client, [
-            (3, [.merge(path: Path("scores"), data: [Update(Path("c"), .empty), Update(Path("a"), try JSONReader.parse(#"{"s":10}"#))], tag: 9)]),
-            (4, [.merge(path: Path("scores"), data: [Update(Path("d"), .empty), Update(Path("c"), try JSONReader.parse(#"{"s":3}"#))], tag: 9)]),
+            (3, [.merge(path: Path("scores"), data: [UpdateEntry(Path("c"), .empty), UpdateEntry(Path("a"), try JSONReader.parse(#"{"s":10}"#))], tag: 9)]),
+            (4, [.merge(path: Path("scores"), data: [UpdateEntry(Path("d"), .empty), UpdateEntry(Path("c"), try JSONReader.parse(#"{"s":3}"#))], tag: 9)]),
             (5, []),
             (6, [.data(path: Path("scores/a"), data: try JSONReader.parse(#"{"name":"x","s":10}"#), tag: 9)]),
             (7, [.data(path: Path("scores"), data: try JSONReader.parse(#"{"z":{"s":1}}"#), tag: 9)]),
@@ -384,16 +384,16 @@ final class SessionTests: XCTestCase {
         client.request(5, .put(path: Path("scores/a/s"), data: Node(9), hash: nil))  // out; b back in
         database.queue.resume()
         assertPushes(after: 2, to: client, [
-            (3, [.merge(path: Path("scores"), data: [Update(Path("b"), .empty), Update(Path("d"), try JSONReader.parse(#"{"s":0}"#))], tag: 4)]),
+            (3, [.merge(path: Path("scores"), data: [UpdateEntry(Path("b"), .empty), UpdateEntry(Path("d"), try JSONReader.parse(#"{"s":0}"#))], tag: 4)]),
             (4, []),
-            (5, [.merge(path: Path("scores"), data: [Update(Path("a"), .empty), Update(Path("b"), try JSONReader.parse(#"{"s":2}"#))], tag: 4)]),
+            (5, [.merge(path: Path("scores"), data: [UpdateEntry(Path("a"), .empty), UpdateEntry(Path("b"), try JSONReader.parse(#"{"s":2}"#))], tag: 4)]),
         ])
     }
 
     func testOnDisconnectWireForms() throws {
         let messages: [Message] = [
             .request(id: 1, .onDisconnectPut(path: Path("p"), data: Node("x"))),
-            .request(id: 2, .onDisconnectMerge(path: Path("p"), data: [Update(Path("a/b"), Node(1))])),
+            .request(id: 2, .onDisconnectMerge(path: Path("p"), data: [UpdateEntry(Path("a/b"), Node(1))])),
             .request(id: 3, .onDisconnectCancel(path: Path("p"))),
             .request(id: 4, .auth(credential: "secret", google: false)),
             .request(id: 5, .unauth),
@@ -433,9 +433,9 @@ final class SessionTests: XCTestCase {
         let refused = try XCTUnwrap(client.waitFor(response: 2))
         XCTAssertEqual(refused.status, "invalid_data")
         XCTAssertEqual(refused.message, #"invalid value at "/n": the increment overflows: the result is beyond ±1.8e308, which no JSON number can hold"#)
-        client.request(3, .merge(path: .root, data: [Update(Path("m"), Node(1)), Update(Path("n"), Node(.serverValue(.increment(-1e308))))]))
+        client.request(3, .merge(path: .root, data: [UpdateEntry(Path("m"), Node(1)), UpdateEntry(Path("n"), Node(.serverValue(.increment(-1e308))))]))
         XCTAssertEqual(client.waitFor(response: 3)?.status, "ok")
-        client.request(4, .merge(path: .root, data: [Update(Path("m"), Node(2)), Update(Path("n"), Node(.serverValue(.increment(.infinity))))]))
+        client.request(4, .merge(path: .root, data: [UpdateEntry(Path("m"), Node(2)), UpdateEntry(Path("n"), Node(.serverValue(.increment(.infinity))))]))
         XCTAssertEqual(client.waitFor(response: 4)?.status, "invalid_data")
         XCTAssertEqual(database.value(at: Path("m")), Node(1), "a refused update changes nothing")
         client.request(5, .put(path: Path("after"), data: Node(true), hash: nil))
@@ -461,7 +461,7 @@ final class SessionTests: XCTestCase {
              #"invalid value at "/x": numbers must be finite (no NaN or infinity)"#),
             (.put(path: Path("x"), data: Node(.string("v"), priority: .bool(true)), hash: nil),
              #"invalid priority at "/x": a priority must be a string or a number, not a boolean"#),
-            (.merge(path: Path("x"), data: [Update(Path("fine"), Node(1)), Update(Path("y"), badKey)]),
+            (.merge(path: Path("x"), data: [UpdateEntry(Path("fine"), Node(1)), UpdateEntry(Path("y"), badKey)]),
              ##"invalid key "a.b" in "/x/y/ok/a.b": keys must not contain ".", "$", "#", "[", "]" or "/" (found ".")"##),
             (.onDisconnectPut(path: Path("x"), data: badKey),
              ##"invalid key "a.b" in "/x/ok/a.b": keys must not contain ".", "$", "#", "[", "]" or "/" (found ".")"##),

@@ -30,7 +30,7 @@ final class WireCodecTests: XCTestCase {
         let messages: [Message] = [
             .response(id: 3, .value(list)), .response(id: 4, .value(Node("text"))), .response(id: 5, .ok),
             .push(.data(path: Path("a/b"), data: list, tag: 7)), .push(.data(path: Path("a"), data: Node(12.5), tag: nil)),
-            .push(.merge(path: Path("a"), data: [Update(Path("x/y"), list)], tag: nil)),
+            .push(.merge(path: Path("a"), data: [UpdateEntry(Path("x/y"), list)], tag: nil)),
             .request(id: 6, .put(path: Path("p"), data: list, hash: nil)), .handshake(Handshake(timestamp: 1, host: "h", sessionID: "s")),
         ]
         for message in messages {
@@ -49,7 +49,7 @@ final class WireCodecTests: XCTestCase {
         XCTAssertEqual(query.identifier, #"{"i":"lastModified","l":4,"vf":"r"}"#)
         let bounded = QueryParams().ordered(by: .value).startAfter(Node(5)).endAt(Node("z"), key: "k")
         XCTAssertEqual(bounded.wireObject.serialized(), #"{"sp":5,"sn":"[MAX_NAME]","sin":false,"ep":"z","en":"k","ein":true,"i":".value"}"#)
-        XCTAssertEqual(WireCodec.encode(.push(.merge(path: Path("a"), data: [Update(Path("b/c"), Node(1)), Update(Path("d"), .empty)], tag: 2))),
+        XCTAssertEqual(WireCodec.encode(.push(.merge(path: Path("a"), data: [UpdateEntry(Path("b/c"), Node(1)), UpdateEntry(Path("d"), .empty)], tag: 2))),
                        #"{"t":"d","d":{"a":"m","b":{"p":"a","d":{"b/c":1,"d":null},"t":2}}}"#)
         XCTAssertEqual(WireCodec.encode(.response(id: 9, .error("datastale", "the data changed"))),
                        #"{"t":"d","d":{"r":9,"b":{"s":"datastale","d":"the data changed"}}}"#)
@@ -67,14 +67,14 @@ final class WireCodecTests: XCTestCase {
     func testRoundTrips() throws {
         let messages: [Message] = [
             .request(id: 4, .put(path: Path("a/b"), data: try JSONReader.parse(#"{"x": {".sv": "timestamp"}, ".priority": 2}"#), hash: "h=")),
-            .request(id: 5, .merge(path: Path("a"), data: [Update(Path("x/y"), Node(true)), Update(Path("z"), .empty)])),
+            .request(id: 5, .merge(path: Path("a"), data: [UpdateEntry(Path("x/y"), Node(true)), UpdateEntry(Path("z"), .empty)])),
             .request(id: 6, .listen(path: Path("q"), query: QueryParams().ordered(by: .key).startAt(Node("b")).limitToFirst(2), tag: 1, hash: "")),
             .request(id: 7, .unlisten(path: Path("q"), query: nil, tag: nil)),
             .request(id: 8, .get(path: Path("g"), query: nil)),
             .request(id: 9, .get(path: Path("g"), query: QueryParams().ordered(by: .child(Path("x"))).limitToFirst(2))),
             .response(id: 4, Response(status: "ok", data: try JSONReader.parse(#"{"a": 1}"#))),
             .response(id: 5, .error("permission_denied", "no")),
-            .push(.merge(path: Path("m"), data: [Update(Path("a"), Node(1))], tag: nil)),
+            .push(.merge(path: Path("m"), data: [UpdateEntry(Path("a"), Node(1))], tag: nil)),
             .push(.listenRevoked(path: Path("c"), query: QueryParams().limitToFirst(1))),
             .reset(host: "s-1.example"), .shutdown(reason: "bye"), .serverError("oops"),
         ]

@@ -15,7 +15,7 @@ final class EventStreamTests: XCTestCase {
         let stream = EventStream(channel: channel, path: Path("chat"), identity: .anonymous)
         stream.start(version: .http1_1)
         stream.send(.data(path: Path("chat/a"), data: Node(1), tag: nil))
-        stream.send(.merge(path: Path("chat"), data: [Update(Path("b/c"), Node("x"))], tag: nil))
+        stream.send(.merge(path: Path("chat"), data: [UpdateEntry(Path("b/c"), Node("x"))], tag: nil))
         stream.send(.authRevoked(status: "expired_token", reason: "Auth token is expired."))
         channel.embeddedEventLoop.run()
 

@@ -66,7 +66,7 @@ final class ParserTests: XCTestCase {
         XCTAssertEqual(try parse(#"set /x {"a": {"n": increment( 2.5 )}}"#), .set(Path("x"), nested))
         XCTAssertEqual(try parse("set /x [now(), 1]"), .set(Path("x"), Node.empty.updatingChild(ChildKey("0"), stamp).updatingChild(ChildKey("1"), Node(1))))
         XCTAssertEqual(try parse(#"update /u {"seen": now(), "visits": increment(1)}"#),
-                       .update(Path("u"), [Update(Path("seen"), stamp), Update(Path("visits"), Node(.serverValue(.increment(1))))]))
+                       .update(Path("u"), [UpdateEntry(Path("seen"), stamp), UpdateEntry(Path("visits"), Node(.serverValue(.increment(1))))]))
         XCTAssertEqual(try parse(#"ondisconnect /s set {"state": "away", "at": now()}"#),
                        .onDisconnect(.set(Path("s"), Node.empty.updatingChild(ChildKey("state"), Node("away")).updatingChild(ChildKey("at"), stamp))))
         XCTAssertThrowsError(try JSONReader.parse(#"{"at": now()}"#))
@@ -134,7 +134,7 @@ final class ParserTests: XCTestCase {
     func testUpdate() throws {
         guard case .update(let path, let updates)? = try parse(#"update /u {"a/b": 1, "c": null}"#) else { return XCTFail() }
         XCTAssertEqual(path, Path("u"))
-        XCTAssertEqual(updates, [Update(Path("a/b"), Node(1)), Update(Path("c"), .empty)])
+        XCTAssertEqual(updates, [UpdateEntry(Path("a/b"), Node(1)), UpdateEntry(Path("c"), .empty)])
         XCTAssertEqual(error(#"update /u {"a": 1, "a/b": 2}"#)?.message,
                        #"invalid value at "/u/a/b": update paths "a" and "a/b" overlap: one contains the other"#)
         XCTAssertEqual(error("update /u 5")?.message, #"update needs a JSON object of paths to values, as in {"name": "Ada", "address/city": "London"}"#)

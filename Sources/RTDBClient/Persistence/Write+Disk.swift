@@ -41,7 +41,7 @@ extension Write {
             self = .set(path, node)
         case 1:
             guard let entries = try? JSONReader.parseUpdate(String(decoding: value, as: UTF8.self), base: path) else { return nil }
-            self = .update(path, entries.map { Update($0.0, $0.1) })
+            self = .update(path, entries.map { UpdateEntry($0.0, $0.1) })
         default:
             return nil
         }

@@ -5,9 +5,9 @@ import RTDBData
 /// Several user writes layered into one tree of overwrites: a write below an existing one
 /// is folded into it; a write above replaces everything beneath.
 struct CompoundWrite: Sendable {
-    var tree: ImmutableTree<Node>
+    var tree: PathTree<Node>
 
-    static let empty = CompoundWrite(tree: ImmutableTree())
+    static let empty = CompoundWrite(tree: PathTree())
 
     var isEmpty: Bool { tree.isEmpty }
 
@@ -29,33 +29,33 @@ struct CompoundWrite: Sendable {
         }
     }
 
-    private static func add(_ node: Node, at keys: ArraySlice<String>, to tree: inout ImmutableTree<Node>) {
+    private static func add(_ node: Node, at keys: ArraySlice<String>, to tree: inout PathTree<Node>) {
         // A write already covering the place takes the new one into its value.
         if let value = tree.value {
             tree.value = value.setting(Path(keys: Array(keys)), to: node)
             return
         }
         guard let front = keys.first else {
-            tree = ImmutableTree(node)
+            tree = PathTree(node)
             return
         }
         add(node, at: keys.dropFirst(), into: &tree.children[front])
     }
 
-    private static func add(_ node: Node, at keys: ArraySlice<String>, into slot: inout ImmutableTree<Node>?) {
-        if slot == nil { slot = ImmutableTree() }
+    private static func add(_ node: Node, at keys: ArraySlice<String>, into slot: inout PathTree<Node>?) {
+        if slot == nil { slot = PathTree() }
         add(node, at: keys, to: &slot!)
     }
 
     mutating func remove(_ path: Path) {
-        if path.isRoot { self = .empty } else { tree.setTree(path, ImmutableTree()) }
+        if path.isRoot { self = .empty } else { tree.setTree(path, PathTree()) }
     }
 
     /// Removes the places `relatives` below `path`, walking to `path` once.
     mutating func remove(_ relatives: some Sequence<Path>, at path: Path) {
         tree.modify(path.keys[...]) { below in
             for relative in relatives {
-                if relative.isRoot { below = ImmutableTree() } else { below.setTree(relative, ImmutableTree()) }
+                if relative.isRoot { below = PathTree() } else { below.setTree(relative, PathTree()) }
             }
         }
     }
@@ -78,7 +78,7 @@ struct CompoundWrite: Sendable {
 
     func child(at path: Path) -> CompoundWrite {
         if path.isRoot { return self }
-        if let shadowing = completeNode(at: path) { return CompoundWrite(tree: ImmutableTree(shadowing)) }
+        if let shadowing = completeNode(at: path) { return CompoundWrite(tree: PathTree(shadowing)) }
         return CompoundWrite(tree: tree.subtree(path))
     }
 
@@ -87,7 +87,7 @@ struct CompoundWrite: Sendable {
         CompoundWrite.apply(tree, at: .root, to: node)
     }
 
-    private static func apply(_ tree: ImmutableTree<Node>, at path: Path, to node: Node) -> Node {
+    private static func apply(_ tree: PathTree<Node>, at path: Path, to node: Node) -> Node {
         if let value = tree.value { return node.setting(path, to: value) }
         var node = node
         var priority: Node?

@@ -15,8 +15,8 @@ enum OperationSource: Equatable {
 /// A change to apply to the sync tree, relative to the location it is applied at.
 enum Operation {
     case overwrite(OperationSource, Path, Node)
-    case merge(OperationSource, Path, ImmutableTree<Node>)
-    case ackUserWrite(Path, affected: ImmutableTree<Bool>, revert: Bool)
+    case merge(OperationSource, Path, PathTree<Node>)
+    case ackUserWrite(Path, affected: PathTree<Bool>, revert: Bool)
     case listenComplete(OperationSource, Path)
 
     var path: Path {

@@ -14,7 +14,7 @@ protocol ListenProvider: AnyObject {
 /// and the tags of queries the server filters. Every change in goes through here and comes
 /// out as the events each registration must see.
 final class SyncTree {
-    private(set) var syncPoints = ImmutableTree<SyncPoint>()
+    private(set) var syncPoints = PathTree<SyncPoint>()
     let pendingWrites = WriteTree()
     private var tagToQuery: [Int: String] = [:]
     private var queryToTag: [String: Int] = [:]
@@ -51,7 +51,7 @@ final class SyncTree {
     func ackUserWrite(_ writeID: Int, revert: Bool = false) -> [Event] {
         guard let (write, mayChangeViews) = pendingWrites.remove(id: writeID), mayChangeViews,
               anySyncPoint(touching: write.path) else { return [] }
-        var affected = ImmutableTree<Bool>()
+        var affected = PathTree<Bool>()
         switch write.change {
         case .overwrite: affected.set(.root, true)
         case .merge(let entries): for (path, _) in entries { affected.set(path, true) }
@@ -110,8 +110,8 @@ final class SyncTree {
         return events
     }
 
-    private static func tree(_ entries: [(Path, Node)]) -> ImmutableTree<Node> {
-        var tree = ImmutableTree<Node>()
+    private static func tree(_ entries: [(Path, Node)]) -> PathTree<Node> {
+        var tree = PathTree<Node>()
         for (path, node) in entries { tree.set(path, node) }
         return tree
     }
@@ -259,7 +259,7 @@ final class SyncTree {
         apply(operation, syncPoints, serverCache: nil, writes: WriteTreeRef(path: .root, tree: pendingWrites))
     }
 
-    private func apply(_ operation: Operation, _ tree: ImmutableTree<SyncPoint>, serverCache: Node?, writes: WriteTreeRef) -> [Event] {
+    private func apply(_ operation: Operation, _ tree: PathTree<SyncPoint>, serverCache: Node?, writes: WriteTreeRef) -> [Event] {
         if operation.path.isRoot { return applyToDescendants(operation, tree, serverCache: serverCache, writes: writes) }
         let syncPoint = tree.value
         var serverCache = serverCache
@@ -273,7 +273,7 @@ final class SyncTree {
         return events
     }
 
-    private func applyToDescendants(_ operation: Operation, _ tree: ImmutableTree<SyncPoint>, serverCache: Node?, writes: WriteTreeRef) -> [Event] {
+    private func applyToDescendants(_ operation: Operation, _ tree: PathTree<SyncPoint>, serverCache: Node?, writes: WriteTreeRef) -> [Event] {
         let syncPoint = tree.value
         var serverCache = serverCache
         if serverCache == nil, let syncPoint { serverCache = syncPoint.completeServerCache(at: .root) }
@@ -340,7 +340,7 @@ final class SyncTree {
         return events
     }
 
-    private static func distinctViews(_ subtree: ImmutableTree<SyncPoint>) -> [View] {
+    private static func distinctViews(_ subtree: PathTree<SyncPoint>) -> [View] {
         subtree.fold { _, point, children in
             if let point, let complete = point.completeView { return [complete] }
             var views = point?.queryViews ?? []

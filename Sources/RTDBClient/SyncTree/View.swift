@@ -2,20 +2,6 @@ import RTDBData
 
 // Follows the Firebase JS SDK's View and EventGenerator (core/view/View.ts, EventGenerator.ts).
 
-/// A location with query parameters: what a listener listens to.
-public struct QuerySpec: Sendable, Equatable, CustomStringConvertible {
-    public var path: Path
-    public var params: QueryParams
-    public init(path: Path, params: QueryParams = .default) {
-        self.path = path
-        self.params = params
-    }
-    public var identifier: String { params.identifier }
-    /// Identifies a tagged query across the sync tree.
-    var key: String { path.description + "$" + identifier }
-    public var description: String { "\(path) \(identifier)" }
-}
-
 /// One query at one location: its caches, its processor and its registrations.
 final class View {
     let query: QuerySpec

@@ -151,7 +151,7 @@ struct ViewProcessor {
         return old.updatingEvent(newEvent, complete: oldEvent.complete, filtered: filter.filtersNodes)
     }
 
-    private func userMerge(_ cache: ViewCache, _ path: Path, _ children: ImmutableTree<Node>, _ writes: WriteTreeRef,
+    private func userMerge(_ cache: ViewCache, _ path: Path, _ children: PathTree<Node>, _ writes: WriteTreeRef,
                            _ serverCache: Node?, _ changes: ChildChangeAccumulator) -> ViewCache {
         // Children the view already has first, then the rest (which may be pulled into a window).
         var current = cache
@@ -170,18 +170,18 @@ struct ViewProcessor {
         return current
     }
 
-    private func applyMerge(_ node: Node, _ merge: ImmutableTree<Node>) -> Node {
+    private func applyMerge(_ node: Node, _ merge: PathTree<Node>) -> Node {
         var node = node
         merge.forEach { relative, child in node = node.setting(relative, to: child) }
         return node
     }
 
-    private func serverMerge(_ cache: ViewCache, _ path: Path, _ children: ImmutableTree<Node>, _ writes: WriteTreeRef,
+    private func serverMerge(_ cache: ViewCache, _ path: Path, _ children: PathTree<Node>, _ writes: WriteTreeRef,
                              _ serverCache: Node?, filterServerNode: Bool, _ changes: ChildChangeAccumulator) -> ViewCache {
         // A merge into data we know nothing about tells us nothing complete.
         if cache.server.node.isEmpty && !cache.server.complete { return cache }
         var current = cache
-        let mergeTree = path.isRoot ? children : ImmutableTree<Node>().settingTree(path, children)
+        let mergeTree = path.isRoot ? children : PathTree<Node>().settingTree(path, children)
         let serverNode = cache.server.node
         for (key, childTree) in mergeTree.sortedChildren where serverNode.hasChild(key) {
             let newChild = applyMerge(serverNode.child(key), childTree)
@@ -196,7 +196,7 @@ struct ViewProcessor {
         return current
     }
 
-    private func ackUserWrite(_ cache: ViewCache, _ ackPath: Path, _ affected: ImmutableTree<Bool>, _ writes: WriteTreeRef,
+    private func ackUserWrite(_ cache: ViewCache, _ ackPath: Path, _ affected: PathTree<Bool>, _ writes: WriteTreeRef,
                               _ completeCache: Node?, _ changes: ChildChangeAccumulator) -> ViewCache {
         if writes.shadowingWrite(ackPath) != nil { return cache }
         let filterServerNode = cache.server.filtered
@@ -207,13 +207,13 @@ struct ViewProcessor {
                                        filterServerNode: filterServerNode, changes)
             }
             if ackPath.isRoot {
-                var merge = ImmutableTree<Node>()
+                var merge = PathTree<Node>()
                 for (key, child) in server.node.children { merge.set(Path(keys: [key.name]), child) }
                 return serverMerge(cache, ackPath, merge, writes, completeCache, filterServerNode: filterServerNode, changes)
             }
             return cache
         }
-        var merge = ImmutableTree<Node>()
+        var merge = PathTree<Node>()
         affected.forEach { mergePath, _ in
             let serverPath = ackPath.appending(mergePath)
             if server.isCompleteForPath(serverPath) {

@@ -1,6 +1,7 @@
 import RTDBData
 
-// Follows the Firebase JS SDK's ImmutableTree (core/util/ImmutableTree.ts).
+// Follows the Firebase JS SDK's ImmutableTree (core/util/ImmutableTree.ts), but changes in
+// place where that one copies.
 
 /// A tree keyed by path segments with an optional value at each node: where writes,
 /// sync points and acknowledged paths are kept. Children are visited in plain string order.
@@ -8,18 +9,18 @@ import RTDBData
 /// A value type: copies are independent. The mutating methods change it in place when it is
 /// not shared, so a long-lived tree (the pending writes) costs O(depth) per change, not a
 /// copy of every sibling level.
-struct ImmutableTree<T> {
+struct PathTree<T> {
     var value: T?
-    var children: [String: ImmutableTree<T>] = [:]
+    var children: [String: PathTree<T>] = [:]
 
-    init(_ value: T? = nil, children: [String: ImmutableTree<T>] = [:]) {
+    init(_ value: T? = nil, children: [String: PathTree<T>] = [:]) {
         self.value = value
         self.children = children
     }
 
     var isEmpty: Bool { value == nil && children.isEmpty }
 
-    var sortedChildren: [(key: String, tree: ImmutableTree<T>)] {
+    var sortedChildren: [(key: String, tree: PathTree<T>)] {
         children.sorted { ChildKey.compareUTF16($0.key, $1.key) < 0 }.map { ($0.key, $0.value) }
     }
 
@@ -35,10 +36,10 @@ struct ImmutableTree<T> {
         }
     }
 
-    func subtree(_ path: Path) -> ImmutableTree<T> {
+    func subtree(_ path: Path) -> PathTree<T> {
         var tree = self
         for key in path.keys {
-            guard let child = tree.children[key] else { return ImmutableTree() }
+            guard let child = tree.children[key] else { return PathTree() }
             tree = child
         }
         return tree
@@ -46,52 +47,52 @@ struct ImmutableTree<T> {
 
     func get(_ path: Path) -> T? { subtree(path).value }
 
-    func setting(_ path: Path, _ value: T?) -> ImmutableTree<T> {
-        guard let front = path.first else { return ImmutableTree(value, children: children) }
+    func setting(_ path: Path, _ value: T?) -> PathTree<T> {
+        guard let front = path.first else { return PathTree(value, children: children) }
         var copy = self
-        copy.children[front] = (children[front] ?? ImmutableTree()).setting(path.dropFirst(), value)
+        copy.children[front] = (children[front] ?? PathTree()).setting(path.dropFirst(), value)
         return copy
     }
 
-    func removing(_ path: Path) -> ImmutableTree<T> {
+    func removing(_ path: Path) -> PathTree<T> {
         guard let front = path.first else {
-            return children.isEmpty ? ImmutableTree() : ImmutableTree(nil, children: children)
+            return children.isEmpty ? PathTree() : PathTree(nil, children: children)
         }
         guard let child = children[front] else { return self }
         var copy = self
         let updated = child.removing(path.dropFirst())
         copy.children[front] = updated.isEmpty ? nil : updated
-        return copy.value == nil && copy.children.isEmpty ? ImmutableTree() : copy
+        return copy.value == nil && copy.children.isEmpty ? PathTree() : copy
     }
 
     mutating func set(_ path: Path, _ value: T?) {
         modify(path.keys[...]) { $0.value = value }
     }
 
-    mutating func setTree(_ path: Path, _ tree: ImmutableTree<T>) {
+    mutating func setTree(_ path: Path, _ tree: PathTree<T>) {
         modify(path.keys[...]) { $0 = tree }
     }
 
     /// Runs `body` on the subtree at `keys` in place, making it if missing and dropping it
     /// if left empty: one dictionary access a level, and no copy of an unshared level.
     @discardableResult
-    mutating func modify<R>(_ keys: ArraySlice<String>, _ body: (inout ImmutableTree<T>) -> R) -> R {
+    mutating func modify<R>(_ keys: ArraySlice<String>, _ body: (inout PathTree<T>) -> R) -> R {
         guard let front = keys.first else { return body(&self) }
         return Self.modify(&children[front], keys.dropFirst(), body)
     }
 
-    private static func modify<R>(_ slot: inout ImmutableTree<T>?, _ keys: ArraySlice<String>,
-                                  _ body: (inout ImmutableTree<T>) -> R) -> R {
-        if slot == nil { slot = ImmutableTree() }
+    private static func modify<R>(_ slot: inout PathTree<T>?, _ keys: ArraySlice<String>,
+                                  _ body: (inout PathTree<T>) -> R) -> R {
+        if slot == nil { slot = PathTree() }
         let result = slot!.modify(keys, body)
         if slot!.isEmpty { slot = nil }
         return result
     }
 
-    func settingTree(_ path: Path, _ tree: ImmutableTree<T>) -> ImmutableTree<T> {
+    func settingTree(_ path: Path, _ tree: PathTree<T>) -> PathTree<T> {
         guard let front = path.first else { return tree }
         var copy = self
-        let updated = (children[front] ?? ImmutableTree()).settingTree(path.dropFirst(), tree)
+        let updated = (children[front] ?? PathTree()).settingTree(path.dropFirst(), tree)
         copy.children[front] = updated.isEmpty ? nil : updated
         return copy
     }
@@ -110,12 +111,12 @@ struct ImmutableTree<T> {
 
     /// Calls `body` for each value strictly above `path`, root first; returns the tree at `path`.
     @discardableResult
-    func forEachAbove(_ path: Path, _ body: (Path, T) -> Void) -> ImmutableTree<T> {
+    func forEachAbove(_ path: Path, _ body: (Path, T) -> Void) -> PathTree<T> {
         var tree = self
         var soFar = Path.root
         for key in path.keys {
             if let value = tree.value { body(soFar, value) }
-            guard let child = tree.children[key] else { return ImmutableTree() }
+            guard let child = tree.children[key] else { return PathTree() }
             tree = child
             soFar = soFar.child(key)
         }
@@ -137,4 +138,4 @@ struct ImmutableTree<T> {
     }
 }
 
-extension ImmutableTree: Sendable where T: Sendable {}
+extension PathTree: Sendable where T: Sendable {}
