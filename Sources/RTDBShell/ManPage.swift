@@ -1,8 +1,43 @@
-/// The manual's COMMANDS section, made from the command table. man/rtdb.1 holds its output
-/// between two marker comments; a test keeps them equal (scripts/generate-docs rewrites it).
+/// The manual's OPTIONS and COMMANDS sections, made from the program's option table and the
+/// command table. man/rtdb.1 holds each between two marker comments; a test keeps them equal
+/// (scripts/generate-docs rewrites them).
 public enum ManPage {
     public static let beginMarker = #".\" BEGIN COMMANDS (made from the command table by scripts/generate-docs; do not edit)"#
     public static let endMarker = #".\" END COMMANDS"#
+    public static let optionsBeginMarker = #".\" BEGIN OPTIONS (made from ProgramOption.global by scripts/generate-docs; do not edit)"#
+    public static let optionsEndMarker = #".\" END OPTIONS"#
+
+    public static func optionsSection() -> String {
+        var out = [".SH OPTIONS"]
+        for option in ProgramOption.global {
+            out.append(".TP")
+            var names = flag(option.name)
+            if let short = option.short { names = flag(short) + ", " + names }
+            if let value = option.valueName { names += " \\fI" + text(value) + "\\fR" }
+            out.append(names)
+            out.append(marked(option.details))
+        }
+        return ([optionsBeginMarker] + out + [optionsEndMarker]).joined(separator: "\n") + "\n"
+    }
+
+    /// Text with `` `literal` `` in bold and `*placeholder*` in italic, safe for roff.
+    static func marked(_ s: String) -> String {
+        var out = ""
+        var bold = false, italic = false
+        for character in text(s) {
+            switch character {
+            case "`":
+                out += bold ? "\\fR" : "\\fB"
+                bold.toggle()
+            case "*":
+                out += italic ? "\\fR" : "\\fI"
+                italic.toggle()
+            default:
+                out.append(character)
+            }
+        }
+        return out
+    }
 
     public static func commandsSection() -> String {
         var out = [".SH COMMANDS",

@@ -1,6 +1,7 @@
-/// An option of the `rtdb` program itself (before any command) or of `rtdb serve`: what the
-/// completion scripts offer. The executable declares the same options to its argument
-/// parser; a test keeps the two lists equal.
+/// An option of the `rtdb` program itself (before any command) or of `rtdb serve`: the one
+/// table the completion scripts, the manual's OPTIONS section and `rtdb --help` are made
+/// from. The executable declares the same options to its argument parser, with their help
+/// from here; a test keeps the two lists equal.
 public struct ProgramOption: Sendable {
     public enum Value: Sendable {
         case none
@@ -12,23 +13,43 @@ public struct ProgramOption: Sendable {
     public var name: String
     public var short: String?
     public var value: Value
+    /// One line: what the completion scripts show.
     public var help: String
+    /// What `--help` and the manual say: plain text in which `` `word` `` is literal (bold in
+    /// the manual) and `*WORD*` stands for something (italic).
+    public var details: String
     public var repeatable = false
     /// Says which database to open (`--data`, `--url`, …): completion passes it on when it
     /// reads keys.
     public var selectsDatabase = false
 
-    public init(_ name: String, short: String? = nil, _ value: Value, _ help: String, repeatable: Bool = false) {
+    public init(_ name: String, short: String? = nil, _ value: Value, _ help: String, repeatable: Bool = false, details: String = "") {
         self.name = name
         self.short = short
         self.value = value
         self.help = help
+        self.details = details
         self.repeatable = repeatable
     }
 
     /// A flag that takes no value.
-    public init(_ name: String, short: String? = nil, _ help: String) {
-        self.init(name, short: short, .none, help)
+    public init(_ name: String, short: String? = nil, _ help: String, details: String = "") {
+        self.init(name, short: short, .none, help, details: details)
+    }
+
+    /// What the value stands for (`DIR`, `URL`), nil for a flag.
+    public var valueName: String? {
+        switch value {
+        case .none: return nil
+        case .text(let name): return name
+        case .file: return "FILE"
+        case .directory: return "DIR"
+        }
+    }
+
+    /// `details` as plain text, for `--help`.
+    public var plainDetails: String {
+        details.filter { $0 != "`" && $0 != "*" }
     }
 
     /// This option, marked as one that says which database to open.
@@ -45,25 +66,75 @@ public struct ProgramOption: Sendable {
 
     /// `rtdb [OPTIONS] [COMMAND]`.
     public static let global: [ProgramOption] = [
-        ProgramOption("--data", .directory, "the embedded database data folder").selecting,
-        ProgramOption("--url", .text("URL"), "a server database URL (ws://127.0.0.1:9000?ns=demo)").selecting,
-        ProgramOption("--emulator", .text("HOST:PORT"), "a local server or the emulator").selecting,
-        ProgramOption("--ns", .text("NAME"), "the namespace with --emulator").selecting,
-        ProgramOption("--timeout", .text("DURATION"), "how long a command waits for the server"),
-        ProgramOption("--cacert", .file, "trust the certificates in this PEM file (wss://, https://)").selecting,
-        ProgramOption("--credentials", .file, "sign in with this service account key (OAuth2 tokens made here)").selecting,
-        ProgramOption("--no-persistence", "keep no disk cache of a server's database"),
-        ProgramOption("--cache-size", .text("MB"), "the disk cache's limit, 1 to 100 MB"),
-        ProgramOption("-c", .text("COMMAND"), "run COMMAND and exit", repeatable: true),
-        ProgramOption("--keep-going", "run the remaining lines after an error"),
-        ProgramOption("--json", "every command's output as compact JSON"),
-        ProgramOption("--no-color", "no colour"),
-        ProgramOption("--no-pager", "print long output straight, not through $PAGER"),
-        ProgramOption("--timing", "print how long each command took"),
-        ProgramOption("--recover", "salvage a damaged embedded database and exit"),
-        ProgramOption("--version", "print the version and exit"),
-        ProgramOption("--help", short: "-h", "show help"),
+        ProgramOption("--data", .directory, "the embedded database data folder", details: """
+            The embedded database's data folder (created if missing). Default: *$XDG_DATA_HOME/rtdb/default*, \
+            or *~/.local/share/rtdb/default*.
+            """).selecting,
+        ProgramOption("--url", .text("URL"), "a server database URL (ws://127.0.0.1:9000?ns=demo)", details: """
+            A server's database: `ws://127.0.0.1:9000?ns=demo` (also `http://`), or \
+            *https://NAME.firebaseio.com* for hosted Firebase (see the manual's `REMOTE DATABASES`).
+            """).selecting,
+        ProgramOption("--emulator", .text("HOST:PORT"), "a local server or the emulator", details: """
+            A local server or the Firebase emulator, as `FIREBASE_DATABASE_EMULATOR_HOST` names one.
+            """).selecting,
+        ProgramOption("--ns", .text("NAME"), "the namespace with --emulator", details: """
+            The namespace (database name) with `--emulator`.
+            """).selecting,
+        ProgramOption("--timeout", .text("DURATION"), "how long a command waits for the server", details: """
+            How long a command waits for the server before it says so: a read, a write or a transaction at the \
+            terminal, a transaction in a script, a script's write waiting for room among 10,000 unanswered ones \
+            while none is answered, and a script's final wait for its writes (`500ms`, `10s`, `2m`). Default: \
+            60 s; a script's final wait ends after 30 s in which no write was acknowledged (while \
+            acknowledgements come, it waits on).
+            """),
+        ProgramOption("--cacert", .file, "trust the certificates in this PEM file (wss://, https://)", details: """
+            With `wss://` or `https://`, trust the certificates in this PEM file instead of the system's.
+            """).selecting,
+        ProgramOption("--credentials", .file, "sign in with this service account key (OAuth2 tokens made here)", details: """
+            Sign in to a server's database with this service account key (JSON, from the Firebase console): its \
+            OAuth2 access tokens are made and renewed here (see the manual's `REMOTE DATABASES`).
+            """).selecting,
+        ProgramOption("--no-persistence", "keep no disk cache of a server's database", details: """
+            With a server's database, keep no disk cache (see the manual's `OFFLINE AND THE DISK CACHE`): queued writes and \
+            cached data last only as long as this shell.
+            """),
+        ProgramOption("--cache-size", .text("MB"), "the disk cache's limit, 1 to 100 MB", details: """
+            The disk cache's limit, from 1 to 100 MB (default 10). Past it, the data least recently listened to \
+            or read is evicted; queued writes and kept-synced data never are.
+            """),
+        ProgramOption("-c", .text("COMMAND"), "run COMMAND and exit", repeatable: true, details: """
+            Run *COMMAND* and exit. Repeatable; the commands run in order.
+            """),
+        ProgramOption("--keep-going", "run the remaining lines after an error", details: """
+            In a script, run the remaining lines after an error. The exit status still reports the failure.
+            """),
+        ProgramOption("--json", "every command's output as compact JSON", details: """
+            Every command's output as compact JSON, as if each one said `--json` (also for every line of a script).
+            """),
+        ProgramOption("--no-color", "no colour", details: """
+            No colour, even on a terminal. Setting `NO_COLOR` does the same.
+            """),
+        ProgramOption("--no-pager", "print long output straight, not through $PAGER", details: """
+            At a terminal, print output taller than the window straight instead of through `$PAGER` \
+            (`less -FRX` when unset); `pager off` does the same from the prompt.
+            """),
+        ProgramOption("--timing", "print how long each command took", details: """
+            After each command, print how long it took on standard error (`Time: 1.234 ms`), as `timing on` does.
+            """),
+        ProgramOption("--recover", "salvage a damaged embedded database and exit", details: """
+            Salvage a damaged data folder: keep every log record that can be read, move the damaged files to a \
+            `damaged-`*TIME* folder inside it, print what was left out, and exit.
+            """),
+        ProgramOption("--version", "print the version and exit", details: """
+            Print the version and how the binary was built (debug or release, compiler, system), and exit.
+            """),
+        ProgramOption("--help", short: "-h", "show help", details: "Show the options."),
     ]
+
+    /// The option named `name` (`--data`, `-c`) of `rtdb` itself.
+    public static func named(_ name: String) -> ProgramOption? {
+        global.first { $0.name == name }
+    }
 
     /// `rtdb serve [OPTIONS]`.
     public static let serve: [ProgramOption] = [

@@ -42,55 +42,55 @@ struct ShellCommand: AsyncParsableCommand {
         shouldDisplay: false,
         helpNames: [.short, .long])
 
-    @Option(name: .long, help: ArgumentHelp("The embedded database's data folder.", valueName: "DIR"))
+    @Option(name: .long, help: ProgramOption.argumentHelp("--data"))
     var data: String?
 
-    @Option(name: .customShort("c"), help: ArgumentHelp("Run COMMAND and exit (repeatable; run in order).", valueName: "COMMAND"))
+    @Option(name: .customShort("c"), help: ProgramOption.argumentHelp("-c"))
     var commands: [String] = []
 
-    @Option(name: .long, help: ArgumentHelp("A server's database URL: ws://127.0.0.1:9000?ns=demo (also http://…), or https://NAME.firebaseio.com.", valueName: "URL"))
+    @Option(name: .long, help: ProgramOption.argumentHelp("--url"))
     var url: String?
 
-    @Option(name: .long, help: ArgumentHelp("A local server or the Firebase emulator (as FIREBASE_DATABASE_EMULATOR_HOST).", valueName: "HOST:PORT"))
+    @Option(name: .long, help: ProgramOption.argumentHelp("--emulator"))
     var emulator: String?
 
-    @Option(name: .long, help: ArgumentHelp("The namespace (database name) with --emulator.", valueName: "NAME"))
+    @Option(name: .long, help: ProgramOption.argumentHelp("--ns"))
     var ns: String?
 
-    @Option(name: .long, help: ArgumentHelp("How long a command waits for the server before it says so (a read, a write at the terminal, a transaction, a script's final wait for its writes): 500ms, 10s, 2m. Default: 60s (for a script's final wait, 30s in which no write is acknowledged).", valueName: "DURATION"))
+    @Option(name: .long, help: ProgramOption.argumentHelp("--timeout"))
     var timeout: String?
 
-    @Option(name: .long, help: ArgumentHelp("With wss:// or https://, trust the certificates in this PEM file instead of the system's.", valueName: "FILE"))
+    @Option(name: .long, help: ProgramOption.argumentHelp("--cacert"))
     var cacert: String?
 
-    @Option(name: .long, help: ArgumentHelp("Sign in to a server's database with this service account key (JSON, from the Firebase console): its OAuth2 access tokens are made and renewed here. GOOGLE_APPLICATION_CREDENTIALS names one for hosted databases.", valueName: "FILE"))
+    @Option(name: .long, help: ProgramOption.argumentHelp("--credentials"))
     var credentials: String?
 
-    @Flag(name: .customLong("no-persistence"), help: "With a server's database, keep no disk cache: queued writes and cached data last only as long as this shell.")
+    @Flag(name: .customLong("no-persistence"), help: ProgramOption.argumentHelp("--no-persistence"))
     var noPersistence = false
 
-    @Option(name: .customLong("cache-size"), help: ArgumentHelp("The disk cache's limit, 1 to 100 MB (default 10): past it, the least recently used data is evicted (queued writes and kept-synced data never are).", valueName: "MB"))
+    @Option(name: .customLong("cache-size"), help: ProgramOption.argumentHelp("--cache-size"))
     var cacheSize: String?
 
-    @Flag(name: .long, help: "In a script, run the remaining lines after an error (the exit status still says it failed).")
+    @Flag(name: .long, help: ProgramOption.argumentHelp("--keep-going"))
     var keepGoing = false
 
-    @Flag(name: .customLong("no-color"), help: "No colour, even on a terminal (also: NO_COLOR set).")
+    @Flag(name: .customLong("no-color"), help: ProgramOption.argumentHelp("--no-color"))
     var noColor = false
 
-    @Flag(name: .long, help: "Every command's output as compact JSON, as if each said --json.")
+    @Flag(name: .long, help: ProgramOption.argumentHelp("--json"))
     var json = false
 
-    @Flag(name: .customLong("no-pager"), help: "At a terminal, print output taller than the window straight instead of through $PAGER.")
+    @Flag(name: .customLong("no-pager"), help: ProgramOption.argumentHelp("--no-pager"))
     var noPager = false
 
-    @Flag(name: .long, help: "Print how long each command took (on standard error), as 'timing on' does.")
+    @Flag(name: .long, help: ProgramOption.argumentHelp("--timing"))
     var timing = false
 
-    @Flag(name: .long, help: "Print the version and how this binary was built, and exit.")
+    @Flag(name: .long, help: ProgramOption.argumentHelp("--version"))
     var version = false
 
-    @Flag(name: .long, help: "Salvage a damaged embedded database: keep every record that can be read, move the damaged files aside, say what was lost, and exit.")
+    @Flag(name: .long, help: ProgramOption.argumentHelp("--recover"))
     var recover = false
 
     @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("A shell command to run once, e.g. get /users --json.", valueName: "COMMAND"))

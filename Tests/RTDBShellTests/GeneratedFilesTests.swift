@@ -2,7 +2,8 @@ import Foundation
 import XCTest
 @testable import RTDBShell
 
-/// The completion scripts and the manual's COMMANDS section are made from the command table;
+/// The completion scripts and the manual's OPTIONS and COMMANDS sections are made from the
+/// program's option table and the command table;
 /// the checked-in files must be exactly what it makes. `scripts/generate-docs` (or this test
 /// with RTDB_REGENERATE=1) rewrites them after the table changes.
 final class GeneratedFilesTests: XCTestCase {
@@ -24,11 +25,21 @@ final class GeneratedFilesTests: XCTestCase {
     }
 
     func testManualCommandsSection() throws {
+        try checkManualSection(begin: ManPage.beginMarker, end: ManPage.endMarker, ManPage.commandsSection())
+    }
+
+    func testManualOptionsSection() throws {
+        try checkManualSection(begin: ManPage.optionsBeginMarker, end: ManPage.optionsEndMarker, ManPage.optionsSection())
+    }
+
+    /// The part of man/rtdb.1 from the comment that starts like `begin` through `end` is `section`.
+    private func checkManualSection(begin beginMarker: String, end endMarker: String, _ section: String) throws {
         let url = Self.root.appendingPathComponent("man/rtdb.1")
         let page = try String(contentsOf: url, encoding: .utf8)
-        let begin = try XCTUnwrap(page.range(of: ".\\\" BEGIN COMMANDS"), "man/rtdb.1 has no BEGIN COMMANDS marker")
-        let end = try XCTUnwrap(page.range(of: ManPage.endMarker + "\n", range: begin.upperBound..<page.endIndex))
-        let regenerated = String(page[..<begin.lowerBound]) + ManPage.commandsSection() + String(page[end.upperBound...])
+        let opening = String(beginMarker.prefix { $0 != "(" }).trimmingCharacters(in: .whitespaces)
+        let begin = try XCTUnwrap(page.range(of: opening), "man/rtdb.1 has no \(opening) marker")
+        let end = try XCTUnwrap(page.range(of: endMarker + "\n", range: begin.upperBound..<page.endIndex))
+        let regenerated = String(page[..<begin.lowerBound]) + section + String(page[end.upperBound...])
         try check("man/rtdb.1", regenerated)
     }
 
@@ -38,5 +49,6 @@ final class GeneratedFilesTests: XCTestCase {
         for spec in CommandSpec.all { XCTAssertTrue(section.contains(ManPage.flag(spec.name)), spec.name) }
         XCTAssertEqual(ManPage.usage("set PATH VALUE [--priority P]"), "\\fBset\\fR \\fIPATH\\fR \\fIVALUE\\fR [\\fB\\-\\-priority\\fR \\fIP\\fR]")
         XCTAssertEqual(ManPage.text(".hidden"), "\\&.hidden")
+        XCTAssertEqual(ManPage.marked("a `--b` *C*."), "a \\fB\\-\\-b\\fR \\fIC\\fR.")
     }
 }
