@@ -34,7 +34,7 @@ func residentMegabytes() -> Double {
 }
 
 /// A client core on an in-process connection to `database`, with `cache` when given.
-func connect(_ database: Database, cache: sending ClientCache? = nil) -> Repo {
+func connect(_ database: Database, cache: sending DiskCache? = nil) -> Repo {
     let (client, server) = InProcessTransport.pair()
     database.accept(server)
     return Repo(connector: { _, _ in client }, reconnect: .never, cache: cache)
@@ -804,7 +804,7 @@ func cacheBenchmark(_ n: Int) async throws {
     defer { try? FileManager.default.removeItem(atPath: folder) }
     // 10 MB of notes as a watch brings them: one overwrite of the list, then changes to single notes.
     do {
-        let cache = try ClientCache(folder: folder, limit: 100_000_000)
+        let cache = try DiskCache(folder: folder, limit: 100_000_000)
         var notes: [(ChildKey, Node)] = []
         for i in 0..<40_000 {
             notes.append((ChildKey("n\(i)"), Node(children: ChildMap(unsorted: [
@@ -825,7 +825,7 @@ func cacheBenchmark(_ n: Int) async throws {
     var opens: [Double] = []
     for _ in 0..<5 {
         opens.append(try await seconds {
-            let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder, limit: 100_000_000))
+            let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try DiskCache(folder: folder, limit: 100_000_000))
             let note = try await repo.get(Path("notes/n5"))
             precondition(!note.isEmpty, "the cached note is missing")
             await repo.close()
@@ -842,7 +842,7 @@ func cacheBenchmark(_ n: Int) async throws {
     // Offline writes: the repo never connects.
     let offline = folder + "-offline"
     defer { try? FileManager.default.removeItem(atPath: offline) }
-    let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: offline))
+    let repo = Repo(connector: { _, _ in NeverConnects() }, cache: try DiskCache(folder: offline))
     let burst = try await seconds {
         for i in 0..<n { try await repo.set(Path("queued/k\(i)"), Node(Double(i))) }
         _ = await repo.pendingUserWrites  // every write is on disk when this returns

@@ -48,7 +48,7 @@ public actor Repo {
     /// Locations kept synced (`keepSynced`), each with its silent listen.
     private var keptSynced: [Path: EventRegistration] = [:]
     /// The disk cache (persistence), if this client keeps one.
-    private let diskCache: ClientCache?
+    private let diskCache: DiskCache?
     private var commitScheduled = false
     /// The user's writes not yet answered, by write id, with their place in the disk queue
     /// (nil: not on disk) and their request's number in the connection.
@@ -64,7 +64,7 @@ public actor Repo {
     /// A client that connects through `connector`, and again after losing the connection
     /// as `reconnect` says. With `cache`, what it receives and its queued writes are kept
     /// there, and what an earlier session kept is used (its queued writes are sent).
-    public init(connector: @escaping Connector, reconnect: ReconnectPolicy = .standard, cache: sending ClientCache? = nil) {
+    public init(connector: @escaping Connector, reconnect: ReconnectPolicy = .standard, cache: sending DiskCache? = nil) {
         let connection = PersistentConnection(connector: connector, policy: reconnect, queue: executor.queue)
         submissions = QueueInbox(queue: executor.queue) { submitted in
             submitted.repo.assumeIsolated { $0.apply(submitted.write, outcome: submitted.outcome, cached: submitted.cached) }
@@ -133,7 +133,7 @@ public actor Repo {
 
     /// Takes up what an earlier session kept: its queued writes (shown at once, sent in their
     /// order once connected) and its kept-synced locations; a cache over its limit shrinks.
-    private func restore(from cache: ClientCache) {
+    private func restore(from cache: DiskCache) {
         syncTree.diskCache = cache
         cache.onFirstChange = { [weak self] in
             // After the rest of this burst of work: one commit for all of it.
@@ -141,9 +141,9 @@ public actor Repo {
             executor.queue.async { self.assumeIsolated { $0.commitCache() } }
         }
         // The cache is used on this queue only, so its notice comes here.
-        cache.onWritesLost = { [weak self] rows in self?.assumeIsolated { $0.writesNotKept(rows) } }
+        cache.writes.onWritesLost = { [weak self] rows in self?.assumeIsolated { $0.writesNotKept(rows) } }
         cacheHasBeenOnline = cache.setting("online") != nil
-        let (writes, unreadable) = cache.loadWrites()
+        let (writes, unreadable) = cache.writes.load()
         unreadableRestoredWrites = unreadable
         restoredWrites = writes.map { ($0.write, $0.row, $0.cached, OneShot<Void>()) }
         for path in cache.keptSynced { try? keepSynced(path, true) }
@@ -489,7 +489,7 @@ public actor Repo {
         let id = takeWriteID()
         let events: [Event]
         let request: Request
-        let row = row ?? diskCache?.saveWrite(write, cached: cached)
+        let row = row ?? diskCache?.writes.save(write, cached: cached)
         queuedWrites[id] = (write, row, -1)  // its request's number once sent (an answer may come at once)
         // What the server will hold once it acknowledges, and whether that is only estimated
         // here (server values).
@@ -528,34 +528,11 @@ public actor Repo {
             // Its row as it is now: one a failed commit did not keep is no longer its own.
             let row = queuedWrites.removeValue(forKey: id)?.row
             // Closing or losing the connection is no answer: a kept write waits for the next session.
-            if let row, let diskCache, response.status != .disconnected { diskCache.removeWrite(row) }
-            // Accepted, it is the server's data, all of it at each location written (as the
-            // official clients keep it): a later offline read there answers from the disk.
-            // Under a listen of the whole location, the server has sent its own data already
-            // (a query's listen gets only its window's); a server value's outcome is the
-            // server's to say, not the estimate.
-            // Not cached (an import's): what the disk held there is forgotten, no longer the
-            // server's data; at once for the whole write where no listen is near it (an
-            // import's update has thousands of entries). Where one listens below, it is kept
-            // as any write is: forgotten, the listen's (or kept-synced) data would go with it.
+            if let row, let diskCache, response.status != .disconnected { diskCache.writes.remove(row) }
+            // Accepted, what the disk keeps of it is the cache policy's to say.
             if response.isOK, let diskCache {
-                let listened = syncTree.listenedPaths
-                if !cached && !listened.contains(where: { $0.overlaps(write.path) }) {
-                    diskCache.forget(write.path)
-                } else {
-                    let whole = syncTree.wholeListenedPaths
-                    for (path, node, estimated) in acknowledged where !whole.contains(where: { $0.contains(path) }) {
-                        if estimated {
-                            // The places listened to whole below since before the write was
-                            // sent (their listens went first) hold what the server sent.
-                            diskCache.forget(path, except: whole.filter { path.contains($0) && listenedBefore.contains($0) })
-                        } else if !cached && !listened.contains(where: { path.contains($0) }) {
-                            diskCache.forget(path)
-                        } else {
-                            diskCache.overwriteComplete(path, node)
-                        }
-                    }
-                }
+                diskCache.acknowledged(write.path, written: acknowledged, cached: cached, listened: syncTree.listenedPaths,
+                                       whole: syncTree.wholeListenedPaths, wholeBefore: listenedBefore)
             }
             gate.leave(entries: entryCount)
             outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
@@ -589,7 +566,7 @@ public actor Repo {
         let count = queuedWrites.count + unreadableRestoredWrites
         unreadableRestoredWrites = 0
         connection.purgeWrites()
-        diskCache?.removeAllWrites()
+        diskCache?.writes.removeAll()
         diskCache?.commit()
         return count
     }

@@ -139,7 +139,13 @@ public final class Store: @unchecked Sendable {
     public init(folder: String, salvage: RecoveryReport? = nil) throws {
         self.folder = folder
         try FileIO.makeDirectories(folder)
-        lock = try FolderLock(folder: folder)
+        do {
+            lock = try FolderLock(folder: folder, name: "LOCK")
+        } catch .held(let pid) {
+            throw StoreError.folderInUse(folder: folder, pid: pid)
+        } catch .unusable(let code) {
+            throw StoreError.io(operation: "open", path: folder + "/LOCK", errno: code)
+        }
         do {
             var names = try FileIO.listDirectory(folder)
             for name in names where name.hasSuffix(".tmp") {

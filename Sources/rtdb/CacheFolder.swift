@@ -21,13 +21,13 @@ enum CacheFolder {
     /// Opens the cache for `address`; when it cannot be used, goes on without one and says
     /// why (for `status`). Another rtdb using it is said at a terminal only: parallel scripts
     /// against one database are common, and each would say it.
-    static func open(for address: ServerAddress, limit: Int) -> (ClientCache?, why: String?) {
+    static func open(for address: ServerAddress, limit: Int) -> (DiskCache?, why: String?) {
         let folder = path(for: address)
         do {
-            let cache = try ClientCache(folder: folder, limit: limit)
+            let cache = try DiskCache(folder: folder, limit: limit)
             if let note = cache.openNote { warn(note) }
             return (cache, nil)
-        } catch ClientCacheError.inUse(_, let pid) {
+        } catch DiskCacheError.inUse(_, let pid) {
             let why = "another rtdb\(pid.map { " (pid \($0))" } ?? "") is using this database's cache"
             if isatty(STDERR_FILENO) == 1 { warn("\(why): this shell keeps none (its queued writes last as long as it does)") }
             return (nil, "off: " + why)

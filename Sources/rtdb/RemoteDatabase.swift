@@ -74,7 +74,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     /// `cache`: the disk cache; when it was filled online before, a server that does not
     /// answer now is no failure: the shell starts offline and works from the cache.
     static func connect(address: ServerAddress, trustedCertificates: String? = nil, credential: Credential? = nil,
-                        serviceAccount: (ServiceAccount, String)? = nil, cache: sending ClientCache? = nil,
+                        serviceAccount: (ServiceAccount, String)? = nil, cache: sending DiskCache? = nil,
                         timeout: TimeInterval = 10) async throws -> RemoteDatabase {
         let tls: NIOSSLContext? = address.secure ? try ClientTLS.context(trustedCertificates: trustedCertificates) : nil
         let lastTransport = LastTransport()

@@ -284,7 +284,7 @@ extension ShellTests {
             let (client, server) = InProcessTransport.pair()
             database.accept(server)
             return client
-        }, reconnect: .never, cache: try ClientCache(folder: folder))
+        }, reconnect: .never, cache: try DiskCache(folder: folder))
     }
 
     /// An import through a client with a disk cache leaves its data out of the cache (the
@@ -338,7 +338,7 @@ extension ShellTests {
         await repo.close()
 
         // Offline, the query read before is answered from the cache; one never read is not.
-        let offline = Repo(connector: { _, _ in NeverConnects() }, reconnect: .never, cache: try ClientCache(folder: cacheFolder))
+        let offline = Repo(connector: { _, _ in NeverConnects() }, reconnect: .never, cache: try DiskCache(folder: cacheFolder))
         await offline.setOfflineReadTimeout(0.1)
         let offlineShell = Shell(repo: offline, output: output)
         assertOutcome(await offlineShell.run("get /list --orderByKey --limitToFirst 2 --json"), .ok)

@@ -22,7 +22,7 @@ final class SyncTree {
     weak var listenProvider: ListenProvider?
     /// The disk cache: server data and completed queries are kept there, and a new listen
     /// starts from what it holds when nothing in memory is complete.
-    var diskCache: ClientCache?
+    var diskCache: DiskCache?
     /// Filtered queries whose view was made to bypass the disk cache (`DiskCacheUse`): their
     /// data is not kept there, and the cache does not track them.
     private var uncachedQueries: Set<String> = []

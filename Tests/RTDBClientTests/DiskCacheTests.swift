@@ -8,7 +8,7 @@ import RTDBTestSupport
 
 /// The disk cache on its own (rows, completeness, the write queue) and under a Repo across
 /// sessions, against a real engine.
-final class ClientCacheTests: XCTestCase {
+final class DiskCacheTests: XCTestCase {
     var folder: String!
 
     override func setUp() {
@@ -41,7 +41,7 @@ final class ClientCacheTests: XCTestCase {
 
     /// A client with the test's cache whose connection never comes up.
     private func offlineRepo() throws -> Repo {
-        Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder))
+        Repo(connector: { _, _ in NeverConnects() }, cache: try DiskCache(folder: folder))
     }
 
     private func json(_ text: String) throws -> Node { try JSONReader.parse(text) }
@@ -65,7 +65,7 @@ final class ClientCacheTests: XCTestCase {
 
     /// Deeper rows override what an ancestor row says, deletes included.
     func testRowsLayerAndDeletesHideWhatIsAbove() throws {
-        let cache = try ClientCache(folder: folder)
+        let cache = try DiskCache(folder: folder)
         cache.overwrite(Path("a"), try json(#"{"b": {"c": 1, "d": 2}, "e": 3}"#))
         cache.overwrite(Path("a/b/c"), Node(10))
         cache.overwrite(Path("a/e"), .empty)
@@ -86,7 +86,7 @@ final class ClientCacheTests: XCTestCase {
     /// A large value is kept a row per child: read whole or in part, it is what was written,
     /// priorities included, and it hides what an ancestor row said.
     func testALargeValueReadsBackWholeAndInParts() throws {
-        let cache = try ClientCache(folder: folder)
+        let cache = try DiskCache(folder: folder)
         cache.overwrite(.root, try json(#"{"list": {"stale": 1}, "other": 2}"#))
         var notes: [String] = []
         for i in 0..<300 { notes.append(#""n\#(i)": {"text": "\#(String(repeating: "x", count: 100))", "n": \#(i)}"#) }
@@ -121,7 +121,7 @@ final class ClientCacheTests: XCTestCase {
 
     /// Complete here or above; a filtered query from what a larger one held; else only known children.
     func testCompletenessFollowsWhatTheServerSaid() throws {
-        let cache = try ClientCache(folder: folder)
+        let cache = try DiskCache(folder: folder)
         let notes = Path("notes")
         cache.overwrite(notes.child("n1"), Node(1))
         cache.overwrite(notes.child("n2"), Node(2))
@@ -142,25 +142,25 @@ final class ClientCacheTests: XCTestCase {
     }
 
     func testTheWriteQueueKeepsItsOrderAndValuesAcrossAReopen() throws {
-        var cache: ClientCache? = try ClientCache(folder: folder)
+        var cache: DiskCache? = try DiskCache(folder: folder)
         let writes: [Write] = [
             .set(Path("a"), try json(#"{".value": 1, ".priority": "p"}"#)),
             .update(Path("b"), [UpdateEntry(Path("c/d"), Node(true)), UpdateEntry(Path("e"), try json(#"{".sv": "timestamp"}"#))]),
             .set(Path("f/.priority"), Node(3)),
         ]
-        for write in writes { _ = cache?.saveWrite(write) }
-        XCTAssertThrowsError(try ClientCache(folder: folder)) { error in
-            guard case ClientCacheError.inUse(_, let pid) = error else { return XCTFail("\(error)") }
+        for write in writes { _ = cache?.writes.save(write) }
+        XCTAssertThrowsError(try DiskCache(folder: folder)) { error in
+            guard case DiskCacheError.inUse(_, let pid) = error else { return XCTFail("\(error)") }
             XCTAssertEqual(pid, "\(getpid())")
         }
         cache?.close()
         cache = nil
-        let reopened = try ClientCache(folder: folder)
-        let loaded = reopened.loadWrites()
+        let reopened = try DiskCache(folder: folder)
+        let loaded = reopened.writes.load()
         XCTAssertEqual(loaded.writes.map(\.1), writes)
         XCTAssertEqual(loaded.unreadable, 0)
-        reopened.removeWrite(loaded.writes[1].0)
-        XCTAssertEqual(reopened.loadWrites().writes.map(\.1), [writes[0], writes[2]])
+        reopened.writes.remove(loaded.writes[1].0)
+        XCTAssertEqual(reopened.writes.load().writes.map(\.1), [writes[0], writes[2]])
     }
 
     /// A session never gives a queued write a number it gave before: the next write after
@@ -168,18 +168,18 @@ final class ClientCacheTests: XCTestCase {
     /// was lost to a full disk, the acknowledged write's row came back under the new write's
     /// number, was taken for the lost one, and was sent again by the next session.
     func testAWriteNeverTakesTheNumberOfOneRemovedInTheSameSession() throws {
-        let cache = try ClientCache(folder: folder)
-        let first = try XCTUnwrap(cache.saveWrite(.set(Path("a"), Node(1))))
+        let cache = try DiskCache(folder: folder)
+        let first = try XCTUnwrap(cache.writes.save(.set(Path("a"), Node(1))))
         XCTAssertTrue(cache.commit())
-        cache.removeWrite(first)
-        let second = try XCTUnwrap(cache.saveWrite(.set(Path("b"), Node(2))))
+        cache.writes.remove(first)
+        let second = try XCTUnwrap(cache.writes.save(.set(Path("b"), Node(2))))
         XCTAssertNotEqual(second, first)
         XCTAssertTrue(cache.commit())
-        XCTAssertEqual(cache.loadWrites().writes.map(\.row), [second])
+        XCTAssertEqual(cache.writes.load().writes.map(\.row), [second])
         cache.close()
         // A new session numbers after what its queue holds.
-        let reopened = try ClientCache(folder: folder)
-        XCTAssertEqual(reopened.saveWrite(.set(Path("c"), Node(3))), second + 1)
+        let reopened = try DiskCache(folder: folder)
+        XCTAssertEqual(reopened.writes.save(.set(Path("c"), Node(3))), second + 1)
         reopened.close()
     }
 
@@ -197,13 +197,13 @@ final class ClientCacheTests: XCTestCase {
         try older.run("INSERT INTO writes (kind, path, value) VALUES (?, ?, ?)",
                       [.integer(before.kindCode), .text(before.path.description), .blob(before.encodedValue)])
         older.close()
-        var cache: ClientCache? = try ClientCache(folder: folder)
+        var cache: DiskCache? = try DiskCache(folder: folder)
         let imported = Write.update(Path("data"), [UpdateEntry(Path("k"), Node(2))])
-        _ = cache?.saveWrite(imported, cached: false)
+        _ = cache?.writes.save(imported, cached: false)
         cache?.close()
         cache = nil
-        let reopened = try ClientCache(folder: folder)
-        let loaded = reopened.loadWrites().writes
+        let reopened = try DiskCache(folder: folder)
+        let loaded = reopened.writes.load().writes
         XCTAssertEqual(loaded.map(\.write), [before, imported])
         XCTAssertEqual(loaded.map(\.cached), [true, false])
     }
@@ -215,7 +215,7 @@ final class ClientCacheTests: XCTestCase {
         let offline = try offlineRepo()
         try await offline.set(Path("data"), try json(#"{"k": 1}"#), cached: false)
         await offline.close()
-        let online = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        let online = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder))
         assertEqual(await online.takeRestoredWrites().count, 1)
         assertEqual(await online.waitForPendingWrites(idle: 10), 0)
         assertEqual(database.value(at: Path("data/k")), Node(1))
@@ -227,7 +227,7 @@ final class ClientCacheTests: XCTestCase {
     /// later one that can sends the queue in order and empties it.
     func testASessionOfflineWorksFromTheCacheAndTheNextSendsItsWrites() async throws {
         let database = try startServer()
-        func online() throws -> Repo { Repo(connector: connector(to: database), cache: try ClientCache(folder: folder)) }
+        func online() throws -> Repo { Repo(connector: connector(to: database), cache: try DiskCache(folder: folder)) }
         let first = try online()
         try await first.set(Path("notes/a"), Node("from before")).acknowledged()
         assertEqual(try await first.get(Path("notes")), try json(#"{"a": "from before"}"#))
@@ -257,7 +257,7 @@ final class ClientCacheTests: XCTestCase {
     /// written answers offline too.
     func testAnAcknowledgedWriteUpdatesTheCachedData() async throws {
         let database = try startServer()
-        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        let repo = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder))
         try await repo.set(Path("a"), try json(#"{"x": 1, "y": 1}"#)).acknowledged()
         assertEqual(try await repo.get(Path("a")), try json(#"{"x": 1, "y": 1}"#))
         try await repo.set(Path("a/x"), Node(2)).acknowledged()
@@ -278,7 +278,7 @@ final class ClientCacheTests: XCTestCase {
     /// so no offline read answers with what it replaced; the rest of the cache stays.
     func testAnUncachedWriteForgetsTheLocationItWrote() async throws {
         let database = try startServer()
-        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        let repo = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder))
         try await repo.set(Path("a"), try json(#"{"x": 1, "y": 1}"#)).acknowledged()
         try await repo.set(Path("keep"), Node(1)).acknowledged()
         try await repo.update(Path("a"), [UpdateEntry(Path("x"), Node(2)), UpdateEntry(Path("z"), Node(3))], cached: false).acknowledged()
@@ -300,7 +300,7 @@ final class ClientCacheTests: XCTestCase {
         let database = try startServer()
         let writer = Repo(connector: connector(to: database))
         try await writer.set(Path("list"), try json(#"{"a": 1, "b": 2, "c": 3}"#)).acknowledged()
-        var repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        var repo = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder))
         let query = QuerySpec(path: Path("list"), params: QueryParams().ordered(by: .key).limitToFirst(2))
         func read(_ repo: Repo, _ use: DiskCacheUse) async throws -> (Node, EventRegistration) {
             let answer = OneShot<Node>()
@@ -319,7 +319,7 @@ final class ClientCacheTests: XCTestCase {
             let offline = try offlineRepo()
             let (value, _) = try await read(offline, .startFromAndKeep)
             await offline.close()
-            repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+            repo = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder))
             return value
         }
 
@@ -358,7 +358,7 @@ final class ClientCacheTests: XCTestCase {
         let children = (0..<40).map { "\"k\(10 + $0)\": \"\(String(repeating: "v", count: 100))\"" }
         try await writer.set(Path("list"), try json("{" + children.joined(separator: ", ") + "}")).acknowledged()
         await writer.close()
-        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder, limit: 2000))
+        let repo = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder, limit: 2000))
         for start in stride(from: 10, to: 50, by: 10) {
             let query = QuerySpec(path: Path("list"), params: QueryParams().ordered(by: .key).startAt(Node("k\(start)")).limitToFirst(10))
             let answer = OneShot<Node>()
@@ -373,13 +373,13 @@ final class ClientCacheTests: XCTestCase {
         XCTAssertLessThanOrEqual(try XCTUnwrap(summary).dataBytes, 2000)
         await repo.close()
 
-        let cache = try ClientCache(folder: folder)
+        let cache = try DiskCache(folder: folder)
         cache.touch(QuerySpec(path: Path("big")))
         cache.overwrite(Path("big"), Node(String(repeating: "b", count: 5000)))
         cache.commit()
         XCTAssertGreaterThan(cache.dataSize, 5000)
         cache.close()
-        let reopened = Repo(connector: { _, _ in NeverConnects() }, cache: try ClientCache(folder: folder, limit: 2000))
+        let reopened = Repo(connector: { _, _ in NeverConnects() }, cache: try DiskCache(folder: folder, limit: 2000))
         let reopenedSummary = await reopened.cacheSummary
         XCTAssertLessThanOrEqual(try XCTUnwrap(reopenedSummary).dataBytes, 2000)
         await reopened.close()
@@ -392,7 +392,7 @@ final class ClientCacheTests: XCTestCase {
         let database = try startServer()
         let writer = Repo(connector: connector(to: database))
         try await writer.set(Path("list"), try json(#"{"a": 1, "b": 2, "c": 3}"#)).acknowledged()
-        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        let repo = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder))
         assertEqual(try await repo.get(Path("list")), try json(#"{"a": 1, "b": 2, "c": 3}"#))
         try await writer.update(Path("list"), [UpdateEntry(Path("a"), .empty), UpdateEntry(Path("d"), Node(4))]).acknowledged()
         let query = QuerySpec(path: Path("list"), params: QueryParams().ordered(by: .key).limitToFirst(2))
@@ -416,7 +416,7 @@ final class ClientCacheTests: XCTestCase {
     /// complete in the cache (an export reading that page again would have taken the
     /// cache's empty page for the server's, and stopped short).
     func testALateAnswerToARemovedListenMarksNothingComplete() throws {
-        let cache = try ClientCache(folder: folder)
+        let cache = try DiskCache(folder: folder)
         let provider = AnswersLater()
         let tree = SyncTree(listenProvider: provider)
         tree.diskCache = cache
@@ -437,7 +437,7 @@ final class ClientCacheTests: XCTestCase {
     /// have taken it along.
     func testAnUncachedWriteKeepsWhatIsKeptSyncedBelowIt() async throws {
         let database = try startServer()
-        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        let repo = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder))
         try await repo.keepSynced(Path("a/k"), true)
         try await repo.set(Path("a"), try json(#"{"k": {"v": 1}, "other": 2}"#), cached: false).acknowledged()
         await repo.close()
@@ -454,7 +454,7 @@ final class ClientCacheTests: XCTestCase {
     func testAWriteUnderAFilteredListenIsCachedAsAnyWrite() async throws {
         let database = try startServer()
         for (value, cached) in [(10, true), (20, false)] {
-            let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+            let repo = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder))
             try await repo.set(Path("list"), try json(#"{"a": 1, "b": 2, "c": 3}"#)).acknowledged()
             _ = try await repo.get(Path("list"))
             let answered = OneShot<Void>()
@@ -493,7 +493,7 @@ final class ClientCacheTests: XCTestCase {
         let other = Repo(connector: connector(to: database))
         try await other.set(Path("c"), Node(100)).acknowledged()
         await other.close()
-        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        let repo = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder))
         _ = try await repo.get(Path("d"))
         try await repo.set(Path("c"), Node(.serverValue(.increment(5)))).acknowledged()
         try await repo.set(Path("d"), Node(1)).acknowledged()
@@ -514,7 +514,7 @@ final class ClientCacheTests: XCTestCase {
     /// and what is kept synced below stays (the server sent it before its acknowledgement).
     func testAServerValueWriteKeepsWhatIsKeptSyncedBelowIt() async throws {
         let database = try startServer()
-        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        let repo = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder))
         try await repo.set(Path("a"), try json(#"{"k": {"v": 0}, "t": 1, "u": 2}"#)).acknowledged()
         try await repo.keepSynced(Path("a/k"), true)
         try await repo.set(Path("a"), Node(children: ChildMap(unsorted: [
@@ -532,7 +532,7 @@ final class ClientCacheTests: XCTestCase {
     /// Forgetting a place but for a location below it keeps that location's data even when
     /// it lay in a row above it (one of those forgotten).
     func testForgettingButForALocationKeepsItsDataFromARowAbove() throws {
-        let cache = try ClientCache(folder: folder)
+        let cache = try DiskCache(folder: folder)
         cache.overwrite(Path("a/b"), try json(#"{"k": {"v": 1}, "x": 2}"#))
         cache.setComplete(QuerySpec(path: Path("a/b/k")), keys: nil)
         cache.forget(Path("a"), except: [Path("a/b/k")])
@@ -546,14 +546,14 @@ final class ClientCacheTests: XCTestCase {
     /// Every acknowledged location is a tracked query: they are bounded as the data is.
     func testTrackedQueriesAreBounded() async throws {
         let database = try startServer()
-        let repo = Repo(connector: connector(to: database), cache: try ClientCache(folder: folder))
+        let repo = Repo(connector: connector(to: database), cache: try DiskCache(folder: folder))
         for i in 0..<1200 { try await repo.set(Path("log/k\(i)"), Node(Double(i))).acknowledged() }
         // Under a complete location, a write adds none.
         _ = try await repo.get(Path("all"))
         for i in 0..<50 { try await repo.set(Path("all/k\(i)"), Node(Double(i))).acknowledged() }
         await repo.close()
         let queries = try count("SELECT count(*) FROM tracked_queries")
-        XCTAssert(queries > 0 && queries <= ClientCache.maxQueries, "\(queries) tracked queries")
+        XCTAssert(queries > 0 && queries <= CachePolicy.maxQueries, "\(queries) tracked queries")
         XCTAssertEqual(try count("SELECT count(*) FROM tracked_queries WHERE path LIKE '/all/_%'"), 0)
         let offline = try offlineRepo()
         assertEqual(try await offline.get(Path("log/k1199")), Node(1199))
