@@ -1,3 +1,5 @@
+import RTDBData
+
 /// The rules file as Firebase accepts it: JSON with `//` and `/* */` comments, read into a
 /// tree that remembers where each value starts, so an error names its line and column,
 /// down to the character inside a rule expression.
@@ -141,24 +143,21 @@ indirect enum RulesText {
                 if c == "\"" { return (String(out), offsets) }
                 if c == "\n" { break }
                 guard c == "\\" else { out.append(c); offsets.append(at); continue }
-                guard let e = current else { break }
-                index += 1
                 let decoded: Unicode.Scalar
-                switch e {
-                case "n": decoded = "\n"
-                case "t": decoded = "\t"
-                case "r": decoded = "\r"
-                case "b": decoded = "\u{8}"
-                case "f": decoded = "\u{C}"
-                case "u":
-                    guard index + 4 <= scalars.count,
-                          let code = UInt32(String(String.UnicodeScalarView(scalars[index..<index + 4])), radix: 16),
-                          let scalar = Unicode.Scalar(code) else {
-                        throw RuleSyntaxError("a \\u escape needs four hexadecimal digits", at: at)
-                    }
-                    index += 4
-                    decoded = scalar
-                default: decoded = e
+                switch JSONEscape.decode(scalars, at: at) {
+                case .success(let escape):
+                    decoded = escape.scalar
+                    index = escape.next
+                case .failure(.unterminated) where index >= scalars.count:
+                    throw RuleSyntaxError("this string has no closing quote", at: start)
+                case .failure(.invalid(let letter)):
+                    // Kept as the letter, as rules files have always been read.
+                    decoded = letter
+                    index += 1
+                case .failure(.unpairedSurrogate):
+                    throw RuleSyntaxError("a \\u escape names half of a surrogate pair", at: at)
+                case .failure:
+                    throw RuleSyntaxError("a \\u escape needs four hexadecimal digits", at: at)
                 }
                 out.append(decoded)
                 offsets.append(at)

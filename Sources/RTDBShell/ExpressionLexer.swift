@@ -1,3 +1,5 @@
+import RTDBData
+
 /// Splits a transaction expression into tokens.
 ///
 /// Works on Unicode scalars, so string literals and escapes follow JSON exactly even where a
@@ -195,52 +197,14 @@ struct ExpressionLexer {
     /// Decodes the escape at `position` (a backslash) and moves past it.
     private mutating func escapeSequence(stringStart: Int) throws -> Unicode.Scalar {
         let backslash = position
-        position += 1
-        guard let letter = peek() else { throw error("unterminated string", at: stringStart) }
-        position += 1
-        switch letter {
-        case "\"": return "\""
-        case "\\": return "\\"
-        case "/": return "/"
-        case "b": return "\u{08}"
-        case "f": return "\u{0C}"
-        case "n": return "\n"
-        case "r": return "\r"
-        case "t": return "\t"
-        case "u":
-            let unit = try hexUnit(escapeStart: backslash, stringStart: stringStart)
-            if (0xDC00...0xDFFF).contains(unit) {
-                throw error("unpaired surrogate in a \\u escape", at: backslash)
-            }
-            if (0xD800...0xDBFF).contains(unit) {
-                // A high surrogate must be followed by a low one; together they name one scalar.
-                guard peek() == "\\", peek(1) == "u" else { throw error("unpaired surrogate in a \\u escape", at: backslash) }
-                let lowStart = position
-                position += 2
-                let low = try hexUnit(escapeStart: lowStart, stringStart: stringStart)
-                guard (0xDC00...0xDFFF).contains(low) else { throw error("unpaired surrogate in a \\u escape", at: backslash) }
-                let combined = 0x10000 + ((unit - 0xD800) << 10) + (low - 0xDC00)
-                guard let scalar = Unicode.Scalar(combined) else { throw error("invalid \\u escape", at: backslash) }
-                return scalar
-            }
-            guard let scalar = Unicode.Scalar(unit) else { throw error("invalid \\u escape", at: backslash) }
-            return scalar
-        default:
-            throw error("invalid escape '\\\(letter)' in a string", at: backslash)
+        switch JSONEscape.decode(scalars, at: backslash) {
+        case .success(let decoded):
+            position = decoded.next
+            return decoded.scalar
+        case .failure(.unterminated): throw error("unterminated string", at: stringStart)
+        case .failure(.badHex): throw error("expected four hex digits after \\u", at: backslash)
+        case .failure(.unpairedSurrogate): throw error("unpaired surrogate in a \\u escape", at: backslash)
+        case .failure(.invalid(let letter)): throw error("invalid escape '\\\(letter)' in a string", at: backslash)
         }
-    }
-
-    /// The four hex digits after "\u".
-    private mutating func hexUnit(escapeStart: Int, stringStart: Int) throws -> UInt32 {
-        var unit: UInt32 = 0
-        for _ in 0..<4 {
-            guard let scalar = peek() else { throw error("unterminated string", at: stringStart) }
-            guard scalar.isASCII, let digit = UInt32(String(scalar), radix: 16) else {
-                throw error("expected four hex digits after \\u", at: escapeStart)
-            }
-            unit = unit * 16 + digit
-            position += 1
-        }
-        return unit
     }
 }

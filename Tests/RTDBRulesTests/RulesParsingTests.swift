@@ -56,6 +56,14 @@ final class RulesParsingTests: XCTestCase {
         XCTAssertEqual(try SecurityRules(parsing: text).source, text)
     }
 
+    /// A key spelled with an escaped surrogate pair is the character the pair names; half
+    /// of a pair is refused where it stands.
+    func testEscapedSurrogatePairsAreOneCharacter() throws {
+        XCTAssertEqual(refusal(#"{"rules": {"\ud83d\ude00": {".read": true}}}"#), "accepted")
+        XCTAssertEqual(refusal(#"{"rules": {"\ud83d": {".read": true}}}"#),
+                       "line 1, column 13: a \\u escape names half of a surrogate pair")
+    }
+
     /// Nesting, chains and sizes that would exhaust the stack are refused when loaded.
     func testDeepNestingIsRefusedNotACrash() {
         let parentheses = String(repeating: "(", count: 10_000) + "true" + String(repeating: ")", count: 10_000)
