@@ -223,44 +223,17 @@ public enum JSONValue: Equatable, Sendable {
 }
 
 extension Node {
-    /// A node from JSON with the database's reading rules: null and empty objects are empty,
-    /// arrays are objects with keys "0", "1", …, `.value`/`.priority`/`.sv` are understood.
-    /// Keys are not validated here (callers validate writes); other keys starting with "." are
-    /// dropped, as the official clients do.
+    /// A node from JSON with the database's reading rules, which are `JSONReader`'s: null and
+    /// empty objects are empty, arrays are objects with keys "0", "1", …, `.value`,
+    /// `.priority` and `.sv` are understood, and keys are checked. A value those rules
+    /// refuse reads as empty.
     public init(json: JSONValue) {
         switch json {
         case .null: self = .empty
         case .bool(let b): self = Node(.bool(b))
         case .number(let n): self = Node(.number(n))
         case .string(let s): self = Node(.string(s))
-        case .array(let items):
-            let entries = items.enumerated().compactMap { i, item -> (ChildKey, Node)? in
-                let node = Node(json: item)
-                return node.isEmpty ? nil : (ChildKey(String(i)), node)
-            }
-            self = Node(children: ChildMap(sorted: entries))
-        case .object(let members):
-            var priority: LeafValue?
-            if let p = json[".priority"] {
-                switch Node(json: p).content {
-                case .leaf(let v): priority = v
-                default: priority = nil
-                }
-            }
-            if let sv = json[".sv"] {
-                if sv.string == "timestamp" { self = Node(.serverValue(.timestamp), priority: priority); return }
-                if let n = sv["increment"]?.number { self = Node(.serverValue(.increment(n)), priority: priority); return }
-            }
-            if let value = json[".value"], value != .null {
-                self = Node(json: value).withPriority(priority)
-                return
-            }
-            var entries: [(ChildKey, Node)] = []
-            for (key, value) in members where !key.hasPrefix(".") {
-                let node = Node(json: value)
-                if !node.isEmpty { entries.append((ChildKey(key), node)) }
-            }
-            self = Node(children: ChildMap(unsorted: entries), priority: priority)
+        case .array, .object: self = (try? JSONReader.parse(json.serialized())) ?? .empty
         }
     }
 }

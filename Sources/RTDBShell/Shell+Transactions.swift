@@ -113,7 +113,7 @@ extension Shell {
         if json {
             var members: [(String, JSONValue)] = [("committed", .bool(result.committed)), ("attempts", .number(Double(result.attempts)))]
             if let reason = result.abortReason { members.append(("reason", .string(reason))) }
-            members.append(("value", try JSONValue.parse(JSONWriter.string(result.snapshot))))
+            members.append(("value", Self.jsonValue(result.snapshot)))
             output.write(JSONValue.object(members).serialized() + "\n")
         } else if result.committed {
             output.write(renderer.value(result.snapshot))

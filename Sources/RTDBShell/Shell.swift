@@ -307,7 +307,7 @@ public final class Shell {
             } else {
                 let paths = await repo.keptSyncedPaths
                 if json {
-                    output.write(JSONWriter.string(Node(json: .array(paths.map { .string($0.description) }))) + "\n")
+                    output.write(JSONValue.array(paths.map { .string($0.description) }).serialized() + "\n")
                 } else {
                     output.write(paths.isEmpty ? "no kept-synced paths\n" : paths.map { "\($0)\n" }.joined())
                 }
