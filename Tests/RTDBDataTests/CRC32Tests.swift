@@ -1,5 +1,6 @@
 import XCTest
 @testable import RTDBData
+import RTDBTestSupport
 
 final class CRC32Tests: XCTestCase {
     /// The standard check value, and every length around the sixteen-byte steps against the
@@ -16,7 +17,7 @@ final class CRC32Tests: XCTestCase {
             }
             return ~crc
         }
-        var generator = SystemRandomNumberGenerator()
+        var generator = SeededRandom.forTest()
         for length in 0..<70 {
             let bytes = (0..<length).map { _ in UInt8.random(in: 0...255, using: &generator) }
             XCTAssertEqual(CRC32.checksum(bytes), bitwise(bytes), "length \(length)")

@@ -52,7 +52,7 @@ final class NodeTests: XCTestCase {
 
 final class ChildMapTests: XCTestCase {
     func testRandomOperationsKeepOrderAndBalance() {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom.forTest()
         var map = ChildMap()
         var model: [String: Int] = [:]
         for i in 0..<5000 {
@@ -233,7 +233,7 @@ final class PushIDTests: XCTestCase {
 /// that writing them one at a time gives, balanced.
 final class BatchWriteTests: XCTestCase {
     func testTreeUpdatingMatchesOneAtATime() {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom.forTest()
         for round in 0..<300 {
             let size = [0, 1, 5, 40, 300][round % 5]
             var tree = WeightBalancedTree(sorted: (0..<size).map { ChildEntry(key: ChildKey(String($0 * 2)), value: Node(Double($0))) })
@@ -365,7 +365,7 @@ final class BatchWriteTests: XCTestCase {
     }
 
     func testMergingMatchesOneAtATime() throws {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom.forTest()
         let start = try JSONReader.parse(#"{"a":{"x":1,"y":{"z":2}},"b":"leaf","c":{".priority":3,"k":true},"list":{"1":1,"2":2,"3":3}}"#)
         let paths = ["a", "a/x", "a/y/z", "a/w", "b", "b/q", "c/.priority", "c/k", "c/m", "list/1", "list/2", "list/9", "list/10/deep", "new/n", "new", ".priority"]
         let values = [Node.empty, Node(1), Node("s"), try JSONReader.parse(#"{"p":{"q":1}}"#), Node(.string("x"), priority: .number(1))]

@@ -2,6 +2,7 @@ import Foundation
 import XCTest
 import RTDBData
 @testable import RTDBEngine
+import RTDBTestSupport
 
 /// Kills a writer with SIGKILL at random moments and checks that every write it saw
 /// acknowledged is there after restart, and that no two-path update is half applied.
@@ -16,7 +17,7 @@ final class CrashTests: XCTestCase {
 
     func testKillNineLosesNoAcknowledgedWrite() throws {
         let folder = temporaryFolder()
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom.forTest()  // the kills' timing; the seed names the delays, not the scheduling
         var totalAcked = 0
         var roundsWithWrites: [Int] = []
         for round in 0..<6 {

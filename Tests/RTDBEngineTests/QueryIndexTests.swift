@@ -1,6 +1,7 @@
 import XCTest
 @testable import RTDBData
 @testable import RTDBEngine
+import RTDBTestSupport
 
 /// The index answers every query form exactly as sorting the whole list would.
 final class QueryIndexTests: XCTestCase {
@@ -12,7 +13,7 @@ final class QueryIndexTests: XCTestCase {
         return Node(children: ChildMap(unsorted: matching.map { ($0.key, $0.node) }))
     }
 
-    func randomChild(_ rng: inout SystemRandomNumberGenerator) -> Node {
+    func randomChild(_ rng: inout SeededRandom) -> Node {
         switch Int.random(in: 0..<6, using: &rng) {
         case 0: return Node(Double(Int.random(in: 0..<10, using: &rng)))
         case 1: return Node(["a", "b", "c"].randomElement(using: &rng)!)
@@ -24,14 +25,14 @@ final class QueryIndexTests: XCTestCase {
         }
     }
 
-    func randomParams(_ rng: inout SystemRandomNumberGenerator) -> QueryParams {
+    func randomParams(_ rng: inout SeededRandom) -> QueryParams {
         let indexes: [Index] = [.priority, .key, .value, .child(Path("age"))]
         var p = QueryParams().ordered(by: indexes.randomElement(using: &rng)!)
-        let bound: () -> Node = {
-            if p.index == .key { return Node(String(Int.random(in: 0..<30))) }
-            return [Node(Double(Int.random(in: 0..<8))), Node("b"), Node(true), .empty].randomElement()!
+        func bound() -> Node {
+            if p.index == .key { return Node(String(Int.random(in: 0..<30, using: &rng))) }
+            return [Node(Double(Int.random(in: 0..<8, using: &rng))), Node("b"), Node(true), .empty].randomElement(using: &rng)!
         }
-        let key: () -> String? = { p.index == .key || Bool.random() ? nil : String(Int.random(in: 0..<30)) }
+        func key() -> String? { p.index == .key || Bool.random(using: &rng) ? nil : String(Int.random(in: 0..<30, using: &rng)) }
         switch Int.random(in: 0..<5, using: &rng) {
         case 0: p = p.startAt(bound(), key: key())
         case 1: p = p.startAfter(bound(), key: key())
@@ -84,7 +85,7 @@ final class QueryIndexTests: XCTestCase {
     }
 
     func testIndexMatchesNaiveEvaluationUnderWrites() {
-        var rng = SystemRandomNumberGenerator()
+        var rng = SeededRandom.forTest()
         for _ in 0..<40 {
             var node = Node.empty
             for i in 0..<30 where Bool.random(using: &rng) { node = node.updatingChild(ChildKey(String(i)), randomChild(&rng)) }
