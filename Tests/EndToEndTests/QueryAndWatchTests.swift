@@ -50,7 +50,7 @@ final class QueryAndWatchTests: XCTestCase {
         process.standardOutput = out
         try process.run()
         let drained = Drain(out.fileHandleForReading)
-        usleep(1_500_000)
+        XCTAssertTrue(drained.waitFor(#""key":"n6""#))
         kill(process.processIdentifier, SIGINT)
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0)

@@ -9,16 +9,18 @@ final class RemoteShellTests: XCTestCase {
         defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
         let url = "ws://127.0.0.1:\(port)?ns=demo"
 
-        // A watcher streams NDJSON while a second process writes.
-        let watcher = try Binary.start(["--url", url, "watch", "/notes", "--events", "child_added,child_removed", "--json"])
-        usleep(800_000)
+        // A watcher streams NDJSON while a second process writes, once its listen is up (its
+        // first value event says so).
+        let watcher = try Binary.start(["--url", url, "watch", "/notes", "--events", "value,child_added,child_removed", "--json"])
+        XCTAssertTrue(watcher.stdout.waitFor(#""event":"value""#))
         let writer = try Binary.run(["--url", url], input: "set /notes/a 1\nset /notes/b 2\nrm /notes/a\nget /notes\n")
         XCTAssertEqual(writer.status, 0, writer.stderr)
         XCTAssertEqual(writer.stdout, #"{"b":2}"# + "\n")
         XCTAssertTrue(watcher.stdout.waitFor(#""event":"child_removed""#))
         watcher.interrupt()
         let events = watcher.stdout.text().split(separator: "\n").compactMap { line -> String? in
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { return nil }
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                  object["event"] as? String != "value" else { return nil }
             return "\(object["event"]!) \(object["key"]!)"
         }
         XCTAssertEqual(events, ["child_added a", "child_added b", "child_removed a"])

@@ -467,10 +467,13 @@ final class ScriptTests: XCTestCase {
         try Data("4242\n".utf8).write(to: URL(fileURLWithPath: folder + "/LOCK"))
         let holder = Process()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/flock")
-        holder.arguments = ["--no-fork", "-x", folder + "/LOCK", "sleep", "30"]
+        // It says so once it holds the lock.
+        holder.arguments = ["--no-fork", "-x", folder + "/LOCK", "sh", "-c", "echo locked; exec sleep 30"]
+        let said = Pipe()
+        holder.standardOutput = said
         try holder.run()
         defer { holder.terminate(); holder.waitUntilExit() }
-        usleep(300_000)
+        XCTAssertTrue(Drain(said.fileHandleForReading).waitFor("locked"))
         let result = try rtdb(["--timeout", "1s", "get", "/"])
         XCTAssertEqual(result.status, 3)
         XCTAssertEqual(result.stderr, "rtdb: the data folder \(folder!) is in use by another rtdb process (pid 4242), which does not answer on \(folder!)/socket; stop it or choose another folder with --data\n")

@@ -5,6 +5,8 @@ import time
 import pytest
 from firebase_admin import db
 
+from wire import wait_until
+
 
 def test_set_get_and_types(ref):
     value = {"name": "Ada", "born": 1815, "active": True, "ratio": 0.5, "tags": ["a", "b"]}
@@ -145,7 +147,8 @@ def test_listen_streams_put_and_patch(ref):
 
     registration = ref.listen(on_event)
     try:
-        time.sleep(0.3)
+        # The stream is open once its first event (the value as it is) has come.
+        assert wait_until(lambda: len(events) >= 1), events
         ref.child("b").set(2)
         ref.update({"c": 3, "d/e": 4})
         ref.child("a").delete()

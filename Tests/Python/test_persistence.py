@@ -201,7 +201,8 @@ def test_a_kill_9_in_the_middle_of_a_queued_script_loses_nothing_reported_queued
     assert [w["path"] for w in kept[150:]] == [f"/counter/k{i:03}" for i in range(151, 151 + len(kept) - 150)]
     server, _ = serve(data, port)
     try:
-        landed = run(port, cache, "sleep 1", "pending")
+        # Connected, it sends what was kept; its exit waits for the acknowledgements.
+        landed = run(port, cache, "online")
         assert landed.returncode == 0, landed.stderr
         counter = rest(port, "GET", "/counter")
         assert len(counter) == len(kept) and counter["k150"] == 150
@@ -446,7 +447,7 @@ def test_a_cache_on_a_full_disk_reports_queued_only_what_it_kept(small_disk):
     subprocess.run(["mount", "-o", "remount,size=4m", small_disk], check=True)
     server, _ = serve(data, port)
     try:
-        landed = run(port, small_disk, "sleep 1", "pending")
+        landed = run(port, small_disk, "online")
         assert landed.returncode == 0, landed.stderr
         assert f"{queued} queued writes from an earlier session restored from the cache and sent" in landed.stderr, landed.stderr
         written = rest(port, "GET", "/big") or {}
@@ -471,10 +472,10 @@ def test_writes_acknowledged_while_the_cache_disk_is_full_are_never_sent_again(s
                                capture_output=True, text=True, env=env, timeout=300)
         assert first.returncode == 0, first.stderr[-2000:]
         assert rest(port, "GET", "/cnt") == 1500
-        again = run(port, small_disk, "sleep 1", "get /cnt")
+        again = run(port, small_disk, "online", "get /cnt")
         assert (again.returncode, again.stdout) == (0, "1500\n"), again.stderr
         subprocess.run(["mount", "-o", "remount,size=8m", small_disk], check=True)
-        roomy = run(port, small_disk, "sleep 1", "pending", "get /cnt")
+        roomy = run(port, small_disk, "online", "pending", "get /cnt")
         assert roomy.stdout == "no writes waiting for the server\n1500\n", roomy.stderr
         assert rest(port, "GET", "/cnt") == 1500
     finally:
@@ -519,10 +520,11 @@ def test_damage_inside_the_cache_is_reported_and_nothing_is_sent_twice_or_out_of
     # Sent once, in order: then the queue is empty, and later starts send nothing.
     server, port = serve(data, port)
     try:
-        sent = run(port, cache, "sleep 1", "pending", "get /cnt", "get /last")
+        assert run(port, cache, "online").returncode == 0  # sends the queue; its exit waits for the answers
+        sent = run(port, cache, "pending", "get /cnt", "get /last")
         assert sent.returncode == 0, sent.stderr
         assert sent.stdout == f"no writes waiting for the server\n{increments}\n{lasts[-1] if lasts else 'null'}\n", sent.stdout
-        again = run(port, cache, "sleep 1", "get /cnt")
+        again = run(port, cache, "online", "get /cnt")
         assert again.stdout == f"{increments}\n" and again.stderr == "", again.stderr
     finally:
         stop(server)
