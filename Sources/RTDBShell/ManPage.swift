@@ -7,20 +7,31 @@ public enum ManPage {
     public static let optionsBeginMarker = #".\" BEGIN OPTIONS (made from ProgramOption.global by scripts/generate-docs; do not edit)"#
     public static let optionsEndMarker = #".\" END OPTIONS"#
 
+    public static let serveOptionsBeginMarker = #".\" BEGIN SERVE OPTIONS (made from ProgramOption.serve by scripts/generate-docs; do not edit)"#
+    public static let serveOptionsEndMarker = #".\" END SERVE OPTIONS"#
+
+    /// The OPTIONS section: `rtdb`'s own options.
     public static func optionsSection() -> String {
-        var out = [".SH OPTIONS"]
-        for option in ProgramOption.global {
-            out.append(".TP")
+        ([optionsBeginMarker, ".SH OPTIONS"] + optionList(ProgramOption.global) + [optionsEndMarker]).joined(separator: "\n") + "\n"
+    }
+
+    /// The options of `rtdb serve`, in the SERVER section.
+    public static func serveOptionsSection() -> String {
+        ([serveOptionsBeginMarker] + optionList(ProgramOption.serve) + [serveOptionsEndMarker]).joined(separator: "\n") + "\n"
+    }
+
+    /// One tagged paragraph per option: its names and value, then what it does.
+    private static func optionList(_ options: [ProgramOption]) -> [String] {
+        options.flatMap { option -> [String] in
             var names = flag(option.name)
             if let short = option.short { names = flag(short) + ", " + names }
             if let value = option.valueName { names += " \\fI" + text(value) + "\\fR" }
-            out.append(names)
-            out.append(marked(option.details))
+            return [".TP", names, marked(option.details)]
         }
-        return ([optionsBeginMarker] + out + [optionsEndMarker]).joined(separator: "\n") + "\n"
     }
 
-    /// Text with `` `literal` `` in bold and `*placeholder*` in italic, safe for roff.
+    /// Text with `` `literal` `` in bold and `*placeholder*` in italic (a star inside a literal
+    /// is itself), safe for roff.
     static func marked(_ s: String) -> String {
         var out = ""
         var bold = false, italic = false
@@ -29,7 +40,7 @@ public enum ManPage {
             case "`":
                 out += bold ? "\\fR" : "\\fB"
                 bold.toggle()
-            case "*":
+            case "*" where !bold:  // inside a literal, a star is a star
                 out += italic ? "\\fR" : "\\fI"
                 italic.toggle()
             default:

@@ -47,9 +47,14 @@ public struct ProgramOption: Sendable {
         }
     }
 
-    /// `details` as plain text, for `--help`.
+    /// `details` as plain text, for `--help`: without its marks (a star inside a literal is
+    /// itself).
     public var plainDetails: String {
-        details.filter { $0 != "`" && $0 != "*" }
+        var literal = false
+        return details.filter { character in
+            if character == "`" { literal.toggle(); return false }
+            return character != "*" || literal
+        }
     }
 
     /// This option, marked as one that says which database to open.
@@ -131,24 +136,50 @@ public struct ProgramOption: Sendable {
         ProgramOption("--help", short: "-h", "show help", details: "Show the options."),
     ]
 
-    /// The option named `name` (`--data`, `-c`) of `rtdb` itself.
-    public static func named(_ name: String) -> ProgramOption? {
-        global.first { $0.name == name }
+    /// The option named `name` (`--data`, `-c`) in `options` (by default, `rtdb`'s own).
+    public static func named(_ name: String, in options: [ProgramOption] = global) -> ProgramOption? {
+        options.first { $0.name == name }
     }
 
     /// `rtdb serve [OPTIONS]`.
     public static let serve: [ProgramOption] = [
-        ProgramOption("--host", .text("ADDRESS"), "the address to listen on"),
-        ProgramOption("--port", .text("PORT"), "the port"),
-        ProgramOption("--data", .directory, "the folder of one database per namespace"),
-        ProgramOption("--tls-cert", .file, "serve TLS with this PEM certificate chain"),
-        ProgramOption("--tls-key", .file, "the PEM private key of --tls-cert"),
-        ProgramOption("--allow-origin", .text("ORIGIN"), "also serve web pages from this origin", repeatable: true),
-        ProgramOption("--allow-host", .text("NAME"), "also answer requests for this host name", repeatable: true),
-        ProgramOption("--request-timeout", .text("SECONDS"), "seconds a request may take to arrive"),
-        ProgramOption("--rules", .file, "security rules for every namespace (JSON, comments allowed)"),
-        ProgramOption("--recover", "salvage damaged databases and exit"),
-        ProgramOption("--help", short: "-h", "show help"),
+        ProgramOption("--host", .text("ADDRESS"), "the address to listen on", details: """
+            The address to listen on. Anything but 127.0.0.1 exposes the database to the network.
+            """),
+        ProgramOption("--port", .text("PORT"), "the port", details: """
+            The port: the realtime protocol at `/.ws` and the REST API at */PATH*`.json`.
+            """),
+        ProgramOption("--data", .directory, "the folder of one database per namespace", details: """
+            The folder holding one database per namespace (default *~/.local/share/rtdb/server*).
+            """),
+        ProgramOption("--tls-cert", .file, "serve TLS with this PEM certificate chain", details: """
+            Serve TLS only (`wss://`, `https://`) with this PEM certificate chain.
+            """),
+        ProgramOption("--tls-key", .file, "the PEM private key of --tls-cert", details: """
+            The PEM private key of `--tls-cert`.
+            """),
+        ProgramOption("--allow-origin", .text("ORIGIN"), "also serve web pages from this origin", repeatable: true, details: """
+            Also serve web pages from this origin (repeatable; `*` for any). Pages served from `localhost` or \
+            `127.0.0.1` are always allowed.
+            """),
+        ProgramOption("--allow-host", .text("NAME"), "also answer requests for this host name", repeatable: true, details: """
+            Also answer requests whose `Host` header names this host (repeatable; `*` for any). IP addresses and \
+            `localhost` are always answered.
+            """),
+        ProgramOption("--request-timeout", .text("SECONDS"), "seconds a request may take to arrive", details: """
+            Seconds a client may take to send a request's head, or pause within its body; an idle \
+            keep-alive connection is closed after twice this.
+            """),
+        ProgramOption("--rules", .file, "security rules for every namespace (JSON, comments allowed)", details: """
+            Security rules for every namespace: a JSON file (`{"rules": {…}}`, comments allowed). Without it, \
+            everyone may read and write everything. The owner replaces a namespace's rules at run time with \
+            `PUT /.settings/rules.json` or the shell's `rules set`.
+            """),
+        ProgramOption("--recover", "salvage damaged databases and exit", details: """
+            Salvage every damaged database in the data folder (keep what can be read, move the damaged files \
+            aside, say what was lost), then exit.
+            """),
+        ProgramOption("--help", short: "-h", "show help", details: "Show the options."),
     ]
 
     /// Words that run something other than a shell command.

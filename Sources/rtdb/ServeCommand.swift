@@ -15,34 +15,34 @@ struct ServeCommand: ParsableCommand {
         abstract: "Run the local server: the realtime protocol over WebSocket and the REST API, one database per namespace.",
         helpNames: [.short, .long])
 
-    @Option(help: "The address to listen on. Anything but 127.0.0.1 exposes the database to the network.")
+    @Option(help: ProgramOption.argumentHelp("--host", in: ProgramOption.serve))
     var host = "127.0.0.1"
 
-    @Option(help: "The port: the realtime protocol at /.ws and the REST API at /PATH.json.")
+    @Option(help: ProgramOption.argumentHelp("--port", in: ProgramOption.serve))
     var port = 9000
 
-    @Option(help: ArgumentHelp("The folder holding one database per namespace.", valueName: "DIR"))
+    @Option(help: ProgramOption.argumentHelp("--data", in: ProgramOption.serve))
     var data: String?
 
-    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("Serve TLS (wss://, https://) with this PEM certificate chain.", valueName: "FILE"))
+    @Option(name: .customLong("tls-cert"), help: ProgramOption.argumentHelp("--tls-cert", in: ProgramOption.serve))
     var tlsCertificate: String?
 
-    @Option(name: .customLong("tls-key"), help: ArgumentHelp("The PEM private key of --tls-cert.", valueName: "FILE"))
+    @Option(name: .customLong("tls-key"), help: ProgramOption.argumentHelp("--tls-key", in: ProgramOption.serve))
     var tlsKey: String?
 
-    @Option(name: .customLong("allow-origin"), help: ArgumentHelp("Also serve web pages from this origin (repeatable; '*' for any). Pages served from localhost or 127.0.0.1 are always allowed.", valueName: "ORIGIN"))
+    @Option(name: .customLong("allow-origin"), help: ProgramOption.argumentHelp("--allow-origin", in: ProgramOption.serve))
     var allowedOrigins: [String] = []
 
-    @Option(name: .customLong("allow-host"), help: ArgumentHelp("Also answer requests whose Host header names this host (repeatable; '*' for any). IP addresses and localhost are always answered.", valueName: "NAME"))
+    @Option(name: .customLong("allow-host"), help: ProgramOption.argumentHelp("--allow-host", in: ProgramOption.serve))
     var allowedHosts: [String] = []
 
-    @Option(name: .customLong("request-timeout"), help: ArgumentHelp("Seconds a client may take to send a request's head, or pause within its body; an idle keep-alive connection is closed after twice this.", valueName: "SECONDS"))
+    @Option(name: .customLong("request-timeout"), help: ProgramOption.argumentHelp("--request-timeout", in: ProgramOption.serve))
     var requestTimeout = 30
 
-    @Option(help: ArgumentHelp("Security rules for every namespace: a JSON file ({\"rules\": {…}}, comments allowed). Without it, everyone may read and write everything. The owner replaces a namespace's rules at run time with PUT /.settings/rules.json or the shell's 'rules set'.", valueName: "FILE"))
+    @Option(help: ProgramOption.argumentHelp("--rules", in: ProgramOption.serve))
     var rules: String?
 
-    @Flag(help: "Salvage every damaged database in the data folder (keep what can be read, move the damaged files aside, say what was lost), then exit.")
+    @Flag(help: ProgramOption.argumentHelp("--recover", in: ProgramOption.serve))
     var recover = false
 
     func validate() throws {

@@ -32,6 +32,10 @@ final class GeneratedFilesTests: XCTestCase {
         try checkManualSection(begin: ManPage.optionsBeginMarker, end: ManPage.optionsEndMarker, ManPage.optionsSection())
     }
 
+    func testManualServeOptions() throws {
+        try checkManualSection(begin: ManPage.serveOptionsBeginMarker, end: ManPage.serveOptionsEndMarker, ManPage.serveOptionsSection())
+    }
+
     /// The part of man/rtdb.1 from the comment that starts like `begin` through `end` is `section`.
     private func checkManualSection(begin beginMarker: String, end endMarker: String, _ section: String) throws {
         let url = Self.root.appendingPathComponent("man/rtdb.1")
@@ -50,5 +54,7 @@ final class GeneratedFilesTests: XCTestCase {
         XCTAssertEqual(ManPage.usage("set PATH VALUE [--priority P]"), "\\fBset\\fR \\fIPATH\\fR \\fIVALUE\\fR [\\fB\\-\\-priority\\fR \\fIP\\fR]")
         XCTAssertEqual(ManPage.text(".hidden"), "\\&.hidden")
         XCTAssertEqual(ManPage.marked("a `--b` *C*."), "a \\fB\\-\\-b\\fR \\fIC\\fR.")
+        XCTAssertEqual(ManPage.marked("`*` for any"), "\\fB*\\fR for any")
+        XCTAssertEqual(ProgramOption("--x", "", details: "`*` or *N* `a`").plainDetails, "* or N a")
     }
 }
