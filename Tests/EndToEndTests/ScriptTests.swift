@@ -496,7 +496,7 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(try Binary.run(["help"]).stdout, Help.overview())
         let serve = try Binary.run(["help", "serve"])
         XCTAssertTrue(serve.stdout.hasPrefix("OVERVIEW: Run the local server"), serve.stdout)
-        XCTAssertTrue(serve.stdout.contains("USAGE: rtdb serve [--host <host>]"), serve.stdout)
+        XCTAssertTrue(serve.stdout.contains("USAGE: rtdb serve [--host <ADDRESS>] [--port <PORT>]"), serve.stdout)
         let unknown = try Binary.run(["help", "sett"])
         XCTAssertEqual(unknown.status, 1)
         XCTAssertEqual(unknown.stderr, "rtdb help: no help for 'sett': not a command; did you mean 'set'?\n")
