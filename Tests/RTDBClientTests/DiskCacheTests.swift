@@ -46,6 +46,22 @@ final class DiskCacheTests: XCTestCase {
 
     private func json(_ text: String) throws -> Node { try JSONReader.parse(text) }
 
+    /// A cache closed and let go leaves nothing open: its parts are freed with it, the file
+    /// descriptors of its file, lock and ledger closed.
+    func testAClosedCacheLeavesNoDescriptorOpen() throws {
+        func openDescriptors() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count }
+        let before = try openDescriptors()
+        weak var queue: CacheWriteQueue?
+        do {
+            let cache = try DiskCache(folder: folder)
+            queue = cache.writes
+            _ = cache.writes.save(.set(Path("a"), Node(1)))
+            cache.close()
+        }
+        XCTAssertNil(queue, "the write queue outlived its cache")
+        XCTAssertEqual(try openDescriptors(), before)
+    }
+
     /// Each of `paths`, read offline, fails as the cache does not hold it.
     private func assertNotAnsweredOffline(_ repo: Repo, _ paths: [String], line: UInt = #line) async {
         for path in paths {

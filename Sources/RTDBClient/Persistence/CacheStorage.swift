@@ -85,6 +85,9 @@ final class CacheStorage {
         closed = true
         database.close()
         lock.release()
+        // The participants hold this storage: letting them go breaks the cycle, so they (and
+        // the write queue's ledger file) are freed with their owner.
+        participants = []
     }
 
     /// Takes part in every transaction from now on.
