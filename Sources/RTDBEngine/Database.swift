@@ -268,17 +268,17 @@ public final class Database: @unchecked Sendable {
     /// Arranges `credentialExpired` for when `identity` expires (seconds since the epoch).
     /// A session keeps one such timer (a new credential replaces it), a stream has one.
     func watchExpiry(of identity: Identity, for sink: ListenSink) {
-        (sink as? ServerSession)?.expiry?.cancel()
+        (sink as? ServerSession)?.replaceExpiry(with: nil)
         guard case .user(_, _, let expires?) = identity else { return }
         let delay = max(0, expires - clock() / 1000)
-        let timer = DispatchWorkItem { [weak self, weak sink] in
-            guard let self, let sink, sink.identity == identity else { return }
+        let expiry = CancellationFlag()
+        (sink as? ServerSession)?.replaceExpiry(with: expiry)
+        queue.asyncAfter(deadline: .now() + delay) { [weak self, weak sink] in
+            guard !expiry.isCancelled, let self, let sink, sink.identity == identity else { return }
             if let session = sink as? ServerSession, session.isClosed { return }
             if !(sink is ServerSession), self.listeners.listens(of: sink).isEmpty { return }
             self.credentialExpired(sink)
         }
-        (sink as? ServerSession)?.expiry = timer
-        queue.asyncAfter(deadline: .now() + delay, execute: timer)
     }
 
     /// Reads the value at `path`, filtered by a query when given (answered from an index).
@@ -443,7 +443,7 @@ public final class Database: @unchecked Sendable {
                 sets = [(path, root.child(at: path))]
             }
             if case .refused(let refusal) = check(LogRecord(sets: sets), as: identity, now: now) { return reply(refusal) }
-            session.onDisconnect.record(request)
+            session.recordOnDisconnect(request)
             reply(.ok)
         case let .auth(credential, _, acting):
             // A credential is used and never kept or logged; only who it names stays.
@@ -463,7 +463,7 @@ public final class Database: @unchecked Sendable {
             }
         case .unauth:
             if let session {
-                session.expiry?.cancel()
+                session.replaceExpiry(with: nil)
                 session.identity = session.initialIdentity
                 revokeDenied(among: listeners.listens(of: session))
             }

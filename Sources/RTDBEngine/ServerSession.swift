@@ -2,33 +2,60 @@ import Foundation
 import RTDBData
 import RTDBProtocol
 import RTDBRules
+import Synchronization
 
 /// The server's side of one connection: greets the client, runs its requests in order and
 /// answers them.
-///
-/// `@unchecked Sendable`: its onDisconnect queue is touched only on its database's queue.
-public final class ServerSession: ListenSink, @unchecked Sendable {
+public final class ServerSession: ListenSink, Sendable {
     private let database: Database
     private let transport: Transport
     public let id: String
-    /// Writes to run when this connection ends.
-    var onDisconnect = OnDisconnectQueue()
-    /// Who the connection's credential names (changed by `auth`, `unauth` and expiry).
-    public internal(set) var identity: Identity
     /// Who it is without a credential: the owner on an embedded database's connections, no
     /// one on the network's; `unauth` and an expired credential return to it.
     let initialIdentity: Identity
-    /// Set once the transport has closed.
-    private(set) var isClosed = false
-    /// When the credential expires, the server says so (`ac`); replaced with the credential.
-    var expiry: DispatchWorkItem?
+
+    /// Changed on the database's queue; read there and, for the identity, by a REST stream's
+    /// or a timer's check.
+    private struct State {
+        /// Writes to run when this connection ends.
+        var onDisconnect = OnDisconnectQueue()
+        var identity: Identity
+        /// Set once the transport has closed.
+        var isClosed = false
+        /// When the credential expires, the server says so (`ac`); replaced with the credential.
+        var expiry: CancellationFlag?
+    }
+
+    private let state: Mutex<State>
 
     init(database: Database, transport: Transport, identity: Identity) {
         self.database = database
         self.transport = transport
-        self.identity = identity
+        state = Mutex(State(identity: identity))
         self.initialIdentity = identity
         self.id = ServerSession.makeID()
+    }
+
+    /// Who the connection's credential names (changed by `auth`, `unauth` and expiry).
+    public internal(set) var identity: Identity {
+        get { state.withLock { $0.identity } }
+        set { state.withLock { $0.identity = newValue } }
+    }
+
+    var isClosed: Bool { state.withLock { $0.isClosed } }
+
+    /// Keeps `request` (an `o`, `om` or `oc`) for when the connection ends.
+    func recordOnDisconnect(_ request: Request) {
+        state.withLock { $0.onDisconnect.record(request) }
+    }
+
+    /// The timer of the credential's expiry, replacing (and cancelling) the one before.
+    func replaceExpiry(with timer: CancellationFlag?) {
+        let previous: CancellationFlag? = state.withLock { state in
+            defer { state.expiry = timer }
+            return state.expiry
+        }
+        previous?.cancel()
     }
 
     func start(host: String) {
@@ -39,10 +66,13 @@ public final class ServerSession: ListenSink, @unchecked Sendable {
         }
         transport.start(onMessage: { message in inbox.post(message) }, onClose: { [self] in
             database.queue.async {
-                self.isClosed = true
+                let (operations, identity) = self.state.withLock { state in
+                    state.isClosed = true
+                    defer { state.onDisconnect = OnDisconnectQueue() }
+                    return (state.onDisconnect.operations, state.identity)
+                }
                 database.sessionClosed(self)
-                database.runOnDisconnect(self.onDisconnect.operations, as: self.identity)
-                self.onDisconnect = OnDisconnectQueue()
+                database.runOnDisconnect(operations, as: identity)
             }
         })
         let now = Int64(database.clock())
