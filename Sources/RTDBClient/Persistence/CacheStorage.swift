@@ -246,6 +246,18 @@ final class CacheStorage {
         }
     }
 
+    /// The size of the file, as SQLite counts its pages; nil when it cannot say.
+    var fileBytes: Int? {
+        guard let pages = try? database.integer("PRAGMA page_count"), let pageSize = try? database.integer("PRAGMA page_size") else { return nil }
+        return Int(pages) * Int(pageSize)
+    }
+
+    /// Gives the pages freed by forgetting data back to the file system: the file shrinks too
+    /// (at the next checkpoint), not just the data it holds.
+    func giveBackFreePages() {
+        attempt { try database.execute("PRAGMA incremental_vacuum") }
+    }
+
     // MARK: Settings and kept-synced locations
 
     static func putSetting(_ name: String, _ value: String, in database: SQLiteDatabase) throws {

@@ -43,6 +43,19 @@ final class CachedServerData {
         return size
     }
 
+    /// Forgets the rows selected by `rows` (an SQL condition on `path` with `range` as its
+    /// arguments); returns their bytes. Inside a change.
+    func forget(where rows: String, _ range: [SQLiteDatabase.Value]) throws -> Int {
+        let bytes = Int(try storage.database.integer("SELECT \(Self.rowBytes) FROM server_data WHERE \(rows)", range))
+        try storage.database.run("DELETE FROM server_data WHERE \(rows)", range)
+        return bytes
+    }
+
+    /// Forgets every row. Inside a change.
+    func forgetAll() throws {
+        try storage.database.execute("DELETE FROM server_data;")
+    }
+
     /// The server's value at `path` replaced by `node`.
     func overwrite(_ path: Path, _ node: Node) {
         storage.change {

@@ -148,9 +148,7 @@ public final class DiskCache {
         storage.change {
             let range = CachedServerData.rowRange(path) + kept.flatMap { CachedServerData.rowRange($0) }
             let rows = "path >= ? AND path < ?" + String(repeating: " AND NOT (path >= ? AND path < ?)", count: kept.count)
-            let database = storage.database
-            removed.bytes = Int(try database.integer("SELECT \(CachedServerData.rowBytes) FROM server_data WHERE \(rows)", range))
-            try database.run("DELETE FROM server_data WHERE \(rows)", range)
+            removed.bytes = try data.forget(where: rows, range)
             removed.queries = try queries.forget(where: rows, range)
             if let parent = path.parent { try queries.markIncomplete(atAndAbove: parent) }
         }
@@ -195,7 +193,7 @@ public final class DiskCache {
     /// Forgets every cached value and what queries were complete (the write queue stays).
     func clearData() {
         storage.change {
-            try storage.database.execute("DELETE FROM server_data;")
+            try data.forgetAll()
             try queries.forgetAll()
         }
         commit()
@@ -225,8 +223,7 @@ public final class DiskCache {
     /// data's, so a file within the limit is not measured (measuring reads all of it).
     func evictIfOverLimitWhenOpened(pinned listened: [Path]) {
         // If the file's size cannot be read (not a failure of the cache), the data is measured.
-        if let pages = try? storage.database.integer("PRAGMA page_count"), let pageSize = try? storage.database.integer("PRAGMA page_size"),
-           Int(pages) * Int(pageSize) <= policy.limit { return }
+        if let bytes = storage.fileBytes, bytes <= policy.limit { return }
         evictIfNeeded(pinned: listened, force: true)
     }
 
@@ -258,8 +255,7 @@ public final class DiskCache {
             }
         }
         commit()
-        // The file shrinks too (at the next checkpoint), not just the data it holds.
-        storage.attempt { try storage.database.execute("PRAGMA incremental_vacuum") }
+        storage.giveBackFreePages()
     }
 }
 
