@@ -268,11 +268,13 @@ public final class Database: @unchecked Sendable {
     /// Arranges `credentialExpired` for when `identity` expires (seconds since the epoch).
     /// A session keeps one such timer (a new credential replaces it), a stream has one.
     func watchExpiry(of identity: Identity, for sink: ListenSink) {
-        (sink as? ServerSession)?.replaceExpiry(with: nil)
-        guard case .user(_, _, let expires?) = identity else { return }
+        guard case .user(_, _, let expires?) = identity else {
+            (sink as? ServerSession)?.replaceExpiry(with: nil)
+            return
+        }
         let delay = max(0, expires - clock() / 1000)
         let expiry = CancellationFlag()
-        (sink as? ServerSession)?.replaceExpiry(with: expiry)
+        (sink as? ServerSession)?.replaceExpiry(with: expiry)  // cancels the one before
         queue.asyncAfter(deadline: .now() + delay) { [weak self, weak sink] in
             guard !expiry.isCancelled, let self, let sink, sink.identity == identity else { return }
             if let session = sink as? ServerSession, session.isClosed { return }
