@@ -128,6 +128,20 @@ final class PersistentConnectionTests: XCTestCase {
         XCTFail("the condition never held", file: file, line: line)
     }
 
+    /// The server greets the client on `transport`; returns once the client is connected.
+    private func greet(_ owner: Owner, on transport: ScriptedTransport, session: String = "s1", file: StaticString = #filePath, line: UInt = #line) {
+        transport.hello(session: session)
+        eventually(owner, { $0.connection.state == .connected }, file: file, line: line)
+    }
+
+    /// A client connected on its first transport.
+    private func connectedOwner(policy: ReconnectPolicy? = nil, file: StaticString = #filePath, line: UInt = #line) throws -> (Owner, ScriptedTransport) {
+        let owner = Owner(policy: policy ?? fast)
+        let transport = try XCTUnwrap(owner.last, file: file, line: line)
+        greet(owner, on: transport, file: file, line: line)
+        return (owner, transport)
+    }
+
     func testConnectingQueuesUntilTheHelloThenSendsListensBeforeWrites() throws {
         let owner = Owner(policy: fast)
         XCTAssertEqual(owner.now { $0.connection.state }, .connecting)
@@ -137,8 +151,7 @@ final class PersistentConnectionTests: XCTestCase {
         }
         let transport = try XCTUnwrap(owner.last)
         XCTAssertEqual(transport.sent, [], "nothing goes before the server's hello")
-        transport.hello()
-        eventually(owner) { $0.connection.state == .connected }
+        greet(owner, on: transport)
         XCTAssertEqual(transport.requests, [.listen(path: Path("l"), query: nil, tag: nil, hash: "h"),
                                             .put(path: Path("a"), data: Node(1), hash: nil)])
         XCTAssertEqual(owner.now { $0.connectedChanges }, [true])
@@ -149,10 +162,7 @@ final class PersistentConnectionTests: XCTestCase {
     /// again what was not answered; a compare-and-set already sent fails instead, as it may
     /// have been applied.
     func testALostConnectionResendsWritesAndFailsCompareAndSets() throws {
-        let owner = Owner(policy: fast)
-        let first = try XCTUnwrap(owner.last)
-        first.hello()
-        eventually(owner) { $0.connection.state == .connected }
+        let (owner, first) = try connectedOwner()
         owner.now { owner in
             owner.send(.put(path: Path("w"), data: Node(1), hash: nil), as: "write")
             owner.send(.put(path: Path("c"), data: Node(2), hash: "abc"), as: "cas")
@@ -169,8 +179,7 @@ final class PersistentConnectionTests: XCTestCase {
         let second = try XCTUnwrap(owner.last)
         XCTAssertEqual(second.lastSessionID, "s1")
         XCTAssertEqual(owner.now { $0.connection.state }, .connecting)
-        second.hello(session: "s2")
-        eventually(owner) { $0.connection.state == .connected }
+        greet(owner, on: second, session: "s2")
         XCTAssertEqual(second.requests, [.put(path: Path("w"), data: Node(1), hash: nil)], "only the unanswered write, once")
         second.answer(second.requestIDs[0])
         eventually(owner) { $0.responses["write"] != nil }
@@ -182,10 +191,7 @@ final class PersistentConnectionTests: XCTestCase {
     func testWithoutReconnectionALostConnectionClosesEverything() throws {
         var once = fast
         once.enabled = false
-        let owner = Owner(policy: once)
-        let transport = try XCTUnwrap(owner.last)
-        transport.hello()
-        eventually(owner) { $0.connection.state == .connected }
+        let (owner, transport) = try connectedOwner(policy: once)
         owner.now { $0.send(.put(path: Path("w"), data: Node(1), hash: nil), as: "write") }
         transport.drop()
         eventually(owner) { $0.connection.state == .closed }
@@ -198,10 +204,7 @@ final class PersistentConnectionTests: XCTestCase {
     /// Offline by choice: no connection, writes queue, a read fails at once as offline;
     /// `goOnline` connects at once and sends the writes.
     func testOfflineByChoiceQueuesWritesAndGoingOnlineSendsThem() throws {
-        let owner = Owner(policy: fast)
-        let first = try XCTUnwrap(owner.last)
-        first.hello()
-        eventually(owner) { $0.connection.state == .connected }
+        let (owner, first) = try connectedOwner()
         owner.now { owner in
             owner.connection.goOffline()
             owner.send(.put(path: Path("w"), data: Node(1), hash: nil), as: "write")
@@ -216,8 +219,7 @@ final class PersistentConnectionTests: XCTestCase {
         owner.now { $0.connection.goOnline() }
         XCTAssertEqual(owner.transports.count, 2)
         let second = try XCTUnwrap(owner.last)
-        second.hello()
-        eventually(owner) { $0.connection.state == .connected }
+        greet(owner, on: second)
         XCTAssertEqual(second.requests, [.put(path: Path("w"), data: Node(1), hash: nil)])
     }
 
@@ -230,8 +232,7 @@ final class PersistentConnectionTests: XCTestCase {
         eventually(owner) { $0.transports.count == 2 }
         XCTAssertEqual(owner.last?.host, "elsewhere.example", "at once, not after the 30 s backoff")
         let second = try XCTUnwrap(owner.last)
-        second.hello()
-        eventually(owner) { $0.connection.state == .connected }
+        greet(owner, on: second)
         second.deliver(.shutdown(reason: "the database was disabled"))
         eventually(owner) { $0.connection.state == .closed }
         XCTAssertEqual(owner.now { $0.connection.shutdownReason }, "the database was disabled")
@@ -240,10 +241,7 @@ final class PersistentConnectionTests: XCTestCase {
 
     /// What an old transport says after the client moved on is ignored.
     func testAnOldTransportsLateMessagesAreIgnored() throws {
-        let owner = Owner(policy: fast)
-        let first = try XCTUnwrap(owner.last)
-        first.hello()
-        eventually(owner) { $0.connection.state == .connected }
+        let (owner, first) = try connectedOwner()
         owner.now { $0.connection.goOffline() }
         first.hello(session: "stale")
         first.deliver(.shutdown(reason: "stale"))
@@ -269,8 +267,7 @@ final class PersistentConnectionTests: XCTestCase {
         owner.now { $0.connection.authenticate(token: "t0ken", google: false) { _ in } }
         XCTAssertEqual(owner.transports.count, 2)
         let second = try XCTUnwrap(owner.last)
-        second.hello()
-        eventually(owner) { $0.connection.state == .connected }
+        greet(owner, on: second)
         XCTAssertEqual(second.requests, [.auth(credential: "t0ken", google: false), .put(path: Path("w"), data: Node(1), hash: nil)])
     }
 }
