@@ -9,11 +9,16 @@ import RTDBRules
 /// A write is applied to the tree at once (later requests see it) and acknowledged only when
 /// its log record is durable. A multi-path update is one record: all of it or none of it.
 ///
-/// `@unchecked Sendable`: its tree, indexes and listeners are touched only on `queue`.
-public final class Database: @unchecked Sendable {
-    let queue = DispatchQueue(label: "rtdb.database")
+/// An actor on its own queue (`executor`): connections post their requests there in bursts,
+/// and the store's callbacks and the credential timers hop onto it, all in order; each takes
+/// the database's isolation with `assumeIsolated`. The public methods are nonisolated and
+/// hop themselves, so callers on any thread use it without `await`.
+public actor Database {
+    nonisolated let executor = QueueExecutor(label: "rtdb.database")
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    nonisolated var queue: DispatchQueue { executor.queue }
     private var root: Node
-    let store: Store
+    nonisolated let store: Store
     private let listeners = ListenerRegistry()
     /// Ordered indexes by location and ordering, shared by the queries that use them. One is
     /// built by the first query that needs it and kept while a listen uses it, and after
@@ -36,7 +41,7 @@ public final class Database: @unchecked Sendable {
     /// store together, so one commit round (one fdatasync) makes many durable. An index
     /// built meanwhile reaches the store with them, not before: the store's tree lacks them,
     /// and a checkpoint would store an index ahead of it.
-    private var unstored: [(record: LogRecord, completion: (StoreError?) -> Void)] = []
+    private var unstored: [(record: LogRecord, completion: @Sendable (StoreError?) -> Void)] = []
     /// Records applied so far (numbered as the store numbers them), and, for each not yet
     /// durable, the paths it wrote: a record the store refuses (a full disk) is taken out of
     /// the tree again, with every record after it (the tree goes back to the store's state
@@ -49,13 +54,15 @@ public final class Database: @unchecked Sendable {
     private var receipts: WriteReceipts
     /// Answers to writes sent again while the records applied so far (through `number`)
     /// are not all durable yet: each is answered once they are.
-    private var awaitingDurable: [(number: Int, client: String, request: Int, reply: (Response) -> Void)] = []
-    /// Milliseconds since the epoch; replaceable in tests.
-    var clock: () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
+    private var awaitingDurable: [(number: Int, client: String, request: Int, reply: @Sendable (Response) -> Void)] = []
+    /// Milliseconds since the epoch (a test gives its own).
+    nonisolated let clock: @Sendable () -> Double
+    public static let systemClock: @Sendable () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
     /// Who may read and write what; open unless the server was given rules.
     private var rules = SecurityRules.open
 
-    public init(folder: String) throws {
+    public init(folder: String, clock: @escaping @Sendable () -> Double = Database.systemClock) throws {
+        self.clock = clock
         store = try Store(folder: folder)
         root = store.recoveredRoot
         indexes = store.recoveredIndexes
@@ -65,24 +72,20 @@ public final class Database: @unchecked Sendable {
         // what changed since. Synchronously: until it is done no other checkpoint starts,
         // so none stores again, from a tree still in memory, what this one stored.
         store.onDurable = { [weak self] through in
-            guard let database = self else { return }
-            database.queue.async { database.madeDurable(through: through) }
+            self?.schedule { $0.madeDurable(through: through) }
         }
         store.onSnapshotWanted = { [weak self] in
-            guard let database = self else { return }
-            database.queue.async { database.offerSnapshot() }
+            self?.schedule { $0.offerSnapshot() }
         }
         store.onFailure = { [weak self] first, error in
-            guard let database = self else { return }
             // Waited for: the writers hear of the failure only once their records are out of
             // the tree, so a request they send next finds them undone even when it joins a
             // turn of its session's that was queued before this. (Nothing on this queue
             // waits for the committer, so the wait cannot deadlock.)
-            database.queue.sync { database.takeBack(from: first, error) }
+            self?.runAndWait { $0.takeBack(from: first, error) }
         }
         store.onCheckpoint = { [weak self] replayed, replayedIndexes, through, marker in
-            guard let database = self else { return }
-            database.queue.sync {
+            self?.runAndWait { database in
                 database.storeWrites()  // they belong to the replayed tree
                 (database.root, database.indexes) = database.store.rebase(replayed, indexes: replayedIndexes, through: through,
                                                                           marker: marker, live: database.indexes)
@@ -90,13 +93,23 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    public var folder: String { store.folder }
+    /// Runs `work` in the database's isolation once the work queued before it has run.
+    nonisolated func schedule(_ work: @escaping @Sendable (isolated Database) -> Void) {
+        executor.queue.async { self.assumeIsolated(work) }
+    }
+
+    /// Runs `work` in the database's isolation and waits for it (never from its own queue).
+    nonisolated func runAndWait<T: Sendable>(_ work: (isolated Database) -> T) -> T {
+        executor.queue.sync { self.assumeIsolated(work) }
+    }
+
+    public nonisolated var folder: String { store.folder }
 
     /// Attaches the server end of a connection; the session lives as long as the transport.
     /// It starts as `identity` (the owner for an embedded database and the processes on its
     /// folder, no one for a network client until it sends a credential).
     @discardableResult
-    public func accept(_ transport: Transport, host: String = "embedded", identity: Identity = .admin) -> ServerSession {
+    public nonisolated func accept(_ transport: Transport, host: String = "embedded", identity: Identity = .admin) -> ServerSession {
         let session = ServerSession(database: self, transport: transport, identity: identity)
         session.start(host: host)
         return session
@@ -106,16 +119,18 @@ public final class Database: @unchecked Sendable {
     /// writes, the indexes no query used since the open, and that the rules do not declare,
     /// are not stored again: a list queried once is not indexed on every write forever (an
     /// open that only reads keeps them all, as they cost nothing then).
-    public func close() {
-        let (tree, kept): (Node, QueryIndexes) = queue.sync {
-            storeWrites()
-            if wrote {
+    public nonisolated func close() {
+        let (tree, kept): (Node, QueryIndexes) = runAndWait { database in
+            database.storeWrites()
+            if database.wrote {
                 // In the table too: a checkpoint finishing meanwhile takes the table as it is.
-                indexes = indexes.filter { indexLastUsed[QueryIndexes.key($0.path, $0.index)] != nil || declared($0) }
+                database.indexes = database.indexes.filter {
+                    database.indexLastUsed[QueryIndexes.key($0.path, $0.index)] != nil || database.declared($0)
+                }
             }
             // Here, with the tree it is given: a write after this is refused, not lost.
-            store.beginClose()
-            return (self.root, self.indexes)
+            database.store.beginClose()
+            return (database.root, database.indexes)
         }
         store.finishClose(root: tree, indexes: kept)
     }
@@ -123,8 +138,8 @@ public final class Database: @unchecked Sendable {
     /// Runs every request received so far and waits until their writes are durable and
     /// answered: a server that stops taking requests calls it before it closes connections,
     /// so no acknowledgement is lost with them.
-    public func settle() {
-        queue.sync { storeWrites() }
+    public nonisolated func settle() {
+        runAndWait { $0.storeWrites() }
         store.waitForRounds()
         queue.sync {}  // writes sent again, answered once the rounds made them durable
     }
@@ -133,38 +148,38 @@ public final class Database: @unchecked Sendable {
 
     /// Runs a request from outside a realtime session (REST) as `identity`; `completion` gets
     /// the answer (for writes, once durable).
-    public func submit(_ request: Request, as identity: Identity = .admin, completion: @escaping @Sendable (Response) -> Void) {
-        queue.async { self.handle(request, from: nil, as: identity, reply: completion) }
+    public nonisolated func submit(_ request: Request, as identity: Identity = .admin, completion: @escaping @Sendable (Response) -> Void) {
+        schedule { $0.handle(request, from: nil, as: identity, reply: completion) }
     }
 
     /// Overwrites `path` with `value` (if its current value hashes to `hash`, when given) as
     /// `identity`; once durable, the answer carries the value the write left at `path`
     /// (server values resolved), as of the write: a later one does not show through, as it
     /// would in a read made after the answer.
-    public func write(_ path: Path, _ value: Node, hash: String? = nil, as identity: Identity = .admin,
-                      completion: @escaping @Sendable (Response) -> Void) {
-        queue.async { self.handle(.put(path: path, data: value, hash: hash), from: nil, as: identity, echo: true, reply: completion) }
+    public nonisolated func write(_ path: Path, _ value: Node, hash: String? = nil, as identity: Identity = .admin,
+                                  completion: @escaping @Sendable (Response) -> Void) {
+        schedule { $0.handle(.put(path: path, data: value, hash: hash), from: nil, as: identity, echo: true, reply: completion) }
     }
 
     /// Writes `value` under a new push id made with the server's clock.
-    public func push(_ path: Path, _ value: Node, as identity: Identity = .admin,
-                     completion: @escaping @Sendable (String, Response) -> Void) {
-        queue.async {
-            let key = self.pushIDs.next(now: Int64(self.clock()))
-            self.handle(.put(path: path.child(key), data: value, hash: nil), from: nil, as: identity) { completion(key, $0) }
+    public nonisolated func push(_ path: Path, _ value: Node, as identity: Identity = .admin,
+                                 completion: @escaping @Sendable (String, Response) -> Void) {
+        schedule { database in
+            let key = database.pushIDs.next(now: Int64(database.clock()))
+            database.handle(.put(path: path.child(key), data: value, hash: nil), from: nil, as: identity) { completion(key, $0) }
         }
     }
 
     // MARK: Rules
 
     /// The rules in force.
-    public var securityRules: SecurityRules { queue.sync { rules } }
+    public nonisolated var securityRules: SecurityRules { runAndWait { $0.rules } }
 
     /// Puts new rules in force; every listen they no longer allow is cancelled.
-    public func replaceRules(_ rules: SecurityRules) {
-        queue.async {
-            self.rules = rules
-            self.revokeDenied(among: self.listeners.all())
+    public nonisolated func replaceRules(_ rules: SecurityRules) {
+        schedule { database in
+            database.rules = rules
+            database.revokeDenied(among: database.listeners.all())
         }
     }
 
@@ -195,8 +210,8 @@ public final class Database: @unchecked Sendable {
 
     /// Whether `identity` may read `path` with `query` now (a REST stream asks before it
     /// starts). Not from the database's own queue (a completion): it waits on it.
-    public func canRead(_ path: Path, query: QueryParams?, as identity: Identity) -> Bool {
-        queue.sync { rules.canRead(path, identity: identity, query: query, data: root, now: clock()) }
+    public nonisolated func canRead(_ path: Path, query: QueryParams?, as identity: Identity) -> Bool {
+        runAndWait { $0.rules.canRead(path, identity: identity, query: query, data: $0.root, now: $0.clock()) }
     }
 
     /// A query ordered by a child (or by value) that the rules give no `.indexOn` for, as
@@ -255,7 +270,6 @@ public final class Database: @unchecked Sendable {
     /// A user's credential has expired: a session is told (`ac`) and goes on as it was without
     /// one; a REST stream ends with `auth_revoked`.
     func credentialExpired(_ sink: ListenSink) {
-        dispatchPrecondition(condition: .onQueue(queue))
         sink.send(.authRevoked(status: .expiredToken, reason: "the credential has expired"))
         if let session = sink as? ServerSession {
             session.identity = session.initialIdentity
@@ -278,14 +292,16 @@ public final class Database: @unchecked Sendable {
         queue.asyncAfter(deadline: .now() + delay) { [weak self, weak sink] in
             guard !expiry.isCancelled, let self, let sink, sink.identity == identity else { return }
             if let session = sink as? ServerSession, session.isClosed { return }
-            if !(sink is ServerSession), self.listeners.listens(of: sink).isEmpty { return }
-            self.credentialExpired(sink)
+            self.assumeIsolated { database in
+                if !(sink is ServerSession), database.listeners.listens(of: sink).isEmpty { return }
+                database.credentialExpired(sink)
+            }
         }
     }
 
     /// Reads the value at `path`, filtered by a query when given (answered from an index).
-    public func read(_ path: Path, query: QueryParams?, completion: @escaping @Sendable (Node) -> Void) {
-        queue.async { completion(self.evaluate(path, query: query)) }
+    public nonisolated func read(_ path: Path, query: QueryParams?, completion: @escaping @Sendable (Node) -> Void) {
+        schedule { completion($0.evaluate(path, query: query)) }
     }
 
     /// The value at `path`, or the query's window of it (answered from an index).
@@ -345,8 +361,8 @@ public final class Database: @unchecked Sendable {
     }
 
     /// The current value at `path` (for tests and tools).
-    public func value(at path: Path) -> Node {
-        queue.sync { root.child(at: path) }
+    public nonisolated func value(at path: Path) -> Node {
+        runAndWait { $0.root.child(at: path) }
     }
 
     // MARK: Requests (on `queue`)
@@ -354,8 +370,7 @@ public final class Database: @unchecked Sendable {
     /// Runs one request. A write named by its origin (the client, and `origin.request`, its
     /// number) is applied once: sent again, it is answered as soon as it is durable.
     func handle(_ request: Request, from session: ServerSession?, as identity: Identity,
-                origin: (origin: WriteOrigin, request: Int)? = nil, echo: Bool = false, reply: @escaping (Response) -> Void) {
-        dispatchPrecondition(condition: .onQueue(queue))
+                origin: (origin: WriteOrigin, request: Int)? = nil, echo: Bool = false, reply: @escaping @Sendable (Response) -> Void) {
         // Only writes read `origin`; one out of range is none.
         let origin = origin.flatMap { $0.origin.admits(request: $0.request) ? $0 : nil }
         switch request {
@@ -496,7 +511,7 @@ public final class Database: @unchecked Sendable {
     /// Applies a write the rules allowed: `after` is the tree it leaves when the check made
     /// it, else it is made in place. With `echo`, the answer once durable carries the value
     /// the write left there (as of the write: a later one does not show through).
-    private func commit(_ record: LogRecord, after: Node?, echo: Path? = nil, reply: @escaping (Response) -> Void) {
+    private func commit(_ record: LogRecord, after: Node?, echo: Path? = nil, reply: @escaping @Sendable (Response) -> Void) {
         committed += 1
         let named = record.origin.map { (client: $0.client, request: record.request) }
         undo.append((committed, record.sets.map(\.path), named))
@@ -514,7 +529,7 @@ public final class Database: @unchecked Sendable {
             reply = { response in answer(response.isOK ? .value(written) : response) }
         }
         // Noted as unstored first, so an index its listens build meanwhile waits for it.
-        if unstored.isEmpty { queue.async { self.storeWrites() } }
+        if unstored.isEmpty { schedule { $0.storeWrites() } }
         unstored.append((record, Database.completion(reply)))
         // Every listen is sent the write's data before the store has it, so the write's
         // acknowledgement (once durable) never overtakes it: a client shown the ack first
@@ -578,7 +593,7 @@ public final class Database: @unchecked Sendable {
 
     /// Answers a write sent again, once every record applied so far is durable (its first
     /// copy among them).
-    private func answerWhenDurable(_ client: String, _ request: Int, _ reply: @escaping (Response) -> Void) {
+    private func answerWhenDurable(_ client: String, _ request: Int, _ reply: @escaping @Sendable (Response) -> Void) {
         if undo.isEmpty { return reply(.ok) }
         awaitingDurable.append((committed, client, request, reply))
     }
@@ -608,7 +623,7 @@ public final class Database: @unchecked Sendable {
     }
 
     /// What the store calls once a write is durable, or could not be made so.
-    private static func completion(_ reply: @escaping (Response) -> Void) -> (StoreError?) -> Void {
+    private static func completion(_ reply: @escaping @Sendable (Response) -> Void) -> @Sendable (StoreError?) -> Void {
         { error in reply(error.map(completionResponse) ?? .ok) }
     }
 
@@ -634,21 +649,20 @@ public final class Database: @unchecked Sendable {
 
     /// A REST stream (Server-Sent Events) listens like a session; the caller has checked
     /// that its identity may read there. Its credential's expiry ends it.
-    public func stream(_ sink: ListenSink, path: Path, query: QueryParams?) {
-        queue.async {
+    public nonisolated func stream(_ sink: ListenSink, path: Path, query: QueryParams?) {
+        schedule { database in
             // Checked again here: the rules or the data may have changed since the caller asked.
-            guard self.rules.canRead(path, identity: sink.identity, query: query, data: self.root, now: self.clock()) else {
+            guard database.rules.canRead(path, identity: sink.identity, query: query, data: database.root, now: database.clock()) else {
                 return sink.send(.listenRevoked(path: path, query: query))
             }
-            self.addListen(Listen(session: sink, path: path, params: query, tag: nil))
-            self.watchExpiry(of: sink.identity, for: sink)
+            database.addListen(Listen(session: sink, path: path, params: query, tag: nil))
+            database.watchExpiry(of: sink.identity, for: sink)
         }
     }
 
     /// A realtime connection ended: its onDisconnect operations run as ordinary writes, in
     /// order, with server values resolved now, checked with the rules as `identity`.
     func runOnDisconnect(_ operations: [Request], as identity: Identity) {
-        dispatchPrecondition(condition: .onQueue(queue))
         for operation in operations {
             switch operation {
             case let .onDisconnectPut(path, data): handle(.put(path: path, data: data, hash: nil), from: nil, as: identity) { _ in }
@@ -659,16 +673,15 @@ public final class Database: @unchecked Sendable {
     }
 
     /// A REST stream went away (from any thread): its listens go with it, then `completion` runs.
-    public func detach(_ sink: ListenSink, then completion: @escaping @Sendable () -> Void = {}) {
-        queue.async {
-            self.sessionClosed(sink)
+    public nonisolated func detach(_ sink: ListenSink, then completion: @escaping @Sendable () -> Void = {}) {
+        schedule { database in
+            database.sessionClosed(sink)
             completion()
         }
     }
 
     /// A connection or stream went away: its listens go with it.
-    public func sessionClosed(_ session: ListenSink) {
-        dispatchPrecondition(condition: .onQueue(queue))
+    func sessionClosed(_ session: ListenSink) {
         for listen in listeners.listens(of: session) {
             listeners.remove(session: session, path: listen.path, identifier: listen.identifier)
             release(listen)

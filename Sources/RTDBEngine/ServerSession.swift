@@ -65,7 +65,7 @@ public final class ServerSession: ListenSink, Sendable {
             StageClock.measure(.engine) { self.receive(message) }
         }
         transport.start(onMessage: { message in inbox.post(message) }, onClose: { [self] in
-            database.queue.async {
+            database.schedule { database in
                 let (operations, identity) = self.state.withLock { state in
                     state.isClosed = true
                     defer { state.onDisconnect = OnDisconnectQueue() }
@@ -79,18 +79,21 @@ public final class ServerSession: ListenSink, Sendable {
         transport.send(.handshake(Handshake(timestamp: now, host: host, sessionID: id, exactlyOnce: true)))
     }
 
+    /// On the database's queue (its inbox's).
     private func receive(_ message: Message) {
         switch message {
         case .request(let id, let request, let origin):
-            // A credential past its expiry is revoked before the request is judged, as its
-            // timer would: a request handled after the expiry never runs as that identity,
-            // whichever of the two the queue reached first.
-            if case .user(_, _, let expires?) = identity, expires <= database.clock() / 1000 {
-                database.credentialExpired(self)
-            }
-            let transport = self.transport
-            database.handle(request, from: self, as: identity, origin: origin.map { ($0, id) }) { response in
-                transport.send(.response(id: id, response))
+            database.assumeIsolated { database in
+                // A credential past its expiry is revoked before the request is judged, as its
+                // timer would: a request handled after the expiry never runs as that identity,
+                // whichever of the two the queue reached first.
+                if case .user(_, _, let expires?) = identity, expires <= database.clock() / 1000 {
+                    database.credentialExpired(self)
+                }
+                let transport = self.transport
+                database.handle(request, from: self, as: identity, origin: origin.map { ($0, id) }) { response in
+                    transport.send(.response(id: id, response))
+                }
             }
         case .ping:
             transport.send(.pong)

@@ -79,7 +79,7 @@ public final class Store: @unchecked Sendable {
     private let commitLock = NSLock()
     // Guarded by `commitLock`.
     private var pending = LogBatch()
-    private var pendingCompletions: [(StoreError?) -> Void] = []
+    private var pendingCompletions: [@Sendable (StoreError?) -> Void] = []
     /// The origins of the records in `pending`, in order.
     private var pendingOrigins: [(origin: WriteOrigin, request: Int)] = []
     /// Set when a checkpoint is due: the database then hands over its tree with the records
@@ -320,7 +320,7 @@ public final class Store: @unchecked Sendable {
     /// its record is durable (nil) or could not be made durable. `snapshot` gives the tree and
     /// the query indexes with all of them applied; it is called (under the lock) only when a
     /// checkpoint is due.
-    func append(_ records: [(record: LogRecord, completion: (StoreError?) -> Void)], snapshot: () -> (root: Node, indexes: QueryIndexes)) {
+    func append(_ records: [(record: LogRecord, completion: @Sendable (StoreError?) -> Void)], snapshot: () -> (root: Node, indexes: QueryIndexes)) {
         commitLock.lock()
         // Kept even when refused below: the database's tree holds them, and `rebase` must
         // give that same tree back.
@@ -538,7 +538,7 @@ public final class Store: @unchecked Sendable {
     /// `fdatasync`; rounds follow each other until nothing is left.
     private func commitRounds() {
         var buffer = LogBatch()
-        var completions: [(StoreError?) -> Void] = []
+        var completions: [@Sendable (StoreError?) -> Void] = []
         var origins: [(origin: WriteOrigin, request: Int)] = []
         while true {
             commitLock.lock()

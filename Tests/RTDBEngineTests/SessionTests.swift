@@ -108,9 +108,10 @@ final class SessionTests: XCTestCase {
     /// A request handled after its session's credential expired runs as no one, even when
     /// the queue reaches it before the expiry's timer: the credential is revoked first.
     func testARequestHandledAfterTheCredentialExpiredRunsAsNoOne() throws {
-        database.replaceRules(try SecurityRules(parsing: #"{"rules": {".read": true, ".write": "auth != null"}}"#))
         let clock = SetClock(1_000_000)
-        database.queue.sync { database.clock = { clock.seconds.withLock { $0 } * 1000 } }
+        database.close()
+        database = try Database(folder: temporaryFolder(), clock: { clock.seconds.withLock { $0 } * 1000 })
+        database.replaceRules(try SecurityRules(parsing: #"{"rules": {".read": true, ".write": "auth != null"}}"#))
         // A signed token (the signature is not checked) that expires 100 s from now, by the
         // database's clock; its timer waits that long in real time.
         let header = Base64URL.encode(Array(#"{"alg":"RS256","typ":"JWT"}"#.utf8))
@@ -201,7 +202,7 @@ final class SessionTests: XCTestCase {
         // A refused query leaves no index in use behind it.
         client.request(7, .listen(path: Path("big"), query: QueryParams().ordered(by: .child(Path("n"))).limitToLast(1), tag: 1, hash: ""))
         XCTAssertEqual(client.waitFor(response: 7)?.status, "too_big")
-        XCTAssertEqual(database.queue.sync { database.indexListens }, [:])
+        XCTAssertEqual(database.runAndWait { $0.indexListens }, [:])
         // Smaller now, it can be listened to.
         client.request(8, .put(path: Path("big/text"), data: .empty, hash: nil))
         client.request(9, .listen(path: Path("big"), query: nil, tag: nil, hash: ""))
@@ -361,10 +362,10 @@ final class SessionTests: XCTestCase {
         owner.request(3, .put(path: Path("members/r2/bob"), data: Node(true), hash: nil))
         owner.request(4, .put(path: Path("rooms/r1/m2"), data: Node("more"), hash: nil))
         XCTAssertEqual(owner.waitFor(response: 4), .ok)
-        XCTAssertEqual(database.queue.sync { database.listensRechecked }, 0)
+        XCTAssertEqual(database.runAndWait { $0.listensRechecked }, 0)
         owner.request(5, .put(path: Path("members/r1/ada"), data: .empty, hash: nil))
         XCTAssertEqual(owner.waitFor(response: 5), .ok)
-        XCTAssertEqual(database.queue.sync { database.listensRechecked }, 1)
+        XCTAssertEqual(database.runAndWait { $0.listensRechecked }, 1)
         ada.lock.lock()
         let revoked = ada.received.contains(.push(.listenRevoked(path: Path("rooms/r1"), query: nil)))
         ada.lock.unlock()
@@ -490,7 +491,8 @@ final class SessionTests: XCTestCase {
     /// A REST PUT's answer: the value as the write left it, server values resolved, not the
     /// value of a read made once it is durable (a write queued behind it showed through).
     func testAWriteAnswersWithWhatItWroteNotWhatFollowed() throws {
-        database.clock = { 1_700_000_000_000 }
+        database.close()
+        database = try Database(folder: temporaryFolder(), clock: { 1_700_000_000_000 })
         let answered = expectation(description: "answered")
         final class Answer: @unchecked Sendable { var value: Response? }  // set once, read after the wait
         let answer = Answer()

@@ -13,7 +13,7 @@ final class StoreTests: XCTestCase {
     /// Appends `record` as a database does: `root` is the tree with it applied.
     func append(_ store: Store, _ record: LogRecord, root: Node) {
         let done = expectation(description: "durable")
-        store.append([(record, { error in
+        store.append([(record, { @Sendable error in
             XCTAssertNil(error)
             done.fulfill()
         })]) { (root, QueryIndexes()) }
@@ -182,7 +182,7 @@ final class StoreTests: XCTestCase {
             let durable = DispatchSemaphore(value: 0)
             owner.sync {
                 Store.apply(record, to: &root, &indexes)
-                store.append([(record, { error in
+                store.append([(record, { @Sendable error in
                     XCTAssertNil(error)
                     durable.signal()
                 })]) { (root, indexes) }

@@ -139,7 +139,7 @@ final class StoredIndexTests: XCTestCase {
             let record = LogRecord(sets: [(Path("list/k\(i * 10)/score"), Node(Double(score)))])
             Store.apply(record, to: &root, &indexes)
             let done = DispatchSemaphore(value: 0)
-            store.append([(record, { error in
+            store.append([(record, { @Sendable error in
                 XCTAssertNil(error)
                 done.signal()
             })]) { (root, indexes) }
@@ -163,18 +163,18 @@ final class StoredIndexTests: XCTestCase {
         try fill(database)
         XCTAssertEqual(read(database, byScore), expected(database.value(at: Path("list"))))
         try put(database, "list/.priority", "5")
-        XCTAssertEqual(database.indexes[key]?.count, 300)
+        XCTAssertEqual(database.runAndWait { [key] in $0.indexes[key]?.count }, 300)
         XCTAssertEqual(read(database, byScore), expected(database.value(at: Path("list"))))
         try put(database, "list", #"{"a":{"score":2},"b":{"score":1},"c":{"score":3}}"#)
-        XCTAssertEqual(database.indexes[key]?.isStale, true)
+        XCTAssertEqual(database.runAndWait { [key] in $0.indexes[key]?.isStale }, true)
         XCTAssertEqual(read(database, byScore), #"{"a":{"score":2},"b":{"score":1},"c":{"score":3}}"#)
         XCTAssertEqual(read(database, byScore.limitToFirst(1)), #"{"b":{"score":1}}"#)
 
         for i in 0..<(Database.idleIndexLimit + 5) { _ = read(database, QueryParams().ordered(by: .child(Path("f\(i)"))).limitToFirst(1)) }
-        XCTAssertEqual(database.indexes.values.count, Database.idleIndexLimit)
+        XCTAssertEqual(database.runAndWait { $0.indexes.values.count }, Database.idleIndexLimit)
         // The oldest went first.
-        XCTAssertNil(database.indexes[key])
-        XCTAssertNotNil(database.indexes[QueryIndexes.key(Path("list"), .child(Path("f\(Database.idleIndexLimit + 4)")))])
+        XCTAssertFalse(database.runAndWait { [key] in $0.indexes[key] != nil })
+        XCTAssertTrue(database.runAndWait { $0.indexes[QueryIndexes.key(Path("list"), .child(Path("f\(Database.idleIndexLimit + 4)")))] != nil })
     }
 
     func testTheHeadKeepsItsIndexesAndReadsTheFormatBefore() throws {
