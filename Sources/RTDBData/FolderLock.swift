@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,7 +7,7 @@ import Glibc
 /// One process owns a folder at a time: an exclusive `flock` on a lock file in it, holding
 /// the owner's pid so that a second process can say who has it. The kernel drops the lock
 /// when the owner dies, so a crash never leaves a folder locked.
-public final class FolderLock {
+public final class FolderLock: Sendable {
     public enum Failure: Error {
         /// Another process holds it (its pid, when the file says).
         case held(pid: String?)
@@ -15,7 +16,7 @@ public final class FolderLock {
     }
 
     private let fd: Int32
-    private var released = false
+    private let released = Atomic(false)
 
     /// Takes the lock of `folder` in its file `name`, without waiting.
     public init(folder: String, name: String) throws(Failure) {
@@ -37,8 +38,7 @@ public final class FolderLock {
 
     /// Lets the folder go (once; later calls do nothing).
     public func release() {
-        guard !released else { return }
-        released = true
+        guard !released.exchange(true, ordering: .relaxed) else { return }
         _ = ftruncate(fd, 0)
         flock(fd, LOCK_UN)
         Glibc.close(fd)

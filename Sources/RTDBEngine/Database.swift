@@ -68,29 +68,30 @@ public actor Database {
         indexes = store.recoveredIndexes
         receipts = store.recoveredReceipts
         store.releaseRecoveredRoot()
-        // After a checkpoint the tree is read from the node file again, so memory holds only
-        // what changed since. Synchronously: until it is done no other checkpoint starts,
-        // so none stores again, from a tree still in memory, what this one stored.
-        store.onDurable = { [weak self] through in
-            self?.schedule { $0.madeDurable(through: through) }
-        }
-        store.onSnapshotWanted = { [weak self] in
-            self?.schedule { $0.offerSnapshot() }
-        }
-        store.onFailure = { [weak self] first, error in
-            // Waited for: the writers hear of the failure only once their records are out of
-            // the tree, so a request they send next finds them undone even when it joins a
-            // turn of its session's that was queued before this. (Nothing on this queue
-            // waits for the committer, so the wait cannot deadlock.)
-            self?.runAndWait { $0.takeBack(from: first, error) }
-        }
-        store.onCheckpoint = { [weak self] replayed, replayedIndexes, through, marker in
-            self?.runAndWait { database in
-                database.storeWrites()  // they belong to the replayed tree
-                (database.root, database.indexes) = database.store.rebase(replayed, indexes: replayedIndexes, through: through,
-                                                                          marker: marker, live: database.indexes)
-            }
-        }
+        store.callbacks = Store.Callbacks(
+            // After a checkpoint the tree is read from the node file again, so memory holds
+            // only what changed since. Synchronously: until it is done no other checkpoint
+            // starts, so none stores again, from a tree still in memory, what this one stored.
+            onCheckpoint: { [weak self] replayed, replayedIndexes, through, marker in
+                self?.runAndWait { database in
+                    database.storeWrites()  // they belong to the replayed tree
+                    (database.root, database.indexes) = database.store.rebase(replayed, indexes: replayedIndexes, through: through,
+                                                                              marker: marker, live: database.indexes)
+                }
+            },
+            onSnapshotWanted: { [weak self] in
+                self?.schedule { $0.offerSnapshot() }
+            },
+            onDurable: { [weak self] through in
+                self?.schedule { $0.madeDurable(through: through) }
+            },
+            onFailure: { [weak self] first, error in
+                // Waited for: the writers hear of the failure only once their records are out
+                // of the tree, so a request they send next finds them undone even when it
+                // joins a turn of its session's that was queued before this. (Nothing on this
+                // queue waits for the committer, so the wait cannot deadlock.)
+                self?.runAndWait { $0.takeBack(from: first, error) }
+            })
     }
 
     /// Runs `work` in the database's isolation once the work queued before it has run.

@@ -1,6 +1,7 @@
 import Foundation
 import RTDBData
 import RTDBProtocol
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -30,108 +31,166 @@ import Glibc
 /// anywhere else stops the open (see `replay`). A folder of the first format (a JSON
 /// snapshot, no head) is converted on open.
 ///
-/// `@unchecked Sendable`: the commit state is guarded by `commitLock`, the log file is
-/// written only on `committer`, and the head only by one checkpoint at a time (`checkpoints`).
-public final class Store: @unchecked Sendable {
+/// Its state is in three locks, one per owner: `commit` holds what the database appends and
+/// the committer takes (held briefly); `log` the log file, owned by the committer's rounds and
+/// by `finishClose` once they are done; `head` the folder's head, owned by the one checkpoint
+/// running (and by `init` and `close`, when none is).
+public final class Store: Sendable {
     public let folder: String
+
+    /// What the open recovered, until `releaseRecoveredRoot`.
+    private struct Recovered {
+        var root: Node
+        /// The query indexes stored with it, brought up to date with the logs.
+        var indexes: QueryIndexes
+        /// The writes applied for each client that names them, as of the recovered tree.
+        var receipts: WriteReceipts
+    }
+
+    private let recovered: Mutex<Recovered>
     /// The tree as recovered at open (until `releaseRecoveredRoot`).
-    public private(set) var recoveredRoot: Node
-    /// The query indexes stored with it, brought up to date with the logs.
-    private(set) var recoveredIndexes = QueryIndexes()
-    /// The writes applied for each client that names them, as of the recovered tree.
-    private(set) var recoveredReceipts = WriteReceipts()
+    public var recoveredRoot: Node { recovered.withLock { $0.root } }
+    var recoveredIndexes: QueryIndexes { recovered.withLock { $0.indexes } }
+    var recoveredReceipts: WriteReceipts { recovered.withLock { $0.receipts } }
+
+    /// When checkpoints run; set before writes come (tests and tools change them).
+    private struct Tuning {
+        var checkpointThreshold = 16 << 20
+        var idleCheckpointDelay: Double? = 5
+        var idleCheckpointMinimum = 1 << 16
+        var compactionSlack = 64 << 20
+        var checkpointOnClose = true
+    }
+
+    private let tuning = Mutex(Tuning())
     /// Checkpoint once the current log passes this many bytes.
-    public var checkpointThreshold = 16 << 20
+    public var checkpointThreshold: Int {
+        get { tuning.withLock { $0.checkpointThreshold } }
+        set { tuning.withLock { $0.checkpointThreshold = newValue } }
+    }
     /// Checkpoint a log that holds records once no write has come for this many seconds
     /// (nil: never), so a database left idle gives back what its recent writes hold in
     /// memory, and the next open has nothing to replay.
-    public var idleCheckpointDelay: Double? = 5
+    public var idleCheckpointDelay: Double? {
+        get { tuning.withLock { $0.idleCheckpointDelay } }
+        set { tuning.withLock { $0.idleCheckpointDelay = newValue } }
+    }
     /// The idle checkpoint waits for a log of at least this many bytes: a few small writes
     /// hold little memory, and a write every few seconds should not cost a checkpoint each.
-    public var idleCheckpointMinimum = 1 << 16
+    public var idleCheckpointMinimum: Int {
+        get { tuning.withLock { $0.idleCheckpointMinimum } }
+        set { tuning.withLock { $0.idleCheckpointMinimum = newValue } }
+    }
     /// How much the node file may grow past twice its size at its last full copy before
     /// the next checkpoint copies it whole.
-    public var compactionSlack = 64 << 20
+    public var compactionSlack: Int {
+        get { tuning.withLock { $0.compactionSlack } }
+        set { tuning.withLock { $0.compactionSlack = newValue } }
+    }
     /// Whether `close` checkpoints what the log holds (tests turn it off to keep a log, as a
     /// killed process leaves one).
-    var checkpointOnClose = true
-    /// Told, on a background queue, when a checkpoint stored the tree and its indexes as of
-    /// the record numbered `marker`, with the records through `through` applied again; the
-    /// database calls `rebase` with them on its own queue before it returns (no other
-    /// checkpoint starts until then). Never called from `close`.
-    var onCheckpoint: (@Sendable (_ replayed: Node, _ indexes: QueryIndexes, _ through: Int, _ marker: Int) -> Void)?
-    /// Told, on the committer's queue, that a checkpoint is due: the database answers with
-    /// its tree (`offer`, or its next `append`), on its own queue.
-    var onSnapshotWanted: (@Sendable () -> Void)?
-    /// Told, on the committer's queue, that the records through this number are durable.
-    var onDurable: (@Sendable (Int) -> Void)?
-    /// Told, on the committer's queue, that the record of this number could not be made
-    /// durable (a full disk), before its writer is (the answers wait for it to return): it
-    /// and every record after it are refused until the database has taken them out of its
-    /// tree and called `recover`.
-    var onFailure: (@Sendable (Int, StoreError) -> Void)?
+    var checkpointOnClose: Bool {
+        get { tuning.withLock { $0.checkpointOnClose } }
+        set { tuning.withLock { $0.checkpointOnClose = newValue } }
+    }
+
+    /// Where the store tells the database what happened; set by the database once, at its open.
+    struct Callbacks {
+        /// Told, on a background queue, when a checkpoint stored the tree and its indexes as
+        /// of the record numbered `marker`, with the records through `through` applied again;
+        /// the database calls `rebase` with them on its own queue before it returns (no other
+        /// checkpoint starts until then). Never called from `close`.
+        var onCheckpoint: (@Sendable (_ replayed: Node, _ indexes: QueryIndexes, _ through: Int, _ marker: Int) -> Void)?
+        /// Told, on the committer's queue, that a checkpoint is due: the database answers with
+        /// its tree (`offer`, or its next `append`), on its own queue.
+        var onSnapshotWanted: (@Sendable () -> Void)?
+        /// Told, on the committer's queue, that the records through this number are durable.
+        var onDurable: (@Sendable (Int) -> Void)?
+        /// Told, on the committer's queue, that the record of this number could not be made
+        /// durable (a full disk), before its writer is (the answers wait for it to return):
+        /// it and every record after it are refused until the database has taken them out of
+        /// its tree and called `recover`.
+        var onFailure: (@Sendable (Int, StoreError) -> Void)?
+    }
+
+    private let callbackTable = Mutex(Callbacks())
+    var callbacks: Callbacks {
+        get { callbackTable.withLock { $0 } }
+        set { callbackTable.withLock { $0 = newValue } }
+    }
+
     /// Where damage found in the node file while reading, and a failed checkpoint, are told.
     public static let report: @Sendable (String) -> Void = { message in
         FileHandle.standardError.write(Data("rtdb: \(message)\n".utf8))
     }
 
     private let lock: FolderLock
-    private let commitLock = NSLock()
-    // Guarded by `commitLock`.
-    private var pending = LogBatch()
-    private var pendingCompletions: [@Sendable (StoreError?) -> Void] = []
-    /// The origins of the records in `pending`, in order.
-    private var pendingOrigins: [(origin: WriteOrigin, request: Int)] = []
-    /// Set when a checkpoint is due: the database then hands over its tree with the records
-    /// it appends (`append`), or by itself when it has none to append (`offer`). The store
-    /// holds no tree otherwise, so the database's writes change its tree in place (a tree
-    /// held here made each write copy its path).
-    private var snapshotWanted = false
-    /// The tree and indexes as of the last record appended, once wanted: what the next
-    /// round checkpoints after writing its records.
-    private var pendingSnapshot: (root: Node, indexes: QueryIndexes)?
-    /// When `close` began: the marker of the stored tree the database's tree was rebased on,
-    /// and the records accepted (those appended later were refused).
-    private var closingRebasedOn: Int?
-    private var closingAccepted = 0
-    /// The database's tree as rebased on a checkpoint that finished after closing began.
-    private var rebasedWhileClosing: (root: Node, indexes: QueryIndexes, marker: Int)?
-    private var closed = false
-    /// Records appended so far, and those a checkpoint has not stored yet (with their numbers).
-    private var appended = 0
-    private var unstored: [(number: Int, record: LogRecord)] = []
-    /// What the last background checkpoint stored, as of which record (for `close`).
-    private var lastStored: (root: Node, indexes: QueryIndexes, marker: Int)?
-    /// The tree and indexes opened, until a checkpoint stores others (`lastStored`): with the
-    /// records appended since, what `rebuild` makes the tree as of a record from.
-    private var opened: (root: Node, indexes: QueryIndexes) = (.empty, QueryIndexes())
-    /// The marker of the stored tree the database's tree was last rebased on.
-    private var rebasedOn: Int?
-    private var roundScheduled = false
-    private var closing = false
-    private var failure: StoreError?
-    /// On the committer queue only.
-    private var checkpointRunning = false
-    private var idleCheckScheduled = false
+
+    /// What the database appends and the committer takes.
+    private struct Commit {
+        var pending = LogBatch()
+        var pendingCompletions: [@Sendable (StoreError?) -> Void] = []
+        /// The origins of the records in `pending`, in order.
+        var pendingOrigins: [(origin: WriteOrigin, request: Int)] = []
+        /// Set when a checkpoint is due: the database then hands over its tree with the
+        /// records it appends (`append`), or by itself when it has none to append (`offer`).
+        /// The store holds no tree otherwise, so the database's writes change its tree in
+        /// place (a tree held here made each write copy its path).
+        var snapshotWanted = false
+        /// The tree and indexes as of the last record appended, once wanted: what the next
+        /// round checkpoints after writing its records.
+        var pendingSnapshot: (root: Node, indexes: QueryIndexes)?
+        /// When `close` began: the marker of the stored tree the database's tree was rebased
+        /// on, and the records accepted (those appended later were refused).
+        var closingRebasedOn: Int?
+        var closingAccepted = 0
+        /// The database's tree as rebased on a checkpoint that finished after closing began.
+        var rebasedWhileClosing: (root: Node, indexes: QueryIndexes, marker: Int)?
+        var closed = false
+        /// Records appended so far, and those a checkpoint has not stored yet (with their numbers).
+        var appended = 0
+        var unstored: [(number: Int, record: LogRecord)] = []
+        /// What the last background checkpoint stored, as of which record (for `close`).
+        var lastStored: (root: Node, indexes: QueryIndexes, marker: Int)?
+        /// The tree and indexes opened, until a checkpoint stores others (`lastStored`): with
+        /// the records appended since, what `rebuild` makes the tree as of a record from.
+        var opened: (root: Node, indexes: QueryIndexes)
+        /// The marker of the stored tree the database's tree was last rebased on.
+        var rebasedOn: Int?
+        var roundScheduled = false
+        var closing = false
+        var failure: StoreError?
+
+        /// Whether records are refused: after a failure, or once closing began.
+        var stopped: Bool { closing || failure != nil }
+    }
+
+    private let commit: Mutex<Commit>
+
+    /// The log file and what the committer knows of it.
+    private struct Log {
+        var fd: Int32 = -1
+        /// Whether the current log's name is durable in the folder. Opening the folder makes
+        /// the log without syncing the folder, so a session that only reads pays no sync; the
+        /// first round syncs it before it writes to the log.
+        var nameDurable = false
+        var sequence: Int
+        var bytes = 0
+        /// The records through this number are in the log.
+        var durableThrough = 0
+        /// The writes applied for each client as of the records in the log: what a
+        /// checkpoint's head holds, so they outlive the logs it removes.
+        var receipts: WriteReceipts
+        var checkpointRunning = false
+        var idleCheckScheduled = false
+    }
+
+    private let log: Mutex<Log>
+    private let head: Mutex<FolderHead?>
     private let checkpoints = DispatchGroup()
     /// Runs commit rounds while there are records to make durable; no thread is held by an
     /// idle store, so a server with many namespaces does not keep one thread for each.
     private let committer = DispatchQueue(label: "rtdb.store.commit")
-    // Owned by the committer queue.
-    private var walFD: Int32 = -1
-    /// Whether the current log's name is durable in the folder. Opening the folder makes the
-    /// log without syncing the folder, so a session that only reads pays no sync; the first
-    /// round syncs it before it writes to the log.
-    private var walNameDurable = false
-    private var walSeq: Int
-    private var walBytes: Int
-    /// The records through this number are in the log (committer's queue).
-    private var durableThrough = 0
-    /// The writes applied for each client as of the records in the log (committer's queue):
-    /// what a checkpoint's head holds, so they outlive the logs it removes.
-    private var receipts = WriteReceipts()
-    // Owned by the one checkpoint running (and by `init` and `close`, when none is).
-    private var head: FolderHead?
 
     /// Opens (creating when needed) the store in `folder`. With `salvage`, damage does not stop
     /// the open: what can be read is kept, the damaged files are moved to a `damaged-…` folder
@@ -160,21 +219,22 @@ public final class Store: @unchecked Sendable {
             var indexes = QueryIndexes()
             var receipts = WriteReceipts()
             var base = 0
+            var head: FolderHead?
             if names.contains("HEAD") || names.contains(Store.headCopyName) {
-                let head = try Store.readHead(folder, salvage: salvage)
-                let path = folder + "/" + Store.nodesName(head.nodesID)
+                let stored = try Store.readHead(folder, salvage: salvage)
+                let path = folder + "/" + Store.nodesName(stored.nodesID)
                 let onDamage: @Sendable (String) -> Void
                 if let salvage { onDamage = { salvage.noteDamage($0) } } else { onDamage = Store.report }
                 let file: NodeFile
-                do { file = try NodeFile(path: path, id: head.nodesID, length: head.nodesLength, onDamage: onDamage) } catch let failure as NodeFile.Failure {
+                do { file = try NodeFile(path: path, id: stored.nodesID, length: stored.nodesLength, onDamage: onDamage) } catch let failure as NodeFile.Failure {
                     throw StoreError(failure)
                 }
-                guard let stored = file.node(encoded: head.root) else {
+                guard let storedRoot = file.node(encoded: stored.root) else {
                     throw StoreError.corrupt(file: folder + "/HEAD", offset: 48, reason: "its root does not read as a node of \(path)")
                 }
-                root = stored
+                root = storedRoot
                 // Salvage stores none: queries build them again from what was saved.
-                for link in head.indexes where salvage == nil {
+                for link in stored.indexes where salvage == nil {
                     // An index is derived data: one the head cannot link to is built again when a query needs it.
                     guard let entries = file.storedIndex(offset: link.offset, size: link.size) else {
                         Store.report("\(folder)/HEAD links the index of \(link.path) by \(link.index) outside \(path); it is built again when a query needs it")
@@ -182,9 +242,9 @@ public final class Store: @unchecked Sendable {
                     }
                     indexes[QueryIndexes.key(link.path, link.index)] = QueryIndex(path: link.path, index: link.index, stored: entries.entries, branches: entries.branches)
                 }
-                receipts = head.receipts
-                base = head.covered
-                self.head = head
+                receipts = stored.receipts
+                base = stored.covered
+                head = stored
             } else if let n = snapshotSeqs.last {
                 root = try Store.readSnapshot(folder + "/" + Store.snapshotName(n), salvage: salvage)
                 base = n
@@ -202,21 +262,17 @@ public final class Store: @unchecked Sendable {
                 let path = folder + "/" + Store.walName(seq)
                 root = try Store.replay(path, into: root, indexes: &indexes, receipts: &receipts, isLast: i == replay.count - 1, salvage: salvage)
             }
-            walSeq = max(replay.last ?? (base + 1), base + 1)
-            walBytes = 0
-            recoveredRoot = root
-            recoveredIndexes = indexes
-            opened = (root, indexes)
-            self.receipts = receipts
-            recoveredReceipts = receipts
+            var sequence = max(replay.last ?? (base + 1), base + 1)
+            recovered = Mutex(Recovered(root: root, indexes: indexes, receipts: receipts))
+            commit = Mutex(Commit(opened: (root, indexes)))
+            self.head = Mutex(head)
+            log = Mutex(Log(sequence: sequence, receipts: receipts))
 
             if let salvage {
-                // Indexes are left behind: queries build them again from what was saved.
-                recoveredIndexes = QueryIndexes()
                 // Every branch is read once: a full copy leaves out what cannot be read, and
                 // says so; damaged files are kept for inspection.
-                let covered = walSeq
-                walSeq += 1
+                let covered = sequence
+                sequence += 1
                 let copy = try checkpoint(root, indexes: QueryIndexes(), receipts: receipts, covered: covered, wholeCopy: true, dropDamaged: true, removingObsolete: false)
                 if salvage.skipped.isEmpty {
                     removeObsolete(covered: covered, nodesID: copy.id)
@@ -232,22 +288,27 @@ public final class Store: @unchecked Sendable {
                     try FileIO.syncDirectory(folder)
                     salvage.noteMoved(to: folder + "/" + aside)
                 }
-                recoveredRoot = copy.root
-                opened = (copy.root, QueryIndexes())
+                // Indexes are left behind: queries build them again from what was saved.
+                recovered.withLock { $0 = Recovered(root: copy.root, indexes: QueryIndexes(), receipts: receipts) }
+                commit.withLock { $0.opened = (copy.root, QueryIndexes()) }
             } else if head == nil && !snapshotSeqs.isEmpty {
                 // A folder of the first format: its JSON snapshot and logs become the node file.
-                let covered = walSeq
-                walSeq += 1
+                let covered = sequence
+                sequence += 1
                 let converted = try checkpoint(root, indexes: QueryIndexes(), receipts: receipts, covered: covered, wholeCopy: true, dropDamaged: false)
-                recoveredRoot = converted.root
-                opened = (converted.root, QueryIndexes())
+                recovered.withLock { $0.root = converted.root }
+                commit.withLock { $0.opened = (converted.root, QueryIndexes()) }
             }
 
-            let walPath = folder + "/" + Store.walName(walSeq)
-            walFD = try FileIO.open(walPath, O_WRONLY | O_CREAT | O_APPEND)
+            let walPath = folder + "/" + Store.walName(sequence)
+            let fd = try FileIO.open(walPath, O_WRONLY | O_CREAT | O_APPEND)
             var st = stat()
-            fstat(walFD, &st)
-            walBytes = Int(st.st_size)
+            fstat(fd, &st)
+            log.withLock { log in
+                log.fd = fd
+                log.sequence = sequence
+                log.bytes = Int(st.st_size)
+            }
         } catch {
             lock.release()
             throw error
@@ -311,9 +372,7 @@ public final class Store: @unchecked Sendable {
     /// Lets go of the tree recovered at open, once its owner has it: it would keep the node
     /// file of that time mapped (and its disk space, after a full copy) for the store's life.
     public func releaseRecoveredRoot() {
-        recoveredRoot = .empty
-        recoveredIndexes = QueryIndexes()
-        recoveredReceipts = WriteReceipts()
+        recovered.withLock { $0 = Recovered(root: .empty, indexes: QueryIndexes(), receipts: WriteReceipts()) }
     }
 
     /// Queues records in order, under one lock; `completion` runs on the committer queue once
@@ -321,81 +380,81 @@ public final class Store: @unchecked Sendable {
     /// the query indexes with all of them applied; it is called (under the lock) only when a
     /// checkpoint is due.
     func append(_ records: [(record: LogRecord, completion: @Sendable (StoreError?) -> Void)], snapshot: () -> (root: Node, indexes: QueryIndexes)) {
-        commitLock.lock()
-        // Kept even when refused below: the database's tree holds them, and `rebase` must
-        // give that same tree back.
-        for (record, _) in records {
-            appended += 1
-            unstored.append((appended, record))
+        let refused: StoreError? = commit.withLock { state in
+            // Kept even when refused below: the database's tree holds them, and `rebase` must
+            // give that same tree back.
+            for (record, _) in records {
+                state.appended += 1
+                state.unstored.append((state.appended, record))
+            }
+            if let failure = state.failure ?? (state.closing ? .failed("the database is closed") : nil) { return failure }
+            if state.snapshotWanted { state.pendingSnapshot = snapshot() }
+            for (record, completion) in records {
+                state.pending.append(record)
+                state.pendingCompletions.append(completion)
+                if let origin = record.origin { state.pendingOrigins.append((origin, record.request)) }
+            }
+            if !state.roundScheduled {
+                state.roundScheduled = true
+                // Enqueued under the lock, so a `close` that follows finds the round queued.
+                committer.async { self.commitRounds() }
+            }
+            return nil
         }
-        if let failure = failure ?? (closing ? .failed("the database is closed") : nil) {
-            commitLock.unlock()
-            for (_, completion) in records { completion(failure) }
-            return
+        if let refused {
+            for (_, completion) in records { completion(refused) }
         }
-        if snapshotWanted { pendingSnapshot = snapshot() }
-        for (record, completion) in records {
-            pending.append(record)
-            pendingCompletions.append(completion)
-            if let origin = record.origin { pendingOrigins.append((origin, record.request)) }
-        }
-        if !roundScheduled {
-            roundScheduled = true
-            // Enqueued under the lock, so a `close` that follows finds the round queued.
-            committer.async { self.commitRounds() }
-        }
-        commitLock.unlock()
     }
 
     /// The database's tree and indexes, as of every record it appended, offered (on its
     /// queue) when a checkpoint is due. With records still to write, the round that writes
     /// them checkpoints after; with none, the checkpoint starts after the round in progress.
     func offer(root: Node, indexes: QueryIndexes) {
-        commitLock.lock()
-        defer { commitLock.unlock() }
-        guard snapshotWanted, !closing, failure == nil else { return }
-        if !pending.isEmpty {
-            pendingSnapshot = (root, indexes)
-            return
-        }
-        snapshotWanted = false
-        let marker = appended
-        // Enqueued under the lock: a round for records appended later runs after it, so
-        // they go to the next log, which this checkpoint does not cover.
-        committer.async {
-            self.commitLock.lock()
-            let stopped = self.closing || self.failure != nil
-            self.commitLock.unlock()
-            guard !stopped, !self.checkpointRunning, self.walBytes > 0 else { return }
-            self.startCheckpoint(of: root, indexes: indexes, marker: marker)
+        commit.withLock { state in
+            guard state.snapshotWanted, !state.stopped else { return }
+            if !state.pending.isEmpty {
+                state.pendingSnapshot = (root, indexes)
+                return
+            }
+            state.snapshotWanted = false
+            let marker = state.appended
+            // Enqueued under the lock: a round for records appended later runs after it, so
+            // they go to the next log, which this checkpoint does not cover.
+            committer.async {
+                guard !self.commit.withLock({ $0.stopped }) else { return }
+                guard self.log.withLock({ !$0.checkpointRunning && $0.bytes > 0 }) else { return }
+                self.startCheckpoint(of: root, indexes: indexes, marker: marker)
+            }
         }
     }
 
     /// Asks the database for its tree (once) to checkpoint it; on the committer's queue.
     private func requestSnapshot() {
-        commitLock.lock()
-        let ask = !snapshotWanted && !closing && failure == nil
-        if ask { snapshotWanted = true }
-        commitLock.unlock()
-        if ask { onSnapshotWanted?() }
+        let ask = commit.withLock { state in
+            let ask = !state.snapshotWanted && !state.stopped
+            if ask { state.snapshotWanted = true }
+            return ask
+        }
+        if ask { callbacks.onSnapshotWanted?() }
     }
 
     /// After a failure: the records from `first` on are gone from the database's tree, and
     /// the log takes records again.
     func recover(from first: Int) {
-        commitLock.lock()
-        unstored.removeAll { $0.number >= first }
-        pendingSnapshot = nil  // it held the records taken out
-        snapshotWanted = false  // asked again when a checkpoint is next due
-        // Records queued since the failed round are among those taken out of the tree:
-        // refused here, or the next round would write them and call them durable.
-        let refused = failure ?? .failed("an earlier write could not be made durable")
-        let dropped = pendingCompletions
-        pending = LogBatch()
-        pendingCompletions = []
-        pendingOrigins = []
-        if !closing { failure = nil }
-        commitLock.unlock()
+        let (dropped, refused) = commit.withLock { state in
+            state.unstored.removeAll { $0.number >= first }
+            state.pendingSnapshot = nil  // it held the records taken out
+            state.snapshotWanted = false  // asked again when a checkpoint is next due
+            // Records queued since the failed round are among those taken out of the tree:
+            // refused here, or the next round would write them and call them durable.
+            let refused = state.failure ?? .failed("an earlier write could not be made durable")
+            let dropped = state.pendingCompletions
+            state.pending = LogBatch()
+            state.pendingCompletions = []
+            state.pendingOrigins = []
+            if !state.closing { state.failure = nil }
+            return (dropped, refused)
+        }
         for completion in dropped { completion(refused) }
     }
 
@@ -407,29 +466,29 @@ public final class Store: @unchecked Sendable {
     /// checkpoint where it was stored. Called on the database's queue, where no record is
     /// being appended.
     func rebase(_ replayed: Node, indexes: QueryIndexes, through: Int, marker: Int, live: QueryIndexes) -> (root: Node, indexes: QueryIndexes) {
-        commitLock.lock()
-        defer { commitLock.unlock() }
-        unstored.removeAll { $0.number <= marker }
-        var root = replayed, rebased = indexes
-        for (number, record) in unstored where number > through { Store.apply(record, to: &root, &rebased) }
-        var merged = live
-        merged.adopt(rebased)
-        // A snapshot waiting for its round: the same data, now read from the new file.
-        if pendingSnapshot != nil { pendingSnapshot = (root, merged) }
-        if closing { rebasedWhileClosing = (root, merged, marker) }
-        rebasedOn = marker
-        return (root, merged)
+        commit.withLock { state in
+            state.unstored.removeAll { $0.number <= marker }
+            var root = replayed, rebased = indexes
+            for (number, record) in state.unstored where number > through { Store.apply(record, to: &root, &rebased) }
+            var merged = live
+            merged.adopt(rebased)
+            // A snapshot waiting for its round: the same data, now read from the new file.
+            if state.pendingSnapshot != nil { state.pendingSnapshot = (root, merged) }
+            if state.closing { state.rebasedWhileClosing = (root, merged, marker) }
+            state.rebasedOn = marker
+            return (root, merged)
+        }
     }
 
     /// The tree and indexes as of the records before `first`: the last tree stored (or
     /// opened) with the records appended since applied again. After a failure (`onFailure`),
     /// the database takes its tree back to this, the state of every record made durable.
     func rebuild(before first: Int) -> (root: Node, indexes: QueryIndexes) {
-        commitLock.lock()
-        defer { commitLock.unlock() }
-        var (root, indexes, marker) = lastStored ?? (opened.root, opened.indexes, 0)
-        for (number, record) in unstored where number > marker && number < first { Store.apply(record, to: &root, &indexes) }
-        return (root, indexes)
+        commit.withLock { state in
+            var (root, indexes, marker) = state.lastStored ?? (state.opened.root, state.opened.indexes, 0)
+            for (number, record) in state.unstored where number > marker && number < first { Store.apply(record, to: &root, &indexes) }
+            return (root, indexes)
+        }
     }
 
     /// Applies `record` to a tree and its indexes.
@@ -444,9 +503,7 @@ public final class Store: @unchecked Sendable {
     private func replay(onto stored: Node, indexes storedIndexes: QueryIndexes, after marker: Int) -> (root: Node, indexes: QueryIndexes, through: Int) {
         var root = stored, indexes = storedIndexes, through = marker
         for _ in 0..<4 {
-            commitLock.lock()
-            let records = unstored.filter { $0.number > through }
-            commitLock.unlock()
+            let records = commit.withLock { state in state.unstored.filter { $0.number > through } }
             guard let last = records.last?.number else { break }
             for (_, record) in records { Store.apply(record, to: &root, &indexes) }
             through = last
@@ -472,60 +529,65 @@ public final class Store: @unchecked Sendable {
     /// Refuses records from now on. The database calls it on its queue, where it takes the
     /// tree it passes to `finishClose`: no record can be accepted in between.
     func beginClose() {
-        commitLock.lock()
-        if !closing {
-            closing = true
-            closingRebasedOn = rebasedOn
-            closingAccepted = appended
+        commit.withLock { state in
+            guard !state.closing else { return }
+            state.closing = true
+            state.closingRebasedOn = state.rebasedOn
+            state.closingAccepted = state.appended
         }
-        commitLock.unlock()
     }
 
     /// The rest of `close`, off the database's queue: a checkpoint finishing meanwhile calls
     /// the database on its queue.
     func finishClose(root live: Node, indexes liveIndexes: QueryIndexes) {
-        commitLock.lock()
-        if closed { commitLock.unlock(); return }
-        closed = true
-        var root = live
-        var indexes = liveIndexes
-        let accepted = closingAccepted
-        commitLock.unlock()
+        let accepted: Int? = commit.withLock { state in
+            guard !state.closed else { return nil }
+            state.closed = true
+            return state.closingAccepted
+        }
+        guard let accepted else { return }
         committer.sync {}  // the round in progress, and one scheduled, finish first
         checkpoints.wait()
-        let receipts = committer.sync { self.receipts }
-        commitLock.lock()
-        let failed = failure != nil
-        // A checkpoint that finished meanwhile (a full copy, perhaps) stored most of it: start
-        // from what it stored, or all of that would be written again. When the database's
-        // tree was rebased on it (before closing began, or since with no record refused), it
-        // is that tree: applying the records again took a second after a large import.
-        if let latest = lastStored, closingRebasedOn != latest.marker {
-            if let rebased = rebasedWhileClosing, rebased.marker == latest.marker, appended == accepted {
-                root = rebased.root
-                indexes = rebased.indexes
-            } else {
-                var rebased = latest.indexes
-                root = latest.root
-                for (number, record) in unstored where number > latest.marker && number <= accepted { Store.apply(record, to: &root, &rebased) }
-                indexes.adopt(rebased)
+        let (root, indexes, failed) = commit.withLock { state in
+            var root = live
+            var indexes = liveIndexes
+            // A checkpoint that finished meanwhile (a full copy, perhaps) stored most of it:
+            // start from what it stored, or all of that would be written again. When the
+            // database's tree was rebased on it (before closing began, or since with no record
+            // refused), it is that tree: applying the records again took a second after a
+            // large import.
+            if let latest = state.lastStored, state.closingRebasedOn != latest.marker {
+                if let rebased = state.rebasedWhileClosing, rebased.marker == latest.marker, state.appended == accepted {
+                    root = rebased.root
+                    indexes = rebased.indexes
+                } else {
+                    var rebased = latest.indexes
+                    root = latest.root
+                    for (number, record) in state.unstored where number > latest.marker && number <= accepted {
+                        Store.apply(record, to: &root, &rebased)
+                    }
+                    indexes.adopt(rebased)
+                }
             }
+            return (root, indexes, state.failure != nil)
         }
-        commitLock.unlock()
         // Indexes built or left out since the head was written are stored too, though no
         // record was: a list queried once opens with its index next time.
         let storable = indexes.storable
-        let indexesChanged = storable.contains { !$0.isStored } || storable.count != head?.indexes.count ?? 0
-        if checkpointOnClose && !failed && (walBytes > 0 || indexesChanged), (try? rotateLog()) != nil {
-            do { try checkpoint(root, indexes: indexes, receipts: receipts, covered: walSeq - 1, wholeCopy: false, dropDamaged: false) } catch {
+        let indexesChanged = storable.contains { !$0.isStored } || storable.count != head.withLock({ $0?.indexes.count }) ?? 0
+        // The rounds are done: the log is this thread's now.
+        let (bytes, receipts) = log.withLock { ($0.bytes, $0.receipts) }
+        if checkpointOnClose && !failed && (bytes > 0 || indexesChanged), let covered = try? rotateLog() {
+            do { try checkpoint(root, indexes: indexes, receipts: receipts, covered: covered, wholeCopy: false, dropDamaged: false) } catch {
                 Store.report("\(folder): the checkpoint at close failed, the logs are kept: \(error)")
             }
         }
-        close(walFD)
+        log.withLock { log in
+            if log.fd >= 0 { Glibc.close(log.fd) }
+            log.fd = -1
+        }
         lock.release()
     }
-
-    private func close(_ fd: Int32) { if fd >= 0 { Glibc.close(fd) } }
 
     /// Waits for the commit rounds of every record appended so far (each completion has run).
     func waitForRounds() {
@@ -535,69 +597,79 @@ public final class Store: @unchecked Sendable {
     // MARK: Committer
 
     /// Group commit: everything queued since the last round goes out with one write and one
-    /// `fdatasync`; rounds follow each other until nothing is left.
+    /// `fdatasync`; rounds follow each other until nothing is left. On the committer's queue.
     private func commitRounds() {
         var buffer = LogBatch()
         var completions: [@Sendable (StoreError?) -> Void] = []
         var origins: [(origin: WriteOrigin, request: Int)] = []
+        enum Turn {
+            case idle(seen: Int)
+            case round(snapshot: (root: Node, indexes: QueryIndexes)?, marker: Int, refused: StoreError?)
+        }
         while true {
-            commitLock.lock()
-            if pending.isEmpty {
-                roundScheduled = false
-                let seen = appended
-                commitLock.unlock()
-                scheduleIdleCheck(seen: seen)
+            let turn: Turn = commit.withLock { state in
+                if state.pending.isEmpty {
+                    state.roundScheduled = false
+                    return .idle(seen: state.appended)
+                }
+                swap(&buffer, &state.pending)
+                swap(&completions, &state.pendingCompletions)
+                swap(&origins, &state.pendingOrigins)
+                let snapshot = state.pendingSnapshot
+                state.pendingSnapshot = nil
+                if snapshot != nil { state.snapshotWanted = false }
+                return .round(snapshot: snapshot, marker: state.appended, refused: state.failure)
+            }
+            guard case let .round(snapshot, marker, refused) = turn else {
+                if case .idle(let seen) = turn { scheduleIdleCheck(seen: seen) }
                 return
             }
-            swap(&buffer, &pending)
-            swap(&completions, &pendingCompletions)
-            swap(&origins, &pendingOrigins)
-            let snapshot = pendingSnapshot
-            pendingSnapshot = nil
-            if snapshot != nil { snapshotWanted = false }
-            let marker = appended
-            let refused = failure
-            commitLock.unlock()
             if let refused {
                 // Queued before an earlier round failed: they follow it out, unwritten.
                 for completion in completions { completion(refused) }
                 buffer.removeAll()
                 completions.removeAll(keepingCapacity: true)
                 origins.removeAll(keepingCapacity: true)
-                durableThrough = marker
+                log.withLock { $0.durableThrough = marker }
                 continue
             }
 
-            var error: StoreError?
-            do {
-                let path = folder + "/" + Store.walName(walSeq)
-                // The log's name first: should that fail, nothing of the round is in the log.
-                if !walNameDurable {
-                    try FileIO.syncDirectory(folder)
-                    walNameDurable = true
+            let (error, firstRecord, logBytes, checkpointRunning) = log.withLock { log in
+                var error: StoreError?
+                do {
+                    let path = folder + "/" + Store.walName(log.sequence)
+                    // The log's name first: should that fail, nothing of the round is in the log.
+                    if !log.nameDurable {
+                        try FileIO.syncDirectory(folder)
+                        log.nameDurable = true
+                    }
+                    let fd = log.fd
+                    let written = try StageClock.measure(.logWrite) { try buffer.write { try FileIO.writeAll(fd, $0, path: path) } }
+                    try StageClock.measure(.logSync) { try FileIO.sync(fd, path: path) }
+                    log.bytes += written
+                } catch let e as StoreError {
+                    error = e
+                } catch let other {
+                    error = .failed("\(other)")
                 }
-                let written = try StageClock.measure(.logWrite) { try buffer.write { try FileIO.writeAll(walFD, $0, path: path) } }
-                try StageClock.measure(.logSync) { try FileIO.sync(walFD, path: path) }
-                walBytes += written
-            } catch let e as StoreError {
-                error = e
-            } catch let other {
-                error = .failed("\(other)")
+                if error != nil {
+                    // The log back to its last whole record, so the next round appends after
+                    // it (replay stops at a torn record, and would drop what followed).
+                    _ = ftruncate(log.fd, off_t(log.bytes))
+                } else {
+                    for (origin, request) in origins { log.receipts.record(origin, request: request) }
+                }
+                let first = log.durableThrough + 1
+                log.durableThrough = marker
+                return (error, first, log.bytes, log.checkpointRunning)
             }
             if let error {
-                // The log back to its last whole record, so the next round appends after it
-                // (replay stops at a torn record, and would drop what followed).
-                _ = ftruncate(walFD, off_t(walBytes))
-                commitLock.lock()
-                failure = error
-                commitLock.unlock()
+                commit.withLock { $0.failure = error }
                 // Before the writers hear of it: a read they send next finds the write undone.
-                onFailure?(durableThrough + 1, error)
+                callbacks.onFailure?(firstRecord, error)
             } else {
-                for (origin, request) in origins { receipts.record(origin, request: request) }
-                onDurable?(marker)
+                callbacks.onDurable?(marker)
             }
-            durableThrough = marker
             StageClock.measure(.answer) { for completion in completions { completion(error) } }
             buffer.removeAll()
             completions.removeAll(keepingCapacity: true)
@@ -605,7 +677,7 @@ public final class Store: @unchecked Sendable {
 
             // A snapshot taken at the swap is of the records this round wrote: it was wanted
             // for a checkpoint (a full log, or an idle one).
-            if error == nil && !checkpointRunning && (snapshot != nil || walBytes > checkpointThreshold) {
+            if error == nil && !checkpointRunning && (snapshot != nil || logBytes > checkpointThreshold) {
                 if let snapshot {
                     startCheckpoint(of: snapshot.root, indexes: snapshot.indexes, marker: marker)
                 } else {
@@ -618,69 +690,79 @@ public final class Store: @unchecked Sendable {
     /// After `idleCheckpointDelay`, checkpoints the log if no record was appended since the
     /// `seen`th; if some were, looks again later. One check is pending at a time.
     private func scheduleIdleCheck(seen: Int) {
-        guard let delay = idleCheckpointDelay, !idleCheckScheduled else { return }
-        idleCheckScheduled = true
+        guard let delay = idleCheckpointDelay else { return }
+        let schedule = log.withLock { log in
+            defer { log.idleCheckScheduled = true }
+            return !log.idleCheckScheduled
+        }
+        guard schedule else { return }
         // Weak: a store closed meanwhile is let go (with the node file its tree maps).
         committer.asyncAfter(deadline: .now() + delay) { [weak self] in
             guard let self else { return }
-            idleCheckScheduled = false
-            commitLock.lock()
-            let stopped = closing || failure != nil
-            let now = appended
-            // Empty, everything appended is in the log: the committer runs rounds to the end.
-            let written = pending.isEmpty
-            commitLock.unlock()
+            let (stopped, now, written) = commit.withLock { state in
+                // Empty, everything appended is in the log: the committer runs rounds to the end.
+                (state.stopped, state.appended, state.pending.isEmpty)
+            }
+            let (running, bytes) = log.withLock { log in
+                log.idleCheckScheduled = false
+                return (log.checkpointRunning, log.bytes)
+            }
             if stopped || !written { return }  // a round is queued; it schedules the next check
-            if now != seen || checkpointRunning {
+            if now != seen || running {
                 scheduleIdleCheck(seen: now)
-            } else if walBytes >= max(1, idleCheckpointMinimum) {
+            } else if bytes >= max(1, idleCheckpointMinimum) {
                 requestSnapshot()
             }
         }
     }
 
-    private func rotateLog() throws {
-        close(walFD)
-        walFD = -1  // a failed open below must not leave a number another file may reuse
-        walSeq += 1
-        walFD = try FileIO.open(folder + "/" + Store.walName(walSeq), O_WRONLY | O_CREAT | O_APPEND)
-        walBytes = 0
-        walNameDurable = false
-        try FileIO.syncDirectory(folder)
-        walNameDurable = true
+    /// Starts the next log; returns the sequence number of the one it follows. On the
+    /// committer's queue, or in `finishClose` once the rounds are done.
+    private func rotateLog() throws -> Int {
+        try log.withLock { log in
+            if log.fd >= 0 { Glibc.close(log.fd) }
+            log.fd = -1  // a failed open below must not leave a number another file may reuse
+            log.sequence += 1
+            log.fd = try FileIO.open(folder + "/" + Store.walName(log.sequence), O_WRONLY | O_CREAT | O_APPEND)
+            log.bytes = 0
+            log.nameDurable = false
+            try FileIO.syncDirectory(folder)
+            log.nameDurable = true
+            return log.sequence - 1
+        }
     }
 
     /// Starts a new log and, in the background, a checkpoint of the tree as of the end of the
     /// old one; the database then reads its tree from the node file again.
     private func startCheckpoint(of root: Node, indexes: QueryIndexes, marker: Int) {
-        do { try rotateLog() } catch let error {
+        let covered: Int
+        do { covered = try rotateLog() } catch let error {
             // No log to write to: every later write fails rather than going nowhere.
             let failed = (error as? StoreError) ?? .failed("\(error)")
-            commitLock.lock()
-            failure = failed
-            commitLock.unlock()
-            onFailure?(durableThrough + 1, failed)
+            commit.withLock { $0.failure = failed }
+            callbacks.onFailure?(log.withLock { $0.durableThrough } + 1, failed)
             return
         }
-        let covered = walSeq - 1
-        let receipts = self.receipts
-        checkpointRunning = true
+        let receipts = log.withLock { log in
+            log.checkpointRunning = true
+            return log.receipts
+        }
         checkpoints.enter()
         DispatchQueue.global(qos: .utility).async { [self] in
             do {
                 let stored = try checkpoint(root, indexes: indexes, receipts: receipts, covered: covered, wholeCopy: false, dropDamaged: false)
-                commitLock.lock()
-                lastStored = (stored.root, stored.indexes, marker)
-                opened = (.empty, QueryIndexes())
-                commitLock.unlock()
+                commit.withLock { state in
+                    state.lastStored = (stored.root, stored.indexes, marker)
+                    state.opened = (.empty, QueryIndexes())
+                }
                 let replayed = replay(onto: stored.root, indexes: stored.indexes, after: marker)
-                onCheckpoint?(replayed.root, replayed.indexes, replayed.through, marker)
+                callbacks.onCheckpoint?(replayed.root, replayed.indexes, replayed.through, marker)
             } catch {
                 // The logs stay (nothing is lost); the next checkpoint tries again.
                 Store.report("\(folder): a checkpoint failed, the logs are kept: \(error)")
             }
             committer.async {
-                self.checkpointRunning = false
+                self.log.withLock { $0.checkpointRunning = false }
                 self.checkpoints.leave()
             }
         }
@@ -693,7 +775,7 @@ public final class Store: @unchecked Sendable {
     @discardableResult
     private func checkpoint(_ root: Node, indexes: QueryIndexes, receipts: WriteReceipts, covered: Int, wholeCopy: Bool, dropDamaged: Bool,
                             removingObsolete: Bool = true) throws -> (root: Node, indexes: QueryIndexes, id: Int) {
-        let old = head
+        let old = head.withLock { $0 }
         let copy = wholeCopy || old.map { $0.nodesLength > 2 * $0.compactedLength + compactionSlack } ?? true
         let id = copy ? (old?.nodesID ?? 0) + 1 : old?.nodesID ?? 1
         let path = folder + "/" + Store.nodesName(id)
@@ -722,7 +804,7 @@ public final class Store: @unchecked Sendable {
         try Store.writeFile(folder + "/HEAD", encoded)
         // From the rename on, the head on disk may be this one: the next checkpoint must
         // append after it (never over it), even if the directory sync below fails.
-        head = next
+        head.withLock { $0 = next }
         // The copy a salvaging open falls back on when the head is damaged.
         try Store.writeFile(folder + "/" + Store.headCopyName, encoded)
         try FileIO.syncDirectory(folder)

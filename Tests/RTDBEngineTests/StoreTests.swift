@@ -164,7 +164,7 @@ final class StoreTests: XCTestCase {
         indexes[key] = QueryIndex(path: Path("list"), index: .value, node: .empty)
         nonisolated(unsafe) var rebases = 0
         nonisolated(unsafe) var storedIndexes = 0
-        store.onCheckpoint = { [unowned store] replayed, replayedIndexes, through, marker in
+        store.callbacks.onCheckpoint = { [unowned store] replayed, replayedIndexes, through, marker in
             // Records appended between the replay and the owner's turn are `rebase`'s to apply.
             Thread.sleep(forTimeInterval: 0.01)
             owner.sync {
@@ -233,8 +233,8 @@ final class StoreTests: XCTestCase {
         nonisolated(unsafe) var rebased: Node?
         nonisolated(unsafe) var root = Node.empty
         // The database's part: asked for its tree, it offers it.
-        store.onSnapshotWanted = { [unowned store] in store.offer(root: root, indexes: QueryIndexes()) }
-        store.onCheckpoint = { [unowned store] replayed, indexes, through, marker in
+        store.callbacks.onSnapshotWanted = { [unowned store] in store.offer(root: root, indexes: QueryIndexes()) }
+        store.callbacks.onCheckpoint = { [unowned store] replayed, indexes, through, marker in
             let result = store.rebase(replayed, indexes: indexes, through: through, marker: marker, live: QueryIndexes())
             if marker == 3 {
                 rebased = result.root
