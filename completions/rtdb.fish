@@ -89,6 +89,8 @@ complete -c rtdb -n "__fish_seen_subcommand_from serve" -l allow-origin -x -d 'a
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l allow-host -x -d 'also answer requests for this host name'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l request-timeout -x -d 'seconds a request may take to arrive'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l rules -r -F -d 'security rules for every namespace (JSON, comments allowed)'
+complete -c rtdb -n "__fish_seen_subcommand_from serve" -l import -r -a '(__fish_complete_directories)' -d 'load a firebase emulators:export folder at start'
+complete -c rtdb -n "__fish_seen_subcommand_from serve" -l export-on-exit -r -a '(__fish_complete_directories)' -d 'write an emulator export folder when stopped'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l recover -d 'salvage damaged databases and exit'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l help -s h -d 'show help'
 complete -c rtdb -n "__fish_seen_subcommand_from completions" -a 'bash zsh fish'

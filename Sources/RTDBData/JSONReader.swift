@@ -4,6 +4,19 @@ public struct JSONParseError: Error, Equatable, Sendable, CustomStringConvertibl
     /// Byte offset into the input.
     public let offset: Int
     public var description: String { message }
+
+    public init(message: String, offset: Int) {
+        self.message = message
+        self.offset = offset
+    }
+
+    /// The 1-based line and column (in characters) of the error in `text`, the bytes read.
+    public func lineAndColumn(in text: some Collection<UInt8>) -> (line: Int, column: Int) {
+        let prefix = Array(text.prefix(offset))
+        let line = prefix.reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
+        let lineStart = (prefix.lastIndex(of: 0x0A) ?? -1) + 1
+        return (line, String(decoding: prefix[lineStart...], as: UTF8.self).count + 1)
+    }
 }
 
 /// Reads JSON bytes straight into a `Node`, applying the database's rules as it goes.

@@ -72,6 +72,19 @@ public final class Namespaces: Sendable {
         }
     }
 
+    /// The namespaces that exist (those with a folder, and those open), sorted, as the
+    /// emulator's `/.inspect/databases.json` lists them; `requested` when every name is the
+    /// one database being served.
+    public func names(requested: String) -> [String] {
+        if fixed != nil { return [requested] }
+        var names = Set(state.withLock { Array($0.open.keys) })
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where Namespaces.isValid(name) {
+            var isFolder: ObjCBool = false
+            if FileManager.default.fileExists(atPath: folder + "/" + name, isDirectory: &isFolder), isFolder.boolValue { names.insert(name) }
+        }
+        return names.sorted()
+    }
+
     /// Namespace names as Firebase allows them: letters, digits and dashes (underscores too).
     public static func isValid(_ name: String) -> Bool {
         !name.isEmpty && name.count <= 64 && name.unicodeScalars.allSatisfy {

@@ -9,7 +9,8 @@ import RTDBRules
 
 /// The REST API's meaning, apart from the connection it came on: `/path.json` with GET, PUT,
 /// POST, PATCH and DELETE, `print`, `shallow`, `format=export`, queries and ETags, errors as
-/// `{"error": …}`. It runs off the event loops (opening a namespace reads its log, a body may
+/// `{"error": …}`; and what the emulator's tooling asks for besides: `/.settings/rules.json`,
+/// `/.inspect/databases.json`, and `/PATH/.upload` (a form's JSON file). It runs off the event loops (opening a namespace reads its log, a body may
 /// be megabytes of JSON) and answers through a completion, once per request.
 struct RESTRouter: Sendable {
     let namespaces: Namespaces
@@ -30,15 +31,33 @@ struct RESTRouter: Sendable {
     }
 
     private func routeTarget(_ head: HTTPRequestHead, _ body: [UInt8], _ done: @escaping @Sendable (RESTOutcome) -> Void) throws {
-        let (rawPath, items) = Self.split(head.uri)
+        var (rawPath, items) = Self.split(head.uri)
+        var body = body
         if rawPath == "/.ws" {
             throw RESTFailure(status: .badRequest, message: "/.ws is the realtime protocol: connect with a WebSocket upgrade")
+        }
+        let namespace = items["ns"] ?? Self.namespace(fromHost: head.headers.first(name: "Host"))
+        if rawPath == "/.inspect/databases.json" {
+            // Names only, to anyone (the Emulator UI asks without a credential), as the emulator does.
+            let list = JSONValue.array(namespaces.names(requested: namespace).map { .object([("name", .string($0))]) })
+            return done(.reply(RESTReply(status: .ok, body: Array(list.serialized().utf8))))
+        }
+        var method = head.method.rawValue
+        if let target = Self.uploadTarget(rawPath) {
+            // The Emulator UI's import: the form's JSON file replaces the location, as a PUT of
+            // it would; the answer is a silent PUT's.
+            guard method == "POST" else {
+                throw RESTFailure(status: .methodNotAllowed, message: "an upload is a POST of a multipart/form-data form with the JSON file in its field myFile")
+            }
+            do { body = try MultipartForm.field("myFile", in: body, contentType: head.headers.first(name: "Content-Type")) } catch {
+                throw RESTFailure(status: .badRequest, message: "Invalid upload: \(error.message)")
+            }
+            (rawPath, method) = (target, "PUT")
+            items["print"] = "silent"
         }
         guard rawPath.hasSuffix(".json") else {
             throw RESTFailure(status: .notFound, message: "not found: REST paths end in .json, as in /users/ada.json; WebSocket clients connect to /.ws")
         }
-        let namespace = items["ns"] ?? Self.namespace(fromHost: head.headers.first(name: "Host"))
-        var method = head.method.rawValue
         if method == "POST", let override = head.headers.first(name: "X-HTTP-Method-Override") ?? items["x-http-method-override"] {
             method = override.uppercased()
         }
@@ -46,6 +65,7 @@ struct RESTRouter: Sendable {
         if rawPath == "/.settings/rules.json" {
             return done(.reply(try settings(method, namespace, body, identity)))
         }
+        if method != "GET" { try Self.checkWriteParameters(items) }
         let path = try Self.path(fromTarget: rawPath)
         let streaming = method == "GET" && head.headers.first(name: "Accept")?.contains("text/event-stream") == true
         let acquired: Database?
@@ -247,12 +267,36 @@ struct RESTRouter: Sendable {
         }
     }
 
-    /// A GET's query parameters, checked (`shallow` takes none).
+    /// A GET's query parameters, checked. With `shallow`, the query's result is made shallow,
+    /// its children in key order unless `orderBy` says otherwise, as the emulator answers
+    /// `firebase emulators:export`'s probe (`shallow=true&limitToFirst=1`); hosted Firebase
+    /// refuses the pair.
     private static func query(_ items: [String: String]) throws -> QueryParams? {
-        if items["shallow"] == "true", items.keys.contains(where: RESTQuery.parameters.contains) {
-            throw RESTFailure(status: .badRequest, message: "shallow cannot be combined with queries")
+        var items = items
+        if items["shallow"] == "true", items["orderBy"] == nil, RESTQuery.filters.contains(where: { items[$0] != nil }) {
+            items["orderBy"] = #""$key""#
         }
         do { return try RESTQuery.params(items) } catch let f as RESTQuery.Failure { throw RESTFailure(status: .badRequest, message: f.message) }
+    }
+
+    /// The write parameters hosted Firebase and the emulator take, checked. `writeSizeLimit`
+    /// names how long a write may take there (the server estimates it and refuses longer
+    /// ones); writes here are not estimated, so any value is accepted and only the body limit
+    /// applies. `disableTriggers` turns off Cloud Functions triggers, which this server has none of.
+    static func checkWriteParameters(_ items: [String: String]) throws {
+        if let limit = items["writeSizeLimit"], !["tiny", "small", "medium", "large", "unlimited"].contains(limit) {
+            throw RESTFailure(status: .badRequest, message: "writeSizeLimit must be tiny, small, medium, large or unlimited, not \"\(limit)\"")
+        }
+        if let disable = items["disableTriggers"], disable != "true" && disable != "false" {
+            throw RESTFailure(status: .badRequest, message: "disableTriggers must be true or false, not \"\(disable)\"")
+        }
+    }
+
+    /// The REST target (`/users.json`) of an upload's (`/users/.upload`, `/.upload`), if it is one.
+    static func uploadTarget(_ rawPath: String) -> String? {
+        if rawPath == "/.upload" { return "/.json" }
+        guard rawPath.hasSuffix("/.upload") else { return nil }
+        return String(rawPath.dropLast("/.upload".count)) + ".json"
     }
 
     /// Writes always open (and create) their namespace.

@@ -175,6 +175,16 @@ public struct ProgramOption: Sendable {
             everyone may read and write everything. The owner replaces a namespace's rules at run time with \
             `PUT /.settings/rules.json` or the shell's `rules set`.
             """),
+        ProgramOption("--import", .directory, "load a firebase emulators:export folder at start", details: """
+            Load a folder written by `firebase emulators:export` (or `--export-on-exit`) before listening: each \
+            *NS*`.json` in its `database_export` folder replaces namespace *NS*'s data, priorities kept. Every \
+            file is read and checked first; one that is not valid JSON stops the server and loads nothing.
+            """),
+        ProgramOption("--export-on-exit", .directory, "write an emulator export folder when stopped", details: """
+            On SIGINT or SIGTERM, once every write is durable, write the data as `firebase emulators:export` \
+            does: `firebase-export-metadata.json` and `database_export/`*NS*`.json` for every namespace that \
+            holds data (or was imported), so `firebase emulators:start --import` and `rtdb serve --import` read it.
+            """),
         ProgramOption("--recover", "salvage damaged databases and exit", details: """
             Salvage every damaged database in the data folder (keep what can be read, move the damaged files \
             aside, say what was lost), then exit.

@@ -121,9 +121,7 @@ enum ValueParser {
 
     /// 1-based line and column of a UTF-8 byte offset.
     static func lineAndColumn(_ text: String, byte: Int) -> (Int, Int) {
-        let prefix = text.utf8.prefix(byte)
-        let line = prefix.reduce(1) { $0 + ($1 == 0x0A ? 1 : 0) }
-        let lastLine = prefix.split(separator: 0x0A, omittingEmptySubsequences: false).last ?? []
-        return (line, String(decoding: lastLine, as: UTF8.self).count + 1)
+        let position = JSONParseError(message: "", offset: byte).lineAndColumn(in: text.utf8)
+        return (position.line, position.column)
     }
 }

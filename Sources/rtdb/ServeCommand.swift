@@ -4,9 +4,13 @@ import CMimalloc
 #endif
 import Foundation
 import NIOSSL
+import RTDBData
+import RTDBEngine
+import RTDBProtocol
 import RTDBRules
 import RTDBServer
 import RTDBShell
+import Synchronization
 
 /// `rtdb serve`: the local server, with the engine behind the realtime protocol and REST.
 struct ServeCommand: ParsableCommand {
@@ -41,6 +45,12 @@ struct ServeCommand: ParsableCommand {
 
     @Option(help: ProgramOption.argumentHelp("--rules", in: ProgramOption.serve))
     var rules: String?
+
+    @Option(name: .customLong("import"), help: ProgramOption.argumentHelp("--import", in: ProgramOption.serve))
+    var importFolder: String?
+
+    @Option(name: .customLong("export-on-exit"), help: ProgramOption.argumentHelp("--export-on-exit", in: ProgramOption.serve))
+    var exportFolder: String?
 
     @Flag(help: ProgramOption.argumentHelp("--recover", in: ProgramOption.serve))
     var recover = false
@@ -103,6 +113,21 @@ extension ServeCommand {
                 return .unavailable
             }
         }
+        var imported: [String] = []
+        if let importFolder {
+            do { imported = try importExport(from: (importFolder as NSString).expandingTildeInPath, into: folder) } catch {
+                FileHandle.standardError.write(Data("rtdb serve: --import: \(error)\n".utf8))
+                return .commandFailed
+            }
+        }
+        let exportTo = exportFolder.map { ($0 as NSString).expandingTildeInPath }
+        if let exportTo {
+            // Made now, so a folder that cannot be written is said at start, not lost at exit.
+            do { try FileManager.default.createDirectory(atPath: exportTo, withIntermediateDirectories: true) } catch {
+                FileHandle.standardError.write(Data("rtdb serve: --export-on-exit: cannot make \(exportTo): \(error.localizedDescription)\n".utf8))
+                return .usage
+            }
+        }
         raiseDescriptorLimit()
         // Timers and signal sources first: Dispatch opens its event descriptor on first use,
         // and must not find the descriptors used up by clients.
@@ -142,7 +167,54 @@ extension ServeCommand {
         log("shutting down")
         server.shutdown()
         log("stopped; every acknowledged write is on disk")
+        if let exportTo {
+            do {
+                let count = try exportData(of: folder, to: exportTo, including: imported)
+                log("exported \(count) namespace\(count == 1 ? "" : "s") to \(exportTo)")
+            } catch {
+                FileHandle.standardError.write(Data("rtdb serve: --export-on-exit: \(error)\n".utf8))
+                return .commandFailed
+            }
+        }
         return .success
+    }
+
+    /// Loads an emulator export into the namespaces' folders (before any client can connect),
+    /// each durable before the next; returns the namespaces loaded.
+    private func importExport(from source: String, into folder: String) throws -> [String] {
+        let export = try EmulatorExport(folder: source).read()
+        for (namespace, data) in export {
+            let database = try Database(folder: folder + "/" + namespace)
+            defer { database.close() }
+            let written = DispatchSemaphore(value: 0)
+            let outcome = Mutex<Response?>(nil)
+            database.write(.root, data) { response in
+                outcome.withLock { $0 = response }
+                written.signal()
+            }
+            written.wait()
+            if let response = outcome.withLock({ $0 }), !response.isOK {
+                throw EmulatorExport.Failure(description: "namespace \(namespace): \(response.message)")
+            }
+        }
+        let names = export.map(\.namespace)
+        FileHandle.standardError.write(Data("rtdb serve: imported \(names.count) namespace\(names.count == 1 ? "" : "s") from \(source)\(names.isEmpty ? "" : ": " + names.joined(separator: ", "))\n".utf8))
+        return names
+    }
+
+    /// Writes every namespace that holds data (and those imported, even if emptied since) as
+    /// an emulator export; returns how many. The server has stopped: each folder is free.
+    private func exportData(of folder: String, to destination: String, including imported: [String]) throws -> Int {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(Namespaces.isValid).sorted()
+        var data: [(namespace: String, data: Node)] = []
+        for namespace in names {
+            let database = try Database(folder: folder + "/" + namespace)
+            let root = database.value(at: .root)
+            database.close()
+            if !root.isEmpty || imported.contains(namespace) { data.append((namespace, root)) }
+        }
+        try EmulatorExport(folder: destination).write(data, version: Version.number)
+        return data.count
     }
 }
 
