@@ -23,7 +23,7 @@ _rtdb() {
     fi
     local cword=$((${#words[@]} - 1))
     local cur=${words[cword]} prev=${words[cword-1]}
-    local commands="get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules sleep timing pager cd pwd help history exit quit serve completions"
+    local commands="get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules namespaces use sleep timing pager cd pwd help history exit quit serve completions"
     local options="--data --url --emulator --ns --timeout --cacert --credentials --no-persistence --cache-size -c --keep-going --json --no-color --no-pager --timing --recover --version --help -h"
 
     local i cmd="" cmdi=0 nokeys=""
@@ -74,7 +74,7 @@ _rtdb() {
         return
     fi
     if [[ $cmd == help ]]; then
-        COMPREPLY=($(compgen -W "get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules sleep timing pager cd pwd help history exit quit" -- "$cur"))
+        COMPREPLY=($(compgen -W "get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules namespaces use sleep timing pager cd pwd help history exit quit" -- "$cur"))
         return
     fi
     # The first argument of the data commands is a path: complete it key by key.

@@ -22,7 +22,7 @@ function __rtdb_paths
     end
 end
 
-set -l commands get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules sleep timing pager cd pwd help history exit quit serve completions
+set -l commands get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules namespaces use sleep timing pager cd pwd help history exit quit serve completions
 complete -c rtdb -f
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l data -r -a '(__fish_complete_directories)' -d 'the embedded database data folder'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l url -x -d 'a server database URL (ws://127.0.0.1:9000?ns=demo)'
@@ -70,6 +70,8 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'cache' -d 't
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'auth' -d 'sign in: the server'\''s rules see who you are'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'logout' -d 'forget the credential'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'rules' -d 'read or replace the security rules'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'namespaces' -d 'list the server'\''s namespaces'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'use' -d 'move to another namespace of the server'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'sleep' -d 'wait, as scripts do for other writers'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'timing' -d 'print how long each command takes'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'pager' -d 'page output taller than the terminal'
@@ -95,7 +97,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from serve" -l recover -d 'salvage d
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l help -s h -d 'show help'
 complete -c rtdb -n "__fish_seen_subcommand_from completions" -a 'bash zsh fish'
 complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch tx ondisconnect keepsynced cd" -a '(__rtdb_paths)'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules namespaces use sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l shallow -d 'children as true instead of their values'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l export -d 'include priorities (.priority, .value)'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l orderByChild -x -d 'order by the value of this child (a path like a/b)'
@@ -153,4 +155,4 @@ complete -c rtdb -n "__fish_seen_subcommand_from tx" -l verbose -s v -d 'print e
 complete -c rtdb -n "__fish_seen_subcommand_from purge-writes" -l force -s f -d 'do not ask first'
 complete -c rtdb -n "__fish_seen_subcommand_from auth" -l uid -x -d 'make an unsigned token for this user (local servers)'
 complete -c rtdb -n "__fish_seen_subcommand_from auth" -l claims -x -d 'with --uid: extra claims, a JSON object'
-complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules sleep timing pager cd pwd help history exit quit'
+complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules namespaces use sleep timing pager cd pwd help history exit quit'

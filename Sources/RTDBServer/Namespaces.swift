@@ -1,6 +1,7 @@
 import Foundation
 import RTDBData
 import RTDBEngine
+import RTDBProtocol
 import RTDBRules
 import Synchronization
 
@@ -78,24 +79,17 @@ public final class Namespaces: Sendable {
     public func names(requested: String) -> [String] {
         if fixed != nil { return [requested] }
         var names = Set(state.withLock { Array($0.open.keys) })
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where Namespaces.isValid(name) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where NamespaceName.isValid(name) {
             var isFolder: ObjCBool = false
             if FileManager.default.fileExists(atPath: folder + "/" + name, isDirectory: &isFolder), isFolder.boolValue { names.insert(name) }
         }
         return names.sorted()
     }
 
-    /// Namespace names as Firebase allows them: letters, digits and dashes (underscores too).
-    public static func isValid(_ name: String) -> Bool {
-        !name.isEmpty && name.count <= 64 && name.unicodeScalars.allSatisfy {
-            ("a"..."z").contains($0) || ("A"..."Z").contains($0) || ("0"..."9").contains($0) || $0 == "-" || $0 == "_"
-        }
-    }
-
     /// The database of `name`, counted as in use until `release(name)`. Without `create`, a
     /// namespace that has no folder yet gives nil (it holds nothing) and nothing is made.
     public func acquire(_ name: String, create: Bool = true) throws -> Database? {
-        guard Namespaces.isValid(name) else {
+        guard NamespaceName.isValid(name) else {
             throw StoreError.failed("invalid namespace \"\(name)\": use letters, digits, \"-\" and \"_\"")
         }
         if let fixed { return fixed }

@@ -243,7 +243,7 @@ struct RESTRouter: Sendable {
     /// `/.settings/rules.json`: the owner reads (GET) and replaces (PUT) a namespace's rules.
     /// New rules are checked whole first; on an error the old rules stay in force.
     private func settings(_ method: String, _ namespace: String, _ body: [UInt8], _ identity: Identity) throws -> RESTReply {
-        guard Namespaces.isValid(namespace) else { throw RESTFailure(status: .notFound, message: "invalid namespace \"\(namespace)\"") }
+        guard NamespaceName.isValid(namespace) else { throw RESTFailure(status: .notFound, message: "invalid namespace \"\(namespace)\"") }
         guard identity == .admin else {
             throw RESTFailure(status: .unauthorized, message: "Permission denied: only the owner may read or change the rules")
         }

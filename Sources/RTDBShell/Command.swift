@@ -41,6 +41,10 @@ public enum Command: Equatable, Sendable {
     case logout
     /// file nil: print the rules in force.
     case rules(file: String?)
+    /// The server's namespaces.
+    case namespaces
+    /// Move the session to another namespace of the server.
+    case use(String)
     case sleep(seconds: Double)
     /// on, off, or nil: the other one.
     case timing(Bool?)

@@ -302,6 +302,16 @@ public enum CommandParser {
         return .help(nil)
     }
 
+    static func use(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(1...1, usage: "use needs the namespace to move to, as in use demo")
+        let word = args.positional[0]
+        let name = word.unquoted
+        guard NamespaceName.isValid(name) else {
+            throw ShellError("'\(name.prefix(70))' is not a namespace name: letters, digits, \"-\" and \"_\", at most 64", column: word.column)
+        }
+        return .use(name)
+    }
+
     static func sleep(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(1...1, usage: "sleep needs a duration, as in sleep 500ms")
         let word = args.positional[0]

@@ -66,12 +66,12 @@ extension Completer {
     /// libedit asks synchronously, on the line editor's own thread: that thread waits (2 s at
     /// most) while a task reads. The core's queue is never the one waiting, so this cannot
     /// deadlock it.
-    static func childKeys(of path: Path, in repo: Repo) -> [(key: String, hasChildren: Bool)]? {
+    static func childKeys(of path: Path, in repo: @escaping @Sendable () async -> Repo) -> [(key: String, hasChildren: Bool)]? {
         let keys = OneShot<[(key: String, hasChildren: Bool)]>()
         let done = DispatchSemaphore(value: 0)
         let reading = Task {
             do {
-                keys.resolve(.success(try await repo.get(path).children.map { (key: $0.key.name, hasChildren: !$0.value.isLeaf) }))
+                keys.resolve(.success(try await repo().get(path).children.map { (key: $0.key.name, hasChildren: !$0.value.isLeaf) }))
             } catch {
                 keys.resolve(.failure(error))
             }

@@ -30,7 +30,8 @@ public struct InteractiveSession {
     public func run() async -> ExitStatus {
         let shell = self.shell
         let repo = shell.repo
-        let completer = Completer { path in Completer.childKeys(of: path, in: repo) }
+        // The shell's core at the time of asking: `use` replaces it.
+        let completer = Completer { path in Completer.childKeys(of: path, in: { await shell.repo }) }
         let reader = LineReader(historyFile: InteractiveSession.historyFile, completer: completer)
         for line in await reader.entries() { shell.recordHistory(line) }
         let dim = shell.options.renderer.color ? "\u{1B}[2m" : ""
@@ -40,14 +41,27 @@ public struct InteractiveSession {
         let place = !remote ? "embedded database in \(location)"
             : await repo.isConnected ? "connected to \(location)" : "offline, reconnecting to \(location)"
         shell.output.write("\(dim)rtdb: \(place). Type 'help' for commands, Ctrl-D to leave.\(reset)\n")
-        let notices = remote ? ConnectionNotices.start(repo: repo, print: shell.options.backgroundOutput ?? { _ in }) : nil
+        let print = shell.options.backgroundOutput ?? { _ in }
+        // Until `use` moves the shell to another namespace's core.
+        let followed: @Sendable (Repo) async -> Bool = { repo in await shell.repo === repo }
+        var notices = remote ? ConnectionNotices.start(repo: repo, followed: followed, print: print) : nil
+        var noticed = repo
         defer { notices?.cancel() }
         await runStartupFile()
         while true {
+            let repo = shell.repo
+            if remote && repo !== noticed {
+                // `use` moved to another namespace: its connection is the one to follow.
+                notices?.cancel()
+                notices = ConnectionNotices.start(repo: repo, followed: followed, print: print)
+                noticed = repo
+            }
             let connected = await repo.isConnected
             let offline = await repo.isOfflineByChoice || !connected
             let state = offline ? "(offline)" : ""
-            let prompt = "rtdb\(state):\(shell.cwd)> "
+            // A server's namespace is named (`use` changes it); an embedded database has one.
+            let namespace = shell.options.namespaces.map { "@" + $0.name } ?? ""
+            let prompt = "rtdb\(namespace)\(state):\(shell.cwd)> "
             switch await reader.readLine(prompt: prompt, cwd: shell.cwd) {
             case .end:
                 shell.output.write("\n")
@@ -104,13 +118,17 @@ public struct InteractiveSession {
 
 /// Says above the prompt when the connection to a server is lost and when it is back.
 enum ConnectionNotices {
-    static func start(repo: Repo, print: @escaping @Sendable (String) -> Void) -> Task<Void, Never> {
+    /// `followed` says whether the shell still uses `repo`: once it does not, its connection's
+    /// end is not news.
+    static func start(repo: Repo, followed: @escaping @Sendable (Repo) async -> Bool,
+                      print: @escaping @Sendable (String) -> Void) -> Task<Void, Never> {
         Task {
             var seen = false
             do {
                 for try await event in await repo.events(QuerySpec(path: Path(".info/connected")), types: [.value]) {
                     defer { seen = true }
                     guard seen else { continue }  // the state at start is already known
+                    guard await followed(repo) else { return }
                     if await repo.isOfflineByChoice {
                         continue  // 'offline' said so itself
                     } else if event.node == Node(true) {

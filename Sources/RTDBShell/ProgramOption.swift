@@ -80,7 +80,8 @@ public struct ProgramOption: Sendable {
             *https://NAME.firebaseio.com* for hosted Firebase (see the manual's `REMOTE DATABASES`).
             """).selecting,
         ProgramOption("--emulator", .text("HOST:PORT"), "a local server or the emulator", details: """
-            A local server or the Firebase emulator, as `FIREBASE_DATABASE_EMULATOR_HOST` names one.
+            A local server or the Firebase emulator, as `FIREBASE_DATABASE_EMULATOR_HOST` names one. Alone \
+            (no *HOST:PORT* after it), it takes that variable's value.
             """).selecting,
         ProgramOption("--ns", .text("NAME"), "the namespace with --emulator", details: """
             The namespace (database name) with `--emulator`.

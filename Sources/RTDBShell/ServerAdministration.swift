@@ -7,6 +7,8 @@ public protocol ServerAdministration: AnyObject, Sendable {
     func readRules() async throws -> String
     /// Replaces the rules; throws the server's reason when it refuses them.
     func writeRules(_ text: String) async throws
+    /// The server's namespaces, sorted; throws when the server lists none (hosted Firebase).
+    func namespaces() async throws -> [String]
     /// The credential REST requests carry from now on; nil for none.
     func useCredential(_ token: String?, google: Bool)
     /// The user gave a credential or dropped it (`auth`, `logout`): one the shell was started

@@ -26,6 +26,20 @@ extension Shell {
         // anything else (an OAuth2 token, the emulator's owner) goes with `gauth`.
         let claims = Identity.claims(ofToken: token)
         let google = claims?["iat"] == nil
+        try await sendCredential(token, google: google)
+        server.userChoseCredential()
+        server.useCredential(token, google: google)
+        HistoryFilter.hold(token)
+        options.credential = Shell.describe(token: token, claims: claims, origin: origin)
+        chosenCredential = .token(token, google: google, description: options.credential)
+        // Its kind (never the token) goes with the queued writes: see reportRestored.
+        await repo.setCacheSetting("credential", options.credential)
+        output.writeError("authenticated as \(options.credential)\n")
+    }
+
+    /// Signs the connection in with `token`, waiting for the server's answer at most the
+    /// read timeout (past it, the token is sent again on the next connection).
+    func sendCredential(_ token: String, google: Bool) async throws {
         do {
             try await withTimeout(options.readTimeout) { try await self.repo.authenticate(token: token, google: google) }
         } catch let error as DatabaseError {
@@ -33,13 +47,6 @@ extension Shell {
         } catch is TimeoutError {
             throw ShellError("the server did not answer within \(DurationWord.describe(options.readTimeout)); the credential is sent again on the next connection")
         }
-        server.userChoseCredential()
-        server.useCredential(token, google: google)
-        HistoryFilter.hold(token)
-        options.credential = Shell.describe(token: token, claims: claims, origin: origin)
-        // Its kind (never the token) goes with the queued writes: see reportRestored.
-        await repo.setCacheSetting("credential", options.credential)
-        output.writeError("authenticated as \(options.credential)\n")
     }
 
     func logout() async throws {
@@ -48,6 +55,7 @@ extension Shell {
         await repo.unauthenticate()
         server.useCredential(nil, google: false)
         options.credential = "none"
+        chosenCredential = ChosenCredential.none
         await repo.setCacheSetting("credential", options.credential)
         output.writeError("logged out: the server sees no credential\n")
     }

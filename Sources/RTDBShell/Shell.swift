@@ -54,6 +54,9 @@ public final class Shell {
         /// The server's REST side (rules, the credential REST requests carry); nil for an
         /// embedded database.
         public var server: ServerAdministration? = nil
+        /// The server's namespaces (`namespaces`, `use`); nil for an embedded database and a
+        /// shared folder's socket, which have one.
+        public var namespaces: NamespaceSwitch? = nil
         public init() {}
     }
 
@@ -63,7 +66,8 @@ public final class Shell {
         case exit
     }
 
-    public let repo: Repo
+    /// The client core commands use; `use` moves it to another namespace.
+    public private(set) var repo: Repo
     public private(set) var cwd: Path = .root
     public var options: Options
     /// Where commands write; a pageable command's output is collected for the pager.
@@ -78,6 +82,14 @@ public final class Shell {
     let rejected = RejectedWrites()
     /// Transactions a script started while offline by choice; `online` reports them.
     var queuedTransactions: [QueuedTransaction] = []
+    /// The credential chosen in this session with `auth` (a token) or `logout` (none), which
+    /// `use` takes to the next namespace; nil while the one the shell started with holds.
+    var chosenCredential: ChosenCredential?
+
+    enum ChosenCredential {
+        case token(String, google: Bool, description: String)
+        case none
+    }
 
     public init(repo: Repo, output: Output, options: Options = Options()) {
         self.repo = repo
@@ -87,6 +99,17 @@ public final class Shell {
     }
 
     public func recordHistory(_ line: String) { history.append(line) }
+
+    /// Takes `connection` in place of the one before (`use`): its core, where it is, whose
+    /// credential; the location goes back to the root.
+    func switchConnection(to connection: DatabaseConnection) {
+        repo = connection.repo
+        repo.setWriteTimeout(options.readTimeout)
+        options.location = { connection.location }
+        options.credential = connection.credential
+        options.server = connection as? ServerAdministration
+        cwd = .root
+    }
 
     /// Parses and runs one line. `source` names it in messages ("line 3", "-c 1").
     @discardableResult
@@ -326,6 +349,10 @@ public final class Shell {
             try await logout()
         case .rules(let file):
             try await rules(file)
+        case .namespaces:
+            try await listNamespaces(json: json)
+        case .use(let name):
+            return try await use(name)
         case .pager(let on):
             guard options.pager != nil else { throw ShellError("there is no pager here: output is not a terminal, or --no-pager was given") }
             pagingOn = on ?? !pagingOn

@@ -1,6 +1,7 @@
 import Foundation
 import RTDBData
 import RTDBEngine
+import RTDBProtocol
 import RTDBServer
 
 /// The folder `firebase emulators:export` writes and `firebase emulators:start --import` reads:
@@ -31,7 +32,7 @@ struct EmulatorExport {
         for name in names.sorted() where name.hasSuffix(".json") {
             let namespace = String(name.dropLast(".json".count))
             let file = databaseFolder + "/" + name
-            guard Namespaces.isValid(namespace) else {
+            guard NamespaceName.isValid(namespace) else {
                 throw Failure(description: "\(file): \"\(namespace)\" is not a namespace name (letters, digits, \"-\" and \"_\")")
             }
             guard let bytes = FileManager.default.contents(atPath: file).map(Array.init) else {

@@ -21,7 +21,8 @@ struct RTDBCommand: AsyncParsableCommand {
     static func main() async {
         do {
             // Concrete types only: a cast to a protocol would scan every conformance at start-up.
-            switch try parseAsRoot() {
+            let arguments = try ShellCommand.resolvingBareEmulator(Array(CommandLine.arguments.dropFirst()))
+            switch try parseAsRoot(arguments) {
             case let shell as ShellCommand: try await shell.run()
             case let serve as ServeCommand: try serve.run()
             case var other: try other.run()

@@ -15,7 +15,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     let location: String
     let credential: String
     private let group: MultiThreadedEventLoopGroup
-    private let address: ServerAddress
+    let address: ServerAddress
     private let tls: NIOSSLContext?
     private struct State {
         /// The credential REST requests carry.
@@ -237,17 +237,27 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
     }
 
     func readRules() async throws -> String {
-        try await rulesRequest("GET", body: []).text
+        try Self.accepted(await restRequest("GET", "/.settings/rules.json", body: [])).text
     }
 
     func writeRules(_ text: String) async throws {
-        _ = try await rulesRequest("PUT", body: Array(text.utf8))
+        _ = try Self.accepted(await restRequest("PUT", "/.settings/rules.json", body: Array(text.utf8)))
     }
 
-    /// `/.settings/rules.json` of this namespace, with the credential as REST takes it.
-    private func rulesRequest(_ method: String, body: [UInt8]) async throws -> HTTPClient.Answer {
+    /// The server's namespaces, as rtdb serve and the Firebase emulator list them
+    /// (`/.inspect/databases.json`), sorted.
+    func namespaces() async throws -> [String] {
+        let answer = try await restRequest("GET", "/.inspect/databases.json", body: [])
+        guard answer.status == 200, case .array(let items)? = try? JSONValue.parse(answer.text) else {
+            throw RemoteError("\(address.host) does not list its namespaces (rtdb serve and the Firebase emulator do; a hosted database has a URL of its own)")
+        }
+        return items.compactMap { $0["name"]?.string }.sorted()
+    }
+
+    /// A REST request to this namespace's server at `path`, with the credential as REST takes it.
+    private func restRequest(_ method: String, _ path: String, body: [UInt8]) async throws -> HTTPClient.Answer {
         guard address.socketPath == nil else { throw RemoteError("the rules of a shared embedded folder cannot be read: it has none") }
-        var target = "/.settings/rules.json?ns=" + (address.namespace.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        var target = path + "?ns=" + (address.namespace.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         // An access token in a header (kept out of proxies' and servers' request logs); an ID
         // token or secret as Firebase's REST API takes it, in auth=.
         var headers: [(String, String)] = []
@@ -258,8 +268,12 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
                 target += "&auth=" + (credential.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
             }
         }
-        let answer = try await HTTPClient.send(method, host: address.host, port: address.port, target: target, headers: headers, body: body,
-                                               tls: tls, group: group, timeout: timeout)
+        return try await HTTPClient.send(method, host: address.host, port: address.port, target: target, headers: headers, body: body,
+                                         tls: tls, group: group, timeout: timeout)
+    }
+
+    /// `answer` when the server took the request; its reason when it refused.
+    private static func accepted(_ answer: HTTPClient.Answer) throws -> HTTPClient.Answer {
         guard answer.status == 200 else {
             let reason = (try? JSONValue.parse(answer.text))?["error"]?.string ?? "HTTP \(answer.status)"
             let hint = answer.status == 401 ? " (the rules need the owner's credential: auth with owner, or an access token)" : ""

@@ -78,7 +78,7 @@ extension ServeCommand {
         let folder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultServerFolder
         if recover {
             let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
-            let folders = names.filter { Namespaces.isValid($0) }.map { folder + "/" + $0 }
+            let folders = names.filter { NamespaceName.isValid($0) }.map { folder + "/" + $0 }
             return Recover.run(folders: folders)
         }
         let log: @Sendable (String) -> Void = { line in
@@ -205,7 +205,7 @@ extension ServeCommand {
     /// Writes every namespace that holds data (and those imported, even if emptied since) as
     /// an emulator export; returns how many. The server has stopped: each folder is free.
     private func exportData(of folder: String, to destination: String, including imported: [String]) throws -> Int {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(Namespaces.isValid).sorted()
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(NamespaceName.isValid).sorted()
         var data: [(namespace: String, data: Node)] = []
         for namespace in names {
             let database = try Database(folder: folder + "/" + namespace)

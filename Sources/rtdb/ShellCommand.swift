@@ -97,6 +97,20 @@ struct ShellCommand: AsyncParsableCommand {
     var words: [String] = []
 
     /// The short usage after a usage error of the shell's own.
+    /// `--emulator` with no HOST:PORT after it (the next word, if any, names no port: a
+    /// command, another option) takes FIREBASE_DATABASE_EMULATOR_HOST, as firebase-admin does.
+    static func resolvingBareEmulator(_ arguments: [String]) throws -> [String] {
+        guard let at = arguments.firstIndex(of: "--emulator"), RTDBCommand.subcommand(named: arguments.first) == nil else { return arguments }
+        let next = arguments.indices.contains(at + 1) ? arguments[at + 1] : nil
+        if let next, next.contains(":"), !next.hasPrefix("-") { return arguments }
+        guard let host = ProcessEnvironment.nonEmpty("FIREBASE_DATABASE_EMULATOR_HOST") else {
+            throw ValidationError("--emulator without HOST:PORT takes FIREBASE_DATABASE_EMULATOR_HOST, which is not set")
+        }
+        var resolved = arguments
+        resolved.insert(host, at: at + 1)
+        return resolved
+    }
+
     static let usageLine = "Usage: rtdb [--data DIR] [-c COMMAND ...] [--keep-going] [--json] [--no-color] [COMMAND ...]\nSee 'rtdb --help'.\n"
 
     func run() async throws {
@@ -141,6 +155,8 @@ struct ShellCommand: AsyncParsableCommand {
         }
         let connection: DatabaseConnection
         var noCache: String?
+        /// Another namespace of the same server, with the same credential and options (`use`).
+        var openNamespace: (@Sendable (String) async throws -> DatabaseConnection)?
         do {
             if let address = try RemoteDatabase.address(url: url, emulator: emulator, namespace: ns, ambient: data == nil) {
                 let credential = RemoteDatabase.Credential.fromEnvironment()
@@ -155,15 +171,26 @@ struct ShellCommand: AsyncParsableCommand {
                     throw RemoteError("a service account's access token is sent only over TLS (wss://, https://) or to a server on this machine, not to \(address)")
                 }
                 let serviceAccount = try keyFile.map { (try ServiceAccount(file: $0), $0) }
-                let (cache, why) = address.socketPath != nil ? (nil, "none (a shared embedded folder is on disk already)")
-                    : noPersistence ? (nil, nil) : CacheFolder.open(for: address, limit: cacheLimit)
-                noCache = why
-                let remote = try await RemoteDatabase.connect(address: address, trustedCertificates: cacert.map { ($0 as NSString).expandingTildeInPath },
-                                                              credential: credential, serviceAccount: serviceAccount, cache: cache, timeout: wait ?? 10)
-                connection = remote
-                await CacheFolder.reportRestored(remote)
-                // A server that ignores g: read with a listen well before the deadline.
-                if let wait { await connection.repo.setGetFallbackDelay(min(connection.repo.getFallbackDelay, wait / 2)) }
+                let trusted = cacert.map { ($0 as NSString).expandingTildeInPath }
+                let noPersistence = self.noPersistence
+                let connect: @Sendable (ServerAddress) async throws -> (RemoteDatabase, String?) = { [cacheLimit, wait] address in
+                    let (cache, why) = address.socketPath != nil ? (nil, "none (a shared embedded folder is on disk already)")
+                        : noPersistence ? (nil, nil) : CacheFolder.open(for: address, limit: cacheLimit)
+                    let remote = try await RemoteDatabase.connect(address: address, trustedCertificates: trusted,
+                                                                  credential: credential, serviceAccount: serviceAccount, cache: cache, timeout: wait ?? 10)
+                    await CacheFolder.reportRestored(remote)
+                    // A server that ignores g: read with a listen well before the deadline.
+                    if let wait { await remote.repo.setGetFallbackDelay(min(remote.repo.getFallbackDelay, wait / 2)) }
+                    return (remote, why)
+                }
+                (connection, noCache) = try await connect(address)
+                if address.socketPath == nil {
+                    openNamespace = { name in
+                        var other = address
+                        other.namespace = name
+                        return try await connect(other).0
+                    }
+                }
             } else {
                 connection = try await EmbeddedDatabase(folder: folder, timeout: wait ?? 10)
             }
@@ -171,8 +198,8 @@ struct ShellCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("rtdb: \(error)\n".utf8))
             throw ExitCode(ExitStatus.unavailable.rawValue)
         }
-        let status = await runShell(connection, timeout: wait, noCache: noCache)
-        await connection.close()
+        let (status, last) = await runShell(connection, timeout: wait, noCache: noCache, openNamespace: openNamespace)
+        await last.close()
         if StageClock.isOn {
             // For the benchmarks (RTDB_STAGE_TIMES): where this run's time went, on stderr.
             let wall = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
@@ -182,8 +209,23 @@ struct ShellCommand: AsyncParsableCommand {
         throw ExitCode(status.rawValue)
     }
 
+    /// Runs the shell; returns its status and the connection in use at its end (`use` may
+    /// have replaced the one it started with), for the caller to close.
     @MainActor
-    private func runShell(_ connection: DatabaseConnection, timeout: TimeInterval?, noCache: String?) async -> ExitStatus {
+    private func runShell(_ connection: DatabaseConnection, timeout: TimeInterval?, noCache: String?,
+                          openNamespace: (@Sendable (String) async throws -> DatabaseConnection)?) async -> (ExitStatus, DatabaseConnection) {
+        let namespaces = (connection as? RemoteDatabase).flatMap { remote in
+            openNamespace.map { open in
+                NamespaceSwitch(current: remote, name: remote.address.namespace, open: open)
+            }
+        }
+        let status = await runShell(connection, timeout: timeout, noCache: noCache, namespaces: namespaces)
+        return (status, namespaces?.current ?? connection)
+    }
+
+    @MainActor
+    private func runShell(_ connection: DatabaseConnection, timeout: TimeInterval?, noCache: String?,
+                          namespaces: NamespaceSwitch?) async -> ExitStatus {
         let stdinIsTerminal = isatty(STDIN_FILENO) == 1
         let stdoutIsTerminal = isatty(STDOUT_FILENO) == 1
         let color = stdoutIsTerminal && !noColor && ProcessEnvironment.value("NO_COLOR") == nil
@@ -202,6 +244,7 @@ struct ShellCommand: AsyncParsableCommand {
         options.credential = connection.credential
         if let noCache { options.noCache = noCache }
         options.server = connection as? ServerAdministration
+        options.namespaces = namespaces
         let output = StandardOutput()
 
         if !words.isEmpty || !commands.isEmpty {

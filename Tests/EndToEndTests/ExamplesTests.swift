@@ -37,7 +37,7 @@ final class ExamplesTests: XCTestCase {
         XCTAssertEqual(result.status, 0, "\(label): \(result.stderr)\n\(result.stdout)")
         // Nothing on stderr but what timing says by design.
         let messages = result.stderr.split(separator: "\n").filter { line in
-            !["timing is ", "Time: ", "imported ", "exported ", "authenticated as ", "logged out", "the rules of "].contains { line.hasPrefix($0) }
+            !["timing is ", "Time: ", "imported ", "exported ", "authenticated as ", "logged out", "the rules of ", "now on namespace "].contains { line.hasPrefix($0) }
         }
         XCTAssertEqual(messages, [], label)
     }
@@ -72,7 +72,7 @@ final class ExamplesTests: XCTestCase {
     func testExamplesAndTheTourOnAServer() throws {
         let (server, port) = try Binary.startServer(folder: Binary.temporaryFolder())
         defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
-        XCTAssertEqual(examplesScript(server: true).filter { CommandSpec.find($0.0)?.needsServer == true }.map(\.0), ["cache", "auth", "rules"])
+        XCTAssertEqual(examplesScript(server: true).filter { CommandSpec.find($0.0)?.needsServer == true }.map(\.0), ["cache", "auth", "rules", "namespaces", "use"])
         for (name, script) in examplesScript(server: true) {
             try runScript(["--url", "ws://127.0.0.1:\(port)?ns=examples-\(name)"], script, label: "help \(name)")
         }
