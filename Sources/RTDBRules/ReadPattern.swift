@@ -26,7 +26,7 @@ public struct ReadPattern: Sendable, Equatable, CustomStringConvertible {
     public var description: String { "/" + (keys.map { $0 ?? "*" } + (open ? ["…"] : [])).joined(separator: "/") }
 }
 
-extension RuleExpression {
+extension RuleTerm {
     /// Where the expression reads the database, for a rule at `location` (concrete keys)
     /// with its wildcards bound to `variables`. What cannot be told from the text reads
     /// everything (the root's pattern), so the result is never narrower than the truth.
@@ -37,7 +37,7 @@ extension RuleExpression {
     }
 
     private func collectReads(into found: inout [ReadPattern], _ location: [String], _ variables: [(name: String, value: String)]) {
-        switch self {
+        switch expression {
         case .constant, .bound, .variable: break
         case .call(let base, let method, let arguments):
             // Navigation alone reads nothing; what a snapshot is asked reads it.
@@ -65,14 +65,14 @@ extension RuleExpression {
     /// The place of a snapshot expression, as far as the text tells; nil when it is not one
     /// the text can place (the caller then takes the root).
     private func snapshotPattern(_ location: [String], _ variables: [(name: String, value: String)]) -> ReadPattern? {
-        switch self {
+        switch expression {
         case .variable(.root): return ReadPattern(keys: [])
         case .variable(.data), .variable(.newData): return ReadPattern(keys: location)
         case .child(let base, let relative):
             return base.snapshotPattern(location, variables)?.appending(relative.keys)
         case .call(let base, .child, let arguments):
             guard let at = base.snapshotPattern(location, variables) else { return nil }
-            switch arguments.first {
+            switch arguments.first?.expression {
             case .constant(.string(let text))?: return at.appending(Path(text).keys)
             case .bound(let name)?:
                 // A `$` variable is one key, known for this listen's location.

@@ -9,6 +9,8 @@ final class RuleContext {
     /// The data as the write would leave it (the same as `root` for reads).
     let newRoot: Node
     let query: RuleQuery
+    /// Where each term's outcome is recorded, when the request's rules are to be explained.
+    let trace: RuleTrace?
     /// The work this request's rules may still do (see `SecurityRules.evaluationBudget`):
     /// past it a rule fails, and the request is refused (`exhaustedAt`).
     var budget: Int
@@ -16,7 +18,8 @@ final class RuleContext {
     /// Where the rule that ran out of budget is, once one has.
     private(set) var exhaustedAt: Path?
 
-    init(auth: RuleValue, now: Double, root: Node, newRoot: Node, query: RuleQuery, budget: Int) {
+    init(auth: RuleValue, now: Double, root: Node, newRoot: Node, query: RuleQuery, budget: Int, trace: RuleTrace? = nil) {
+        self.trace = trace
         self.auth = auth
         self.now = now
         self.root = root
@@ -63,14 +66,27 @@ struct RuleFailure: Error {
 /// Runs parsed rule expressions. Every operation is bounded by the size of its operands, and
 /// expressions have no loops, so a rule's cost is bounded by its text and the data it reads.
 enum RuleEvaluator {
-    static func isTrue(_ expression: RuleExpression, in context: RuleContext, at location: RuleLocation) -> Bool {
+    static func isTrue(_ term: RuleTerm, in context: RuleContext, at location: RuleLocation) -> Bool {
         context.refill()
-        guard case .bool(true)? = try? evaluate(expression, context, location) else { return false }
+        guard case .bool(true)? = try? evaluate(term, context, location) else { return false }
         return true
     }
 
-    static func evaluate(_ expression: RuleExpression, _ c: RuleContext, _ l: RuleLocation) throws(RuleFailure) -> RuleValue {
-        switch expression {
+    /// What `term` gives (recorded in the context's trace, when it has one).
+    static func evaluate(_ term: RuleTerm, _ c: RuleContext, _ l: RuleLocation) throws(RuleFailure) -> RuleValue {
+        guard let trace = c.trace else { return try value(of: term, c, l) }
+        do {
+            let value = try value(of: term, c, l)
+            trace.record(term, .value(value))
+            return value
+        } catch {
+            trace.record(term, .failure(error.reason))
+            throw error
+        }
+    }
+
+    private static func value(of term: RuleTerm, _ c: RuleContext, _ l: RuleLocation) throws(RuleFailure) -> RuleValue {
+        switch term.expression {
         case .constant(let value): return value
         case .array(let items):
             var values: [RuleValue] = []
@@ -110,7 +126,7 @@ enum RuleEvaluator {
         case .call(let base, let method, let arguments):
             // At most two arguments: evaluated without an array.
             let receiver = try evaluate(base, c, l)
-            let first = try arguments.first.map { expression throws(RuleFailure) in try evaluate(expression, c, l) }
+            let first = try arguments.first.map { argument throws(RuleFailure) in try evaluate(argument, c, l) }
             let second = try arguments.count > 1 ? evaluate(arguments[1], c, l) : nil
             return try call(method, on: receiver, first, second, c, l)
         case .child(let base, let relative):
@@ -139,8 +155,8 @@ enum RuleEvaluator {
         }
     }
 
-    private static func boolean(_ expression: RuleExpression, _ c: RuleContext, _ l: RuleLocation) throws(RuleFailure) -> Bool {
-        guard case .bool(let b) = try evaluate(expression, c, l) else { throw RuleFailure(reason: "not a boolean") }
+    private static func boolean(_ term: RuleTerm, _ c: RuleContext, _ l: RuleLocation) throws(RuleFailure) -> Bool {
+        guard case .bool(let b) = try evaluate(term, c, l) else { throw RuleFailure(reason: "not a boolean") }
         return b
     }
 

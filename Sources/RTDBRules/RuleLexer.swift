@@ -31,7 +31,7 @@ struct RuleLexer {
     private mutating func next(afterValue: Bool) throws(RuleSyntaxError) -> RuleToken {
         while index < scalars.count, scalars[index].properties.isWhitespace { index += 1 }
         let start = index
-        guard index < scalars.count else { return RuleToken(kind: .end, offset: start) }
+        guard index < scalars.count else { return RuleToken(kind: .end, offset: start, end: index) }
         let c = scalars[index]
         if isIdentifierStart(c) || c == "$" {
             index += 1
@@ -39,9 +39,9 @@ struct RuleLexer {
             let name = String(String.UnicodeScalarView(scalars[start..<index]))
             if c == "$" {
                 guard name.count > 1 else { throw RuleSyntaxError("'$' must begin a variable name such as $uid", at: start) }
-                return RuleToken(kind: .variable(name), offset: start)
+                return RuleToken(kind: .variable(name), offset: start, end: index)
             }
-            return RuleToken(kind: .identifier(name), offset: start)
+            return RuleToken(kind: .identifier(name), offset: start, end: index)
         }
         if ("0"..."9").contains(c) || (c == "." && index + 1 < scalars.count && ("0"..."9").contains(scalars[index + 1])) {
             return try number(start)
@@ -50,7 +50,7 @@ struct RuleLexer {
         if c == "/" && !afterValue { return try regex(start) }
         for symbol in Self.symbols where matches(symbol) {
             index += symbol.unicodeScalars.count
-            return RuleToken(kind: .symbol(symbol), offset: start)
+            return RuleToken(kind: .symbol(symbol), offset: start, end: index)
         }
         throw RuleSyntaxError("unexpected character '\(c)'", at: start)
     }
@@ -81,7 +81,7 @@ struct RuleLexer {
         }
         let text = String(String.UnicodeScalarView(scalars[start..<index]))
         guard let value = Double(text), value.isFinite else { throw RuleSyntaxError("'\(text)' is not a number", at: start) }
-        return RuleToken(kind: .number(value), offset: start)
+        return RuleToken(kind: .number(value), offset: start, end: index)
     }
 
     private mutating func string(quote: Unicode.Scalar, _ start: Int) throws(RuleSyntaxError) -> RuleToken {
@@ -90,7 +90,7 @@ struct RuleLexer {
         while index < scalars.count {
             let c = scalars[index]
             index += 1
-            if c == quote { return RuleToken(kind: .string(String(out)), offset: start) }
+            if c == quote { return RuleToken(kind: .string(String(out)), offset: start, end: index) }
             guard c == "\\" else { out.append(c); continue }
             guard index < scalars.count else { break }
             let e = scalars[index]
@@ -134,7 +134,7 @@ struct RuleLexer {
                 guard flags.allSatisfy({ $0 == "i" }), flags.count <= 1 else {
                     throw RuleSyntaxError("unknown regular expression flags '\(flags)' (only 'i' is supported)", at: flagsStart)
                 }
-                return RuleToken(kind: .regex(pattern: String(pattern), flags: flags), offset: start)
+                return RuleToken(kind: .regex(pattern: String(pattern), flags: flags), offset: start, end: index)
             }
             pattern.append(c)
         }

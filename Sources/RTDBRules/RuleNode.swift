@@ -3,9 +3,9 @@ import RTDBData
 /// The rules at one level of the tree: its own `.read`, `.write`, `.validate` and
 /// `.indexOn`, its named children, and at most one `$wildcard` for the other children.
 final class RuleNode: Sendable {
-    let read: RuleExpression?
-    let write: RuleExpression?
-    let validate: RuleExpression?
+    let read: Rule?
+    let write: Rule?
+    let validate: Rule?
     let indexOn: [String]
     let children: [String: RuleNode]
     let wildcard: (name: String, node: RuleNode)?
@@ -13,7 +13,7 @@ final class RuleNode: Sendable {
     /// or `newData` in a `.write`. Where none can, a write is judged without making it first.
     let writesReadNewData: Bool
 
-    init(read: RuleExpression?, write: RuleExpression?, validate: RuleExpression?, indexOn: [String],
+    init(read: Rule?, write: Rule?, validate: Rule?, indexOn: [String],
          children: [String: RuleNode], wildcard: (name: String, node: RuleNode)?) {
         self.read = read
         self.write = write
@@ -21,7 +21,7 @@ final class RuleNode: Sendable {
         self.indexOn = indexOn
         self.children = children
         self.wildcard = wildcard
-        writesReadNewData = validate != nil || write?.mentions(anyOf: [.newData]) == true
+        writesReadNewData = validate != nil || write?.term.mentions(anyOf: [.newData]) == true
             || children.values.contains { $0.writesReadNewData } || wildcard?.node.writesReadNewData == true
     }
 
@@ -34,7 +34,7 @@ final class RuleNode: Sendable {
         return wildcard.node
     }
 
-    func expression(_ kind: RuleKind) -> RuleExpression? {
+    func rule(_ kind: RuleKind) -> Rule? {
         switch kind {
         case .read: return read
         case .write: return write
@@ -43,17 +43,18 @@ final class RuleNode: Sendable {
     }
 
     /// Builds one level from the file, checking each rule with the `$` variables in scope.
-    static func build(_ text: RulesText, bound: Set<String>) throws(RuleSyntaxError) -> RuleNode {
+    /// `location`: the keys down to it, wildcards by name; `ids`: the number of the next term.
+    static func build(_ text: RulesText, bound: Set<String>, location: [String], ids: inout Int) throws(RuleSyntaxError) -> RuleNode {
         guard case .object(let members, _) = text else {
             throw RuleSyntaxError("rules for a location must be an object, not \(text.kindName)", at: text.offset)
         }
-        var rules: [RuleKind: RuleExpression] = [:]
+        var rules: [RuleKind: Rule] = [:]
         var indexOn: [String] = []
         var children: [String: RuleNode] = [:]
         var wildcard: (name: String, node: RuleNode)?
         for member in members {
             if let kind = RuleKind(rawValue: member.key) {
-                rules[kind] = try expression(member.value, kind: kind, bound: bound)
+                rules[kind] = try rule(member.value, kind: kind, bound: bound, location: location, ids: &ids)
             } else if member.key == ".indexOn" {
                 indexOn = try names(member.value)
             } else if member.key.hasPrefix(".") {
@@ -69,24 +70,30 @@ final class RuleNode: Sendable {
                 if bound.contains(name) {
                     throw RuleSyntaxError("the wildcard \(name) is already used above this location", at: member.keyOffset)
                 }
-                wildcard = (name, try build(member.value, bound: bound.union([name])))
+                wildcard = (name, try build(member.value, bound: bound.union([name]), location: location + [name], ids: &ids))
             } else {
                 if let problem = Path.problem(with: member.key) {
                     throw RuleSyntaxError("\"\(member.key)\" is not a valid key: \(problem)", at: member.keyOffset)
                 }
-                children[member.key] = try build(member.value, bound: bound)
+                children[member.key] = try build(member.value, bound: bound, location: location + [member.key], ids: &ids)
             }
         }
         return RuleNode(read: rules[.read], write: rules[.write], validate: rules[.validate], indexOn: indexOn,
                         children: children, wildcard: wildcard)
     }
 
-    private static func expression(_ text: RulesText, kind: RuleKind, bound: Set<String>) throws(RuleSyntaxError) -> RuleExpression {
+    private static func rule(_ text: RulesText, kind: RuleKind, bound: Set<String>, location: [String],
+                             ids: inout Int) throws(RuleSyntaxError) -> Rule {
+        let place = "/" + location.joined(separator: "/")
         switch text {
-        case .bool(let value, _): return .constant(.bool(value))
+        case .bool(let value, _):
+            defer { ids += 1 }
+            let term = RuleTerm(expression: .constant(.bool(value)), span: 0..<(value ? 4 : 5), id: ids)
+            return Rule(location: place, kind: kind, text: value ? "true" : "false", fileOffsets: [], term: term)
         case .string(let source, let offsets, let offset):
             do {
-                return try RuleParser.parse(source, kind: kind, bound: bound)
+                let term = try RuleParser.parse(source, kind: kind, bound: bound, ids: &ids)
+                return Rule(location: place, kind: kind, text: source, fileOffsets: offsets, term: term)
             } catch {
                 // Map the offset inside the expression back to the file.
                 let inFile = offsets.indices.contains(error.offset) ? offsets[error.offset] : (offsets.last.map { $0 + 1 } ?? offset + 1)

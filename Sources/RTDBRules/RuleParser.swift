@@ -12,11 +12,15 @@ struct RuleParser {
     /// text can exhaust the stack of the parser or of the evaluator.
     private var depth = 0
     static let maxDepth = 256
+    /// The number the next term gets (see `RuleTerm.id`).
+    private var nextID: Int
 
-    /// `bound`: the `$` variables of the wildcards above the rule.
-    static func parse(_ text: String, kind: RuleKind, bound: Set<String>) throws(RuleSyntaxError) -> RuleExpression {
-        var parser = RuleParser(tokens: try RuleLexer.tokens(text), kind: kind, bound: bound)
+    /// `bound`: the `$` variables of the wildcards above the rule; `ids`: the number of the
+    /// rule's first term, and after, the number after its last.
+    static func parse(_ text: String, kind: RuleKind, bound: Set<String>, ids: inout Int) throws(RuleSyntaxError) -> RuleTerm {
+        var parser = RuleParser(tokens: try RuleLexer.tokens(text), kind: kind, bound: bound, nextID: ids)
         let (expression, type) = try parser.conditional()
+        ids = parser.nextID
         guard parser.current.kind == .end else {
             throw RuleSyntaxError("unexpected \(parser.current.described)", at: parser.current.offset)
         }
@@ -26,13 +30,20 @@ struct RuleParser {
         return expression
     }
 
-    private init(tokens: [RuleToken], kind: RuleKind, bound: Set<String>) {
+    private init(tokens: [RuleToken], kind: RuleKind, bound: Set<String>, nextID: Int) {
         self.tokens = tokens
         self.kind = kind
         self.bound = bound
+        self.nextID = nextID
     }
 
-    private typealias Typed = (RuleExpression, RuleType)
+    private typealias Typed = (RuleTerm, RuleType)
+
+    /// `expression` as a term that starts at `start` and ends with the last token taken.
+    private mutating func term(_ expression: RuleExpression, from start: Int) -> RuleTerm {
+        defer { nextID += 1 }
+        return RuleTerm(expression: expression, span: start..<tokens[max(0, position - 1)].end, id: nextID)
+    }
 
     private var current: RuleToken { tokens[min(position, tokens.count - 1)] }
 
@@ -65,7 +76,7 @@ struct RuleParser {
         let yes = try conditional()
         try expect(":", "in a ?: expression")
         let no = try conditional()
-        return (.conditional(condition.0, yes.0, no.0), yes.1 == no.1 ? yes.1 : .any)
+        return (term(.conditional(condition.0, yes.0, no.0), from: start), yes.1 == no.1 ? yes.1 : .any)
     }
 
     private mutating func or() throws(RuleSyntaxError) -> Typed {
@@ -77,7 +88,7 @@ struct RuleParser {
     }
 
     /// `operand (symbol operand)*`, every operand a boolean, grouped from the left.
-    private mutating func logical(_ symbol: String, _ make: (RuleExpression, RuleExpression) -> RuleExpression,
+    private mutating func logical(_ symbol: String, _ make: (RuleTerm, RuleTerm) -> RuleExpression,
                                   _ operand: (inout RuleParser) throws(RuleSyntaxError) -> Typed) throws(RuleSyntaxError) -> Typed {
         var levels = 0
         defer { depth -= levels }
@@ -90,7 +101,7 @@ struct RuleParser {
             start = current.offset
             let right = try operand(&self)
             try require(right.1, .boolean, "each side of '\(symbol)'", at: start)
-            left = (make(left.0, right.0), .boolean)
+            left = (term(make(left.0, right.0), from: left.0.span.lowerBound), .boolean)
         }
         return left
     }
@@ -110,7 +121,7 @@ struct RuleParser {
                 let hint = side == .snapshot ? " (compare its val(), or use exists())" : ""
                 throw RuleSyntaxError("\(side) cannot be compared\(hint)", at: start)
             }
-            left = (.binary(op, left.0, right.0), .boolean)
+            left = (term(.binary(op, left.0, right.0), from: left.0.span.lowerBound), .boolean)
         }
     }
 
@@ -129,7 +140,7 @@ struct RuleParser {
             for side in [left.1, right.1] where !(side.fits(.number) || side.fits(.string)) {
                 throw RuleSyntaxError("'\(op.rawValue)' compares numbers or strings, not \(side)", at: start)
             }
-            left = (.binary(op, left.0, right.0), .boolean)
+            left = (term(.binary(op, left.0, right.0), from: left.0.span.lowerBound), .boolean)
         }
     }
 
@@ -148,7 +159,7 @@ struct RuleParser {
                 for side in [left.1, right.1] where !(side.fits(.string) || side.fits(.number) || side == .boolean) {
                     throw RuleSyntaxError("'+' cannot join \(side) to a string", at: start)
                 }
-                left = (.binary(op, left.0, right.0), .string)
+                left = (term(.binary(op, left.0, right.0), from: left.0.span.lowerBound), .string)
                 continue
             }
             let allowed: [RuleType] = op == .plus ? [.number, .string] : [.number]
@@ -156,7 +167,7 @@ struct RuleParser {
                 throw RuleSyntaxError("'\(op.rawValue)' needs numbers\(op == .plus ? " or strings" : ""), not \(side)", at: start)
             }
             let type: RuleType = left.1 == .number && right.1 == .number ? .number : (op == .minus ? .number : .any)
-            left = (.binary(op, left.0, right.0), type)
+            left = (term(.binary(op, left.0, right.0), from: left.0.span.lowerBound), type)
         }
     }
 
@@ -174,7 +185,7 @@ struct RuleParser {
             for side in [left.1, right.1] where !side.fits(.number) {
                 throw RuleSyntaxError("'\(op.rawValue)' needs numbers, not \(side)", at: start)
             }
-            left = (.binary(op, left.0, right.0), .number)
+            left = (term(.binary(op, left.0, right.0), from: left.0.span.lowerBound), .number)
         }
     }
 
@@ -185,12 +196,12 @@ struct RuleParser {
         if take("!") {
             let operand = try unary()
             try require(operand.1, .boolean, "the operand of '!'", at: start)
-            return (.not(operand.0), .boolean)
+            return (term(.not(operand.0), from: start), .boolean)
         }
         if take("-") {
             let operand = try unary()
             try require(operand.1, .number, "the operand of '-'", at: start)
-            return (.negate(operand.0), .number)
+            return (term(.negate(operand.0), from: start), .number)
         }
         return try postfix()
     }
@@ -207,7 +218,7 @@ struct RuleParser {
                 let index = try conditional()
                 try expect("]", "to close the index")
                 guard value.1 == .any else { throw RuleSyntaxError("\(value.1) cannot be indexed with [ ]", at: start) }
-                value = (.index(value.0, index.0), .any)
+                value = (term(.index(value.0, index.0), from: value.0.span.lowerBound), .any)
                 continue
             }
             guard take(".") else { return value }
@@ -226,17 +237,18 @@ struct RuleParser {
         }
     }
 
-    private func member(of value: Typed, _ name: String, at offset: Int) throws(RuleSyntaxError) -> Typed {
+    private mutating func member(of value: Typed, _ name: String, at offset: Int) throws(RuleSyntaxError) -> Typed {
+        let start = value.0.span.lowerBound
         switch value.1 {
-        case .any: return (.member(value.0, name), name == "length" ? .any : .any)
+        case .any: return (term(.member(value.0, name), from: start), .any)
         case .string:
             guard name == "length" else { throw RuleSyntaxError("a string has no property '\(name)' (it has length)", at: offset) }
-            return (.member(value.0, name), .number)
+            return (term(.member(value.0, name), from: start), .number)
         case .query:
             guard let type = RuleQuery.propertyType(name) else {
                 throw RuleSyntaxError("the query has no property '\(name)'; it has \(RuleQuery.propertyNames.joined(separator: ", "))", at: offset)
             }
-            return (.member(value.0, name), type)
+            return (term(.member(value.0, name), from: start), type)
         case .snapshot:
             let hint = RuleMethod(rawValue: name) != nil ? "; call it: \(name)()" : "; use child('\(name)')"
             throw RuleSyntaxError("a data snapshot has no property '\(name)'\(hint)", at: offset)
@@ -280,25 +292,26 @@ struct RuleParser {
             }
         }
         // A constant path is split and checked now: a mistake is found when the rules load.
-        if method == .child || method == .hasChild, value.1 == .snapshot, case .constant(.string(let text))? = arguments.first?.0 {
+        let start = value.0.span.lowerBound
+        if method == .child || method == .hasChild, value.1 == .snapshot, case .constant(.string(let text))? = arguments.first?.0.expression {
             let path = Path(text)
             if path.isRoot || path.keys.contains(where: { Path.problem(with: $0) != nil }) {
                 throw RuleSyntaxError("\(name)() needs a valid child path, not '\(text)'", at: offsets[0])
             }
-            return (method == .child ? .child(value.0, path) : .hasChild(value.0, path), method.result)
+            return (term(method == .child ? .child(value.0, path) : .hasChild(value.0, path), from: start), method.result)
         }
-        return (.call(value.0, method, arguments.map(\.0)), method.result)
+        return (term(.call(value.0, method, arguments.map(\.0)), from: start), method.result)
     }
 
     private mutating func primary() throws(RuleSyntaxError) -> Typed {
         let token = current
         position += 1
         switch token.kind {
-        case .number(let n): return (.constant(.number(n)), .number)
-        case .string(let s): return (.constant(.string(s)), .string)
+        case .number(let n): return (term(.constant(.number(n)), from: token.offset), .number)
+        case .string(let s): return (term(.constant(.string(s)), from: token.offset), .string)
         case .regex(let pattern, let flags):
             do {
-                return (.constant(.regex(try RuleRegex(pattern, ignoringCase: flags.contains("i")))), .regex)
+                return (term(.constant(.regex(try RuleRegex(pattern, ignoringCase: flags.contains("i")))), from: token.offset), .regex)
             } catch {
                 throw RuleSyntaxError("invalid regular expression: \(error.message)", at: token.offset + 1 + error.offset)
             }
@@ -306,12 +319,12 @@ struct RuleParser {
             guard bound.contains(name) else {
                 throw RuleSyntaxError("unknown variable \(name): no wildcard above this rule is named \(name)", at: token.offset)
             }
-            return (.bound(name), .string)
+            return (term(.bound(name), from: token.offset), .string)
         case .identifier(let name):
             switch name {
-            case "true": return (.constant(.bool(true)), .boolean)
-            case "false": return (.constant(.bool(false)), .boolean)
-            case "null": return (.constant(.null), .any)
+            case "true": return (term(.constant(.bool(true)), from: token.offset), .boolean)
+            case "false": return (term(.constant(.bool(false)), from: token.offset), .boolean)
+            case "null": return (term(.constant(.null), from: token.offset), .any)
             default: break
             }
             guard let variable = RuleVariable(rawValue: name) else {
@@ -321,13 +334,13 @@ struct RuleParser {
                 throw RuleSyntaxError("\(name) is not available in \(kind.rawValue) rules", at: token.offset)
             }
             let types: [RuleVariable: RuleType] = [.auth: .any, .now: .number, .root: .snapshot, .data: .snapshot, .newData: .snapshot, .query: .query]
-            return (.variable(variable), types[variable] ?? .any)
+            return (term(.variable(variable), from: token.offset), types[variable] ?? .any)
         case .symbol("("):
             let inner = try conditional()
             try expect(")", "to close the parenthesis")
             return inner
         case .symbol("["):
-            var elements: [RuleExpression] = []
+            var elements: [RuleTerm] = []
             if !take("]") {
                 repeat {
                     let start = current.offset
@@ -340,10 +353,10 @@ struct RuleParser {
             // An array of constants is made once.
             var constants: [RuleValue] = []
             for element in elements {
-                guard case .constant(let value) = element else { return (.array(elements), .array) }
+                guard case .constant(let value) = element.expression else { return (term(.array(elements), from: token.offset), .array) }
                 constants.append(value)
             }
-            return (.constant(.array(constants)), .array)
+            return (term(.constant(.array(constants)), from: token.offset), .array)
         default:
             throw RuleSyntaxError("expected a value, found \(token.described)", at: token.offset)
         }

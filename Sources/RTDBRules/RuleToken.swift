@@ -1,4 +1,5 @@
-/// One token of a rule expression, with its offset in the expression's text.
+/// One token of a rule expression, with where it starts and ends in the expression's text
+/// (in Unicode scalars).
 struct RuleToken: Equatable {
     enum Kind: Equatable {
         case identifier(String)
@@ -15,6 +16,7 @@ struct RuleToken: Equatable {
 
     let kind: Kind
     let offset: Int
+    let end: Int
 
     /// How an error message names the token.
     var described: String {

@@ -15,11 +15,17 @@ public struct SecurityRules: Sendable {
     /// Built as its text parses (a test compares them) rather than parsed: every embedded
     /// database starts with these, and a one-shot command paid for the parse.
     public static let open = SecurityRules(source: "{\n  \"rules\": {\n    \".read\": true,\n    \".write\": true\n  }\n}\n", root: RuleNode(
-        read: .constant(.bool(true)), write: .constant(.bool(true)), validate: nil, indexOn: [], children: [:], wildcard: nil))
+        read: Rule(location: "/", kind: .read, text: "true", fileOffsets: [], term: RuleTerm(expression: .constant(.bool(true)), span: 0..<4, id: 0)),
+        write: Rule(location: "/", kind: .write, text: "true", fileOffsets: [], term: RuleTerm(expression: .constant(.bool(true)), span: 0..<4, id: 1)),
+        validate: nil, indexOn: [], children: [:], wildcard: nil), terms: 2)
 
-    private init(source: String, root: RuleNode) {
+    /// How many terms its rules have (see `RuleTerm.id`).
+    let terms: Int
+
+    private init(source: String, root: RuleNode, terms: Int) {
         self.source = source
         self.root = root
+        self.terms = terms
     }
 
     public init(parsing source: String) throws(RulesError) {
@@ -35,7 +41,9 @@ public struct SecurityRules: Sendable {
             guard let rules = members.first(where: { $0.key == "rules" }) else {
                 throw RuleSyntaxError("the rules file has no \"rules\" object", at: text.offset)
             }
-            self.init(source: source, root: try RuleNode.build(rules.value, bound: []))
+            var ids = 0
+            let root = try RuleNode.build(rules.value, bound: [], location: [], ids: &ids)
+            self.init(source: source, root: root, terms: ids)
         } catch {
             throw RulesError(error, in: scalars)
         }
@@ -48,10 +56,12 @@ public struct SecurityRules: Sendable {
     // MARK: Reads
 
     /// Whether `identity` may read `path` with `query`: a `.read` rule that is true at the
-    /// path or above grants it (rules below cannot). `.info` is readable by everyone.
-    public func canRead(_ path: Path, identity: Identity, query: QueryParams?, data: Node, now: Double) -> Bool {
+    /// path or above grants it (rules below cannot). `.info` is readable by everyone. With
+    /// `trace`, each rule evaluated is recorded there.
+    public func canRead(_ path: Path, identity: Identity, query: QueryParams?, data: Node, now: Double, trace: RuleTrace? = nil) -> Bool {
         if identity == .admin || path.isInfo { return true }
-        let context = RuleContext(auth: identity.ruleValue, now: now, root: data, newRoot: data, query: RuleQuery(params: query), budget: budget)
+        let context = RuleContext(auth: identity.ruleValue, now: now, root: data, newRoot: data, query: RuleQuery(params: query), budget: budget,
+                                  trace: trace)
         let allowed = granted(.read, along: path, context)
         if let at = context.exhaustedAt {
             Self.report("rules: a rule at \(at) ran over the evaluation budget reading \(path); the read is refused")
@@ -90,9 +100,11 @@ public struct SecurityRules: Sendable {
         var location = RuleLocation()
         var index = keys.startIndex
         while let level = node {
-            if let rule = level.expression(kind) {
+            if let rule = level.rule(kind) {
                 location.path = Path(keys: walked)
-                if RuleEvaluator.isTrue(rule, in: context, at: location) { return true }
+                let granted = RuleEvaluator.isTrue(rule.term, in: context, at: location)
+                context.trace?.finish(rule, at: location.path, result: granted)
+                if granted { return true }
             }
             guard index < keys.endIndex else { return false }
             let key = keys[index]
@@ -119,11 +131,14 @@ public struct SecurityRules: Sendable {
     /// `after` the whole tree around it. Each written path needs a `.write` rule that holds
     /// at it or above; every `.validate` rule on the way to it and below it must hold for the
     /// new data where the new data exists (deletes are not validated). `after` may be nil
-    /// when `writeRulesReadNewData` is false: no rule looks at it then.
-    public func checkWrite(_ sets: [(Path, Node)], identity: Identity, before: Node, after: Node?, now: Double) -> Denial? {
+    /// when `writeRulesReadNewData` is false: no rule looks at it then. With `trace`, each
+    /// rule evaluated is recorded there.
+    public func checkWrite(_ sets: [(Path, Node)], identity: Identity, before: Node, after: Node?, now: Double,
+                           trace: RuleTrace? = nil) -> Denial? {
         if identity == .admin { return nil }
         let after = after ?? before
-        let context = RuleContext(auth: identity.ruleValue, now: now, root: before, newRoot: after, query: RuleQuery(params: nil), budget: budget)
+        let context = RuleContext(auth: identity.ruleValue, now: now, root: before, newRoot: after, query: RuleQuery(params: nil), budget: budget,
+                                  trace: trace)
         let denial = check(sets, after: after, context)
         if let at = context.exhaustedAt {
             Self.report("rules: a rule at \(at) ran over the evaluation budget for a write at \(sets.first?.0 ?? .root); the write is refused")
@@ -153,7 +168,9 @@ public struct SecurityRules: Sendable {
                         if !newData.isEmpty {
                             location.path = at
                             location.newDataHere = newData
-                            if !RuleEvaluator.isTrue(rule, in: context, at: location) { return .validation(at) }
+                            let valid = RuleEvaluator.isTrue(rule.term, in: context, at: location)
+                            context.trace?.finish(rule, at: at, result: valid)
+                            if !valid { return .validation(at) }
                         }
                     }
                 }
@@ -178,7 +195,9 @@ public struct SecurityRules: Sendable {
             location.path = Path(keys: keys)
             location.dataHere = nil
             location.newDataHere = newData
-            if !RuleEvaluator.isTrue(rule, in: context, at: location) { return .validation(location.path) }
+            let valid = RuleEvaluator.isTrue(rule.term, in: context, at: location)
+            context.trace?.finish(rule, at: location.path, result: valid)
+            if !valid { return .validation(location.path) }
         }
         guard !node.children.isEmpty || node.wildcard != nil, case .children(let children) = newData.content else { return nil }
         let bound = location.variables.count
@@ -202,7 +221,7 @@ public struct SecurityRules: Sendable {
         var variables: [(name: String, value: String)] = []
         var walked: [String] = []
         while let level = node {
-            if let rule = level.read, rule.readsData { patterns += rule.readPatterns(at: walked, variables) }
+            if let rule = level.read, rule.term.readsData { patterns += rule.term.readPatterns(at: walked, variables) }
             guard walked.count < path.keys.count else { break }
             let key = path.keys[walked.count]
             node = level.child(key, binding: &variables)

@@ -1,0 +1,105 @@
+import RTDBData
+
+/// What the rules said of one request, rule by rule: each rule evaluated, where, what each
+/// part of it was worth, and what it gave. Made only when asked (to explain a refusal, for
+/// `--log-rules`): rules evaluated without one record nothing.
+public final class RuleTrace {
+    /// One rule evaluated.
+    public struct Step: Sendable, Equatable {
+        /// The rule, wildcards by name: `/users/$uid/.write`.
+        public let rule: String
+        /// Where it ran: `/users/bob`.
+        public let path: Path
+        /// The rule's text.
+        public let text: String
+        /// The text with each part replaced by what it was worth; the same as `text` when a
+        /// rule has no parts to show (`true`).
+        public let values: String
+        public let result: Bool
+
+        /// `/users/$uid/.write: auth.uid == $uid → "alice" == "bob" → false`; the values are
+        /// left out when they say no more than the text or the result (`data.exists() → true`).
+        public var line: String {
+            let shown = values == text || values == String(result) ? "" : " → " + values
+            return "\(rule): \(text)\(shown) → \(result)"
+        }
+    }
+
+    public private(set) var steps: [Step] = []
+    /// What the terms of the rule being evaluated gave, by number.
+    private var outcomes: [Int: Outcome] = [:]
+
+    enum Outcome {
+        case value(RuleValue)
+        case failure(String)
+    }
+
+    public init() {}
+
+    func record(_ term: RuleTerm, _ outcome: Outcome) {
+        outcomes[term.id] = outcome
+    }
+
+    /// `rule` was evaluated at `path` and gave `result`: a step, made from what its terms gave.
+    func finish(_ rule: Rule, at path: Path, result: Bool) {
+        let scalars = Array(rule.text.unicodeScalars)
+        let values = render(rule.term, scalars, nested: false)
+        steps.append(Step(rule: rule.name, path: path, text: rule.text, values: values, result: result))
+        outcomes = [:]
+    }
+
+    /// A term with what its parts were worth: the operands of a comparison or arithmetic by
+    /// their values, logic (`&&`, `||`, `!`, `?:`) kept as it is with its operands shown the
+    /// same way; a part that was not evaluated (short-circuited) by its text.
+    private func render(_ term: RuleTerm, _ scalars: [Unicode.Scalar], nested: Bool) -> String {
+        func text(_ term: RuleTerm) -> String {
+            let span = term.span.clamped(to: 0..<scalars.count)
+            return String(String.UnicodeScalarView(scalars[span]))
+        }
+        func logic(_ body: String) -> String { nested ? "(" + body + ")" : body }
+        switch term.expression {
+        case .and(let a, let b), .or(let a, let b):
+            let op: String
+            if case .and = term.expression { op = "&&" } else { op = "||" }
+            let right = outcomes[b.id] == nil ? text(b) : render(b, scalars, nested: true)
+            return logic(render(a, scalars, nested: true) + " " + op + " " + right)
+        case .not(let a):
+            return "!" + render(a, scalars, nested: true)
+        case .conditional(let condition, let yes, let no):
+            let taken = outcomes[yes.id] != nil ? yes : no
+            return logic(render(condition, scalars, nested: true) + " ? " + render(taken, scalars, nested: true))
+        case .binary(let op, let a, let b):
+            return logic(shown(a, text(a)) + " " + op.rawValue + " " + shown(b, text(b)))
+        default:
+            return shown(term, text(term))
+        }
+    }
+
+    /// What `term` was worth, or its text when it was not evaluated.
+    private func shown(_ term: RuleTerm, _ text: String) -> String {
+        switch outcomes[term.id] {
+        case .value(let value)?: return Self.describe(value)
+        case .failure(let reason)?: return "(error: \(reason))"
+        case nil: return text
+        }
+    }
+
+    /// A value as a trace shows it: JSON for data, short.
+    static func describe(_ value: RuleValue) -> String {
+        let text: String
+        switch value {
+        case .null: text = "null"
+        case .bool(let b): text = String(b)
+        case .number(let n): text = JSONValue.number(n).serialized()
+        case .string(let s): text = JSONValue.string(s).serialized()
+        case .json(let json): text = json.serialized()
+        case .node(let node): text = JSONWriter.string(node)
+        case .auth(let auth): text = "auth(uid \(JSONValue.string(auth.uid).serialized()))"
+        case .array(let items): text = "[" + items.map(describe).joined(separator: ", ") + "]"
+        case .snapshot(let snapshot): text = "snapshot of \(snapshot.path)"
+        case .regex: text = "a regular expression"
+        case .query: text = "query"
+        }
+        return text.count > 80 ? String(text.prefix(79)) + "…" : text
+    }
+}
