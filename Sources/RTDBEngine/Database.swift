@@ -60,9 +60,13 @@ public actor Database {
     public static let systemClock: @Sendable () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
     /// Who may read and write what; open unless the server was given rules.
     private var rules = SecurityRules.open
+    /// Whether refusals say which rule decided, and where decisions are logged.
+    public nonisolated let explanations: RuleExplanations
 
-    public init(folder: String, clock: @escaping @Sendable () -> Double = Database.systemClock) throws {
+    public init(folder: String, clock: @escaping @Sendable () -> Double = Database.systemClock,
+                explanations: RuleExplanations = RuleExplanations()) throws {
         self.clock = clock
+        self.explanations = explanations
         store = try Store(folder: folder)
         root = store.recoveredRoot
         indexes = store.recoveredIndexes
@@ -253,17 +257,40 @@ public actor Database {
         }
     }
 
-    /// Why a write is refused, as the client is told.
-    private static func refusal(_ denial: SecurityRules.Denial) -> Response {
+    /// Why a write is refused, as the client is told: with the rules that decided (every
+    /// `.write` on the way, or the `.validate` that failed) when refusals are explained.
+    private func refusal(_ denial: SecurityRules.Denial, _ trace: RuleTrace?) -> Response {
+        let steps = trace?.steps ?? []
+        func why(_ steps: [RuleTrace.Step]) -> String { steps.isEmpty ? "" : ": " + RuleExplanations.steps(steps) }
         switch denial {
-        case .permission: return .error(.permissionDenied, "Permission denied: no .write rule allows this write")
-        case .validation(let path): return .error(.permissionDenied, "Permission denied: the .validate rule at \(path) refuses the new data")
+        case .permission: return .error(.permissionDenied, "Permission denied: no .write rule allows this write" + why(steps))
+        case .validation(let path):
+            return .error(.permissionDenied, "Permission denied: the .validate rule at \(path) refuses the new data" + why(steps.suffix(1)))
         case .overBudget(let path):
             return .error(.permissionDenied, "Permission denied: a rule at \(path) ran over its evaluation budget on this data")
         }
     }
 
-    private static let readRefusal = Response.error(.permissionDenied, "Permission denied")
+    /// Whether `identity` may read `path` with `query` now; nil if so, else the refusal. A
+    /// refusal is explained (the rules are evaluated again, with a trace) when refusals
+    /// are; every decision is logged when decisions are.
+    private func refusedRead(_ path: Path, _ query: QueryParams?, as identity: Identity) -> Response? {
+        let now = clock()
+        let logged = explanations.log != nil && identity != .admin
+        var trace = logged ? RuleTrace() : nil
+        let allowed = rules.canRead(path, identity: identity, query: query, data: root, now: now, trace: trace)
+        if !allowed && trace == nil && explanations.toClients {
+            trace = RuleTrace()
+            _ = rules.canRead(path, identity: identity, query: query, data: root, now: now, trace: trace)
+        }
+        let steps = trace.map { RuleExplanations.steps($0.steps) } ?? ""
+        if logged, let log = explanations.log {
+            log("rules: \(allowed ? "allowed" : "denied") read of \(path) as \(RuleExplanations.describe(identity))" + (steps.isEmpty ? "" : ": " + steps))
+        }
+        if allowed { return nil }
+        let why = explanations.toClients && !steps.isEmpty ? ": no .read rule allows this read: " + steps : ""
+        return .error(.permissionDenied, "Permission denied" + why)
+    }
     /// A listen whose first data is larger than its client takes in one message (as hosted
     /// databases word it).
     private static let tooBigListen = "The data requested exceeds the maximum size that can be accessed with a single request; listen to or read its children instead"
@@ -389,7 +416,7 @@ public actor Database {
         case let .listen(path, query, tag, hash):
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
             guard let session else { return reply(.error(.invalidRequest, "listens need a connection")) }
-            guard rules.canRead(path, identity: identity, query: query, data: root, now: clock()) else { return reply(Database.readRefusal) }
+            if let refusal = refusedRead(path, query, as: identity) { return reply(refusal) }
             let listen = Listen(session: session, path: path, params: query, tag: tag)
             guard addListen(listen, clientHash: hash) else {
                 // Its data is more than the client takes in one message: refused as a read
@@ -406,7 +433,7 @@ public actor Database {
             reply(.ok)
         case let .get(path, query):
             if let error = Database.checkPath(path, writing: false, priorityLast: true) { return reply(error) }
-            guard rules.canRead(path, identity: identity, query: query, data: root, now: clock()) else { return reply(Database.readRefusal) }
+            if let refusal = refusedRead(path, query, as: identity) { return reply(refusal) }
             reply(.value(evaluate(path, query: query)))
         case let .put(path, data, hash):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
@@ -503,9 +530,21 @@ public actor Database {
         // Rules that cannot look at what the write leaves judge it on the tree as it is; it
         // is then made in place, not on a copy.
         let after = rules.writeRulesReadNewData ? record.apply(to: root) : nil
-        if let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now) {
-            return .refused(Database.refusal(denial))
+        let logged = explanations.log != nil
+        var trace = logged ? RuleTrace() : nil
+        let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now, trace: trace)
+        if denial != nil && trace == nil && explanations.toClients {
+            // Explained by evaluating again, with a trace: refusals are rare, and a trace
+            // kept for every write would cost each one.
+            trace = RuleTrace()
+            _ = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now, trace: trace)
         }
+        if logged, let log = explanations.log {
+            let paths = record.sets.map { $0.0.description }.joined(separator: ", ")
+            let steps = RuleExplanations.steps(trace?.steps ?? [])
+            log("rules: \(denial == nil ? "allowed" : "denied") write at \(paths) as \(RuleExplanations.describe(identity))" + (steps.isEmpty ? "" : ": " + steps))
+        }
+        if let denial { return .refused(refusal(denial, explanations.toClients ? trace : nil)) }
         return .allowed(after: after)
     }
 

@@ -37,16 +37,20 @@ public final class Namespaces: Sendable {
     private let state = Mutex(State())
     /// The rules every namespace starts with (`rtdb serve --rules`).
     private let initialRules: SecurityRules
+    /// How each namespace tells of its rules' decisions.
+    private let explanations: RuleExplanations
 
     /// The one database every namespace names, when serving an embedded database's folder
     /// to the other processes on it; its owner opens and closes it.
     private let fixed: Database?
 
-    public init(folder: String, rules: SecurityRules = .open, idleClose: TimeInterval = 60) throws {
+    public init(folder: String, rules: SecurityRules = .open, idleClose: TimeInterval = 60,
+                explanations: RuleExplanations = RuleExplanations()) throws {
         self.folder = folder
         self.idleClose = idleClose
         fixed = nil
         initialRules = rules
+        self.explanations = explanations
         try FileIO.makeDirectories(folder)
     }
 
@@ -55,6 +59,7 @@ public final class Namespaces: Sendable {
         idleClose = 60
         fixed = database
         initialRules = .open
+        explanations = database.explanations
     }
 
     /// The rules in force for `name`.
@@ -120,7 +125,7 @@ public final class Namespaces: Sendable {
             }
         }
         defer { ours?.leave() }
-        let opened = Result { try Database(folder: path) }
+        let opened = Result { try Database(folder: path, explanations: explanations) }
         state.withLock { state in
             state.opening[name] = nil
             if case .success(let database) = opened {

@@ -176,6 +176,12 @@ public struct ProgramOption: Sendable {
             everyone may read and write everything. The owner replaces a namespace's rules at run time with \
             `PUT /.settings/rules.json` or the shell's `rules set`.
             """),
+        ProgramOption("--log-rules", "log every decision of the security rules", details: """
+            Log (on standard error) every decision of the security rules on a request that is not the \
+            owner's, one line each: allowed or denied, the operation, the path, who asked, and each rule \
+            evaluated with the value of each of its parts (`/users/$uid/.write: auth.uid == $uid → "alice" == "bob" → \
+            false`). Refusals sent to clients carry the same explanation unless the server listens beyond this machine.
+            """),
         ProgramOption("--import", .directory, "load a firebase emulators:export folder at start", details: """
             Load a folder written by `firebase emulators:export` (or `--export-on-exit`) before listening: each \
             *NS*`.json` in its `database_export` folder replaces namespace *NS*'s data, priorities kept. Every \

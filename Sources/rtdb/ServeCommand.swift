@@ -17,6 +17,8 @@ struct ServeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
         abstract: "Run the local server: the realtime protocol over WebSocket and the REST API, one database per namespace.",
+        // Written out: with every option it is too long, and would shrink to "<options>".
+        usage: "rtdb serve [--host <ADDRESS>] [--port <PORT>] [--data <DIR>] [--rules <FILE>] [<options>]",
         helpNames: [.short, .long])
 
     @Option(help: ProgramOption.argumentHelp("--host", in: ProgramOption.serve))
@@ -51,6 +53,9 @@ struct ServeCommand: ParsableCommand {
 
     @Option(name: .customLong("export-on-exit"), help: ProgramOption.argumentHelp("--export-on-exit", in: ProgramOption.serve))
     var exportFolder: String?
+
+    @Flag(name: .customLong("log-rules"), help: ProgramOption.argumentHelp("--log-rules", in: ProgramOption.serve))
+    var logRules = false
 
     @Flag(help: ProgramOption.argumentHelp("--recover", in: ProgramOption.serve))
     var recover = false
@@ -146,7 +151,10 @@ extension ServeCommand {
         let server: NetworkServer
         let boundPort: Int
         do {
-            server = NetworkServer(namespaces: try Namespaces(folder: folder, rules: securityRules), policy: policy,
+            // Refusals explained to clients only where no other machine can reach the server: a
+            // trace may show data the rules read.
+            let explanations = RuleExplanations(toClients: AccessPolicy.isLoopback(listenHost: host), log: logRules ? log : nil)
+            server = NetworkServer(namespaces: try Namespaces(folder: folder, rules: securityRules, explanations: explanations), policy: policy,
                                    requestTimeout: .seconds(Int64(requestTimeout)), log: log)
             boundPort = try server.start(host: host, port: port, tls: tls)
         } catch {

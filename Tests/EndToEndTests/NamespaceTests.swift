@@ -93,9 +93,9 @@ final class NamespaceTests: XCTestCase {
             now on namespace two (ws://127.0.0.1:\(port)/.ws?ns=two)
             logged out: the server sees no credential
             now on namespace three (ws://127.0.0.1:\(port)/.ws?ns=three)
-            error: line 7: write rejected: PERMISSION_DENIED at /by: Permission denied: no .write rule allows this write
+            error: line 7: write rejected: PERMISSION_DENIED at /by: Permission denied: no .write rule allows this write: /.write: auth != null → null != null → false
             now on namespace two (ws://127.0.0.1:\(port)/.ws?ns=two)
-            error: line 9: PERMISSION_DENIED: Permission denied
+            error: line 9: PERMISSION_DENIED: Permission denied: no .read rule allows this read: /.read: auth != null → null != null → false
 
             """)
     }

@@ -66,14 +66,15 @@ final class RulesAndAuthTests: XCTestCase {
 
             """)
         // A script's writes are pipelined: a refusal is reported after the line that follows.
+        // Each says which rule decided and what its parts were worth.
         XCTAssertEqual(result.stderr, """
             authenticated as ID token for uid ada (unsigned, from auth --uid)
-            error: line 1: write rejected: PERMISSION_DENIED at /notes/ada/n1: Permission denied: no .write rule allows this write
-            error: line 4: write rejected: PERMISSION_DENIED at /notes/ada/n2: Permission denied: the .validate rule at /notes/ada/n2 refuses the new data
-            error: line 5: write rejected: PERMISSION_DENIED at /notes/bob/n1: Permission denied: no .write rule allows this write
-            error: line 7: PERMISSION_DENIED: Permission denied
+            error: line 1: write rejected: PERMISSION_DENIED at /notes/ada/n1: Permission denied: no .write rule allows this write: /notes/$uid/.write: auth != null && auth.uid == $uid → (null != null) && auth.uid == $uid → false
+            error: line 4: write rejected: PERMISSION_DENIED at /notes/ada/n2: Permission denied: the .validate rule at /notes/ada/n2 refuses the new data: /notes/$uid/$note/.validate: newData.hasChildren(['text']) → false
+            error: line 5: write rejected: PERMISSION_DENIED at /notes/bob/n1: Permission denied: no .write rule allows this write: /notes/$uid/.write: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "bob") → false
+            error: line 7: PERMISSION_DENIED: Permission denied: no .read rule allows this read: /notes/$uid/.read: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "bob") → false
             logged out: the server sees no credential
-            error: line 10: PERMISSION_DENIED: Permission denied
+            error: line 10: PERMISSION_DENIED: Permission denied: no .read rule allows this read: /notes/$uid/.read: auth != null && auth.uid == $uid → (null != null) && auth.uid == $uid → false
             authenticated as ID token for uid root (unsigned, from auth --uid)
 
             """)
@@ -114,6 +115,30 @@ final class RulesAndAuthTests: XCTestCase {
             error: -c 2: the watch was cancelled: PERMISSION_DENIED at /notes/ada: Client doesn't have permission to access the desired data.
 
             """)
+    }
+
+    /// `--log-rules`: every decision on a request that is not the owner's, one line each, with
+    /// the rules that decided and what their parts were worth.
+    func testTheServerLogsEveryDecisionOfTheRules() throws {
+        let (logging, loggingPort, serverLog) = try Binary.startLoggingServer(folder: folder + "/logged", arguments: ["--rules", folder + "/rules.json", "--log-rules"])
+        defer { kill(logging.processIdentifier, SIGTERM); logging.waitUntilExit() }
+        try "owner\n".write(toFile: folder + "/owner.txt", atomically: true, encoding: .utf8)
+        let result = try Binary.run(["--keep-going", "--no-persistence", "--url", "ws://127.0.0.1:\(loggingPort)?ns=demo"], input: """
+            auth --uid ada
+            set /notes/ada/n1 {"text": "hi"}
+            get /notes/bob
+            auth owner.txt
+            get /notes/bob
+
+            """, in: folder)
+        XCTAssertEqual(result.status, 1, result.stderr)
+        let decisions = serverLog.current().split(separator: "\n").compactMap { line in
+            line.range(of: "rules: ").map { String(line[$0.lowerBound...]) }
+        }
+        XCTAssertEqual(decisions, [
+            #"rules: allowed write at /notes/ada/n1 as uid ada: /notes/$uid/.write: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "ada") → true; /notes/$uid/$note/.validate: newData.hasChildren(['text']) → true"#,
+            #"rules: denied read of /notes/bob as uid ada: /notes/$uid/.read: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "bob") → false"#,
+        ])
     }
 
     func testAuthRefusesWhatCannotWork() throws {

@@ -490,6 +490,33 @@ final class SessionTests: XCTestCase {
 
     /// A REST PUT's answer: the value as the write left it, server values resolved, not the
     /// value of a read made once it is durable (a write queued behind it showed through).
+    /// A refusal says which rule decided, unless refusals are kept to the log (a server
+    /// reachable from other machines): a trace may show data the rules read.
+    func testRefusalsAreExplainedUnlessKeptToTheLog() throws {
+        let rules = try SecurityRules(parsing: #"{"rules": {"secret": {".read": "root.child('pin').val() == auth.token.pin"}}}"#)
+        let pin = Node(1234)
+        for toClients in [true, false] {
+            database.close()
+            let logged = Mutex<[String]>([])
+            database = try Database(folder: temporaryFolder(), explanations: RuleExplanations(toClients: toClients, log: { line in
+                logged.withLock { $0.append(line) }
+            }))
+            database.replaceRules(rules)
+            database.write(Path("pin"), pin) { _ in }
+            let client = Client(database, identity: .user(uid: "eve", claims: .object([("pin", .number(1))]), expires: nil))
+            client.request(1, .get(path: Path("secret"), query: nil))
+            let expected = toClients
+                ? "Permission denied: no .read rule allows this read: /secret/.read: root.child('pin').val() == auth.token.pin → 1234 == 1 → false"
+                : "Permission denied"
+            XCTAssertEqual(client.waitFor(response: 1), .error(.permissionDenied, expected))
+            // The log has the whole of it either way.
+            XCTAssertEqual(logged.withLock { $0 }, [
+                "rules: denied read of /secret as uid eve: /secret/.read: root.child('pin').val() == auth.token.pin → 1234 == 1 → false",
+            ])
+            client.transport.close()
+        }
+    }
+
     func testAWriteAnswersWithWhatItWroteNotWhatFollowed() throws {
         database.close()
         database = try Database(folder: temporaryFolder(), clock: { 1_700_000_000_000 })

@@ -1,0 +1,31 @@
+import RTDBRules
+
+/// How a database tells of its rules' decisions: which rule decided, where, and what each of
+/// its parts was worth (`RuleTrace`).
+public struct RuleExplanations: Sendable {
+    /// A refusal sent to a client says why. The trace may show data the rules read, so a
+    /// server reachable from other machines keeps it to its log.
+    public var toClients: Bool
+    /// Every decision on a request that is not the owner's, one line each
+    /// (`rtdb serve --log-rules`).
+    public var log: (@Sendable (String) -> Void)?
+
+    public init(toClients: Bool = true, log: (@Sendable (String) -> Void)? = nil) {
+        self.toClients = toClients
+        self.log = log
+    }
+
+    /// How a log line and a refusal name who asked.
+    static func describe(_ identity: Identity) -> String {
+        switch identity {
+        case .admin: return "the owner"
+        case .anonymous: return "no one (no credential)"
+        case .user(let uid, _, _): return "uid \(uid)"
+        }
+    }
+
+    /// The steps of a trace, one after another: `rule: text → values → result; …`.
+    static func steps(_ steps: [RuleTrace.Step]) -> String {
+        steps.map(\.line).joined(separator: "; ")
+    }
+}
