@@ -533,7 +533,7 @@ public actor Database {
         let logged = explanations.log != nil
         var trace = logged ? RuleTrace() : nil
         let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now, trace: trace)
-        if denial != nil && trace == nil && explanations.toClients {
+        if let denial, denial.isExplainable, trace == nil && explanations.toClients {
             // Explained by evaluating again, with a trace: refusals are rare, and a trace
             // kept for every write would cost each one.
             trace = RuleTrace()

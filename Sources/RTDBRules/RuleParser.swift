@@ -338,7 +338,10 @@ struct RuleParser {
         case .symbol("("):
             let inner = try conditional()
             try expect(")", "to close the parenthesis")
-            return inner
+            // The same term, its place widened to the parentheses: a trace that shows its
+            // text keeps the grouping.
+            let widened = RuleTerm(expression: inner.0.expression, span: token.offset..<tokens[max(0, position - 1)].end, id: inner.0.id)
+            return (widened, inner.1)
         case .symbol("["):
             var elements: [RuleTerm] = []
             if !take("]") {

@@ -66,6 +66,10 @@ public final class RuleTrace {
         case .not(let a):
             return "!" + render(a, scalars, nested: true)
         case .conditional(let condition, let yes, let no):
+            // Neither branch ran when the condition failed.
+            guard outcomes[yes.id] != nil || outcomes[no.id] != nil else {
+                return logic(render(condition, scalars, nested: true) + " ? " + text(yes) + " : " + text(no))
+            }
             let taken = outcomes[yes.id] != nil ? yes : no
             return logic(render(condition, scalars, nested: true) + " ? " + render(taken, scalars, nested: true))
         case .binary(let op, let a, let b):
@@ -93,7 +97,10 @@ public final class RuleTrace {
         case .number(let n): text = JSONValue.number(n).serialized()
         case .string(let s): text = JSONValue.string(s).serialized()
         case .json(let json): text = json.serialized()
-        case .node(let node): text = JSONWriter.string(node)
+        case .node(let node):
+            // A few keys, not the whole of it: `root.val()` may hold the whole database.
+            let keys = node.children.prefix(3).map { JSONValue.string($0.key.name).serialized() + ": …" }
+            text = "{" + keys.joined(separator: ", ") + (node.children.count > 3 ? ", …" : "") + "}"
         case .auth(let auth): text = "auth(uid \(JSONValue.string(auth.uid).serialized()))"
         case .array(let items): text = "[" + items.map(describe).joined(separator: ", ") + "]"
         case .snapshot(let snapshot): text = "snapshot of \(snapshot.path)"

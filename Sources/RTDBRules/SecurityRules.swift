@@ -125,6 +125,13 @@ public struct SecurityRules: Sendable {
         case validation(Path)
         /// A rule at this path ran over the request's evaluation budget.
         case overBudget(Path)
+
+        /// Whether a trace can say more: not of a rule stopped for its cost (evaluating it
+        /// again would only cost as much again).
+        public var isExplainable: Bool {
+            if case .overBudget = self { return false }
+            return true
+        }
     }
 
     /// Checks a write as a whole: `sets` (path, value) are what it writes, `before` and

@@ -31,7 +31,8 @@ enum MultipartForm {
                 throw Failure(message: "the form is malformed at byte \(position): a boundary line does not end with CRLF")
             }
             position += 2
-            guard let headersEnd = find(Array("\r\n\r\n".utf8), in: body, from: position) ?? emptyHeaders(body, position) else {
+            // A part with no headers first: its blank line is the one right here.
+            guard let headersEnd = emptyHeaders(body, position) ?? find(Array("\r\n\r\n".utf8), in: body, from: position) else {
                 throw Failure(message: "the form is malformed at byte \(position): a part's headers do not end")
             }
             let headers = String(decoding: body[position..<headersEnd], as: UTF8.self)

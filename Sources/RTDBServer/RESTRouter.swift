@@ -43,7 +43,7 @@ struct RESTRouter: Sendable {
             return done(.reply(RESTReply(status: .ok, body: Array(list.serialized().utf8))))
         }
         var method = head.method.rawValue
-        if let target = Self.uploadTarget(rawPath) {
+        if let target = try Self.uploadTarget(rawPath) {
             // The Emulator UI's import: the form's JSON file replaces the location, as a PUT of
             // it would; the answer is a silent PUT's.
             guard method == "POST" else {
@@ -292,10 +292,14 @@ struct RESTRouter: Sendable {
         }
     }
 
-    /// The REST target (`/users.json`) of an upload's (`/users/.upload`, `/.upload`), if it is one.
-    static func uploadTarget(_ rawPath: String) -> String? {
+    /// The REST target (`/users.json`) of an upload's (`/users/.upload`, `/.upload`), if it is
+    /// one. Data only: `/.settings/rules/.upload` is not a way to replace the rules.
+    static func uploadTarget(_ rawPath: String) throws -> String? {
         if rawPath == "/.upload" { return "/.json" }
         guard rawPath.hasSuffix("/.upload") else { return nil }
+        guard !rawPath.hasPrefix("/.") else {
+            throw RESTFailure(status: .badRequest, message: "an upload writes data: its path cannot start with a key beginning with '.'")
+        }
         return String(rawPath.dropLast("/.upload".count)) + ".json"
     }
 

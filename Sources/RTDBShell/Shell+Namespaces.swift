@@ -34,7 +34,13 @@ extension Shell {
             return .ok
         }
         let next = try await namespaces.connect(to: name)
+        // What this namespace owes first: writes not acknowledged (and not kept in the disk
+        // cache) would be lost with its connection, so the session stays (as after Ctrl-C).
         let acknowledged = await finishWrites()
+        if !acknowledged || Task.isCancelled {
+            await next.close()
+            throw ShellError("staying on namespace \(namespaces.name): its writes are not all acknowledged (see above); 'use \(name)' again once they are, or 'purge-writes' to drop them")
+        }
         await stopBackgroundWatches()
         let rejected = reportRejectedWrites() > 0
         // The shell follows the new one before the old one closes: its end is no news.

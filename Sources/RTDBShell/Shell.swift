@@ -109,6 +109,8 @@ public final class Shell {
         options.credential = connection.credential
         options.server = connection as? ServerAdministration
         cwd = .root
+        // Transactions queued offline belonged to the core left behind.
+        queuedTransactions = []
     }
 
     /// Parses and runs one line. `source` names it in messages ("line 3", "-c 1").

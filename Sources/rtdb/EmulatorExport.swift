@@ -23,7 +23,8 @@ struct EmulatorExport {
     /// The namespaces of the export and their data, every file read and checked before any
     /// is loaded, so a bad file loads nothing.
     func read() throws(Failure) -> [(namespace: String, data: Node)] {
-        let databaseFolder = try databasePath()
+        // An export of other emulators only has nothing for the database.
+        guard let databaseFolder = try databasePath() else { return [] }
         let names: [String]
         do { names = try FileManager.default.contentsOfDirectory(atPath: databaseFolder) } catch {
             throw Failure(description: "\(databaseFolder): cannot list the folder: \(error.localizedDescription)")
@@ -50,9 +51,9 @@ struct EmulatorExport {
         return loaded
     }
 
-    /// The database's folder as the metadata names it; `database_export` when there is no
-    /// metadata (a folder made by hand).
-    private func databasePath() throws(Failure) -> String {
+    /// The database's folder as the metadata names it (nil when it names none); `database_export`
+    /// when there is no metadata (a folder made by hand).
+    private func databasePath() throws(Failure) -> String? {
         let metadataFile = folder + "/" + Self.metadataName
         guard let bytes = FileManager.default.contents(atPath: metadataFile) else {
             let fallback = folder + "/" + Self.databaseFolder
@@ -65,9 +66,7 @@ struct EmulatorExport {
         do { metadata = try JSONValue.parse(String(decoding: bytes, as: UTF8.self)) } catch {
             throw Failure(description: "\(metadataFile): not JSON: \(error)")
         }
-        guard let database = metadata["database"] else {
-            throw Failure(description: "\(metadataFile) names no database export (its \"database\" entry is missing)")
-        }
+        guard let database = metadata["database"] else { return nil }
         guard let path = database["path"]?.string, !path.isEmpty, !path.hasPrefix("/"), !path.split(separator: "/").contains("..") else {
             throw Failure(description: "\(metadataFile): \"database\".\"path\" must name a folder inside \(folder)")
         }
@@ -82,6 +81,12 @@ struct EmulatorExport {
             try FileManager.default.createDirectory(atPath: databaseFolder, withIntermediateDirectories: true)
             for (namespace, tree) in data {
                 try Self.writeWhole(databaseFolder + "/" + namespace + ".json", JSONWriter.bytes(tree, options: .init(export: true)))
+            }
+            // A namespace an earlier export held and this one does not would come back with
+            // the next import.
+            let written = Set(data.map { $0.namespace + ".json" })
+            for name in try FileManager.default.contentsOfDirectory(atPath: databaseFolder) where name.hasSuffix(".json") && !written.contains(name) {
+                try FileManager.default.removeItem(atPath: databaseFolder + "/" + name)
             }
             let metadataFile = folder + "/" + Self.metadataName
             var entries: [(String, JSONValue)] = []

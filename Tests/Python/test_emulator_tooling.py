@@ -133,6 +133,11 @@ def test_emulator_ui_import_and_namespace_list():
         status, body = send(server.port, "POST", target, cut, {"Content-Type": f"multipart/form-data; boundary={boundary}"})
         assert status == 400 and b"cut short" in body
         assert send(server.port, "GET", "/users.json?ns=ui-demo&shallow=true") == (200, b'{"ada":true,"bob":true}')
+        # An upload writes data, never settings.
+        form = multipart(boundary, [("myFile", "rules.json", "application/json", b'{"rules": {".read": true}}')])
+        assert send(server.port, "POST", "/.settings/rules/.upload?ns=ui-demo&access_token=owner", form,
+                    {"Content-Type": f"multipart/form-data; boundary={boundary}"}) == \
+            (400, b'{"error":"an upload writes data: its path cannot start with a key beginning with \'.\'"}')
         # Only the owner may replace data this way when rules say so.
         rules = b'{"rules": {".read": true, ".write": false}}'
         assert send(server.port, "PUT", "/.settings/rules.json?ns=ui-demo", rules, {"Authorization": "Bearer owner"})[0] == 200
@@ -229,7 +234,8 @@ def test_import_then_firebase_admin_reads_it_whole_and_export_on_exit_writes_it_
 
 def test_export_keeps_the_other_emulators_entries():
     out = tempfile.mkdtemp(prefix="rtdb-export-")
-    write_export(out, {})
+    # An earlier export's namespace that this one does not hold would come back on import.
+    write_export(out, {"gone": {"a": 1}})
     server = wire.Server("--export-on-exit", out)
     put_as_owner(server.port, "kept", "a", 1)
     server.stop()
@@ -237,6 +243,19 @@ def test_export_keeps_the_other_emulators_entries():
         metadata = json.load(f)
     assert metadata["firestore"] == {"version": "1.19.0", "path": "firestore_export"}
     assert metadata["database"]["path"] == "database_export"
+    assert os.listdir(os.path.join(out, "database_export")) == ["kept.json"]
+
+
+def test_an_export_of_other_emulators_only_imports_nothing():
+    seed = tempfile.mkdtemp(prefix="rtdb-seed-")
+    with open(os.path.join(seed, "firebase-export-metadata.json"), "w") as f:
+        json.dump({"version": "14.0.0", "firestore": {"version": "1.19.0", "path": "firestore_export"}}, f)
+    server = wire.Server("--import", seed)
+    try:
+        assert send(server.port, "GET", "/.inspect/databases.json") == (200, b"[]")
+    finally:
+        server.stop()
+    assert f"imported 0 namespaces from {seed}\n" in server.log()
 
 
 def test_a_bad_import_stops_the_server_and_loads_nothing():

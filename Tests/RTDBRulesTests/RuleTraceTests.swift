@@ -11,6 +11,7 @@ final class RuleTraceTests: XCTestCase {
             "$uid": {
               ".read": "auth != null && auth.uid == $uid",
               ".write": "auth.uid == $uid || auth.token.admin == true",
+              "flags": { ".write": "auth != null && (auth.token.admin == true || auth.token.editor == true)" },
               "age": { ".validate": "newData.isNumber() && newData.val() >= 0" }
             }
           },
@@ -69,6 +70,9 @@ final class RuleTraceTests: XCTestCase {
         let (invalid, steps) = writeTrace("users/ada/age", "-3", as: user("ada"))
         XCTAssertEqual(invalid, .validation(Path("users/ada/age")))
         XCTAssertEqual(steps.last, "/users/$uid/age/.validate: newData.isNumber() && newData.val() >= 0 → true && (-3 >= 0) → false")
+        // Parentheses keep their grouping where a part is shown by its text.
+        XCTAssertEqual(writeTrace("users/bob/flags", "1", as: .anonymous).1.last,
+                       "/users/$uid/flags/.write: auth != null && (auth.token.admin == true || auth.token.editor == true) → (null != null) && (auth.token.admin == true || auth.token.editor == true) → false")
         // The branch of ?: taken is shown; the other is not evaluated.
         XCTAssertEqual(writeTrace("rooms/r1/title", #""x""#, as: user("bob")).1.last,
                        #"/rooms/$room/.write: data.exists() ? data.child('owner').val() == auth.uid : newData.hasChildren(['owner']) → true ? ("ada" == "bob") → false"#)

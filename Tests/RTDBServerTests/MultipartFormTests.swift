@@ -30,7 +30,10 @@ final class MultipartFormTests: XCTestCase {
         let body = form("preamble\n--b  \nContent-Disposition: form-data; name=myFile\n\n--a\n\n-- b\n--b--")
         XCTAssertEqual(try MultipartForm.field("myFile", in: body, contentType: "multipart/form-data; boundary=b"),
                        Array("--a\r\n\r\n-- b".utf8))
-        // A part with no headers at all has no name.
+        // A part with no headers at all has no name; the blank line after it is not taken
+        // for the end of headers further on.
+        let headless = form("--b\n\nx\n--b\nContent-Disposition: form-data; name=myFile\n\n1\n--b--")
+        XCTAssertEqual(try MultipartForm.field("myFile", in: headless, contentType: "multipart/form-data; boundary=b"), Array("1".utf8))
         let bare = form("--b\n\nx\n--b--")
         XCTAssertThrowsError(try MultipartForm.field("myFile", in: bare, contentType: "multipart/form-data; boundary=b")) { error in
             XCTAssertEqual((error as? MultipartForm.Failure)?.message, "the form has no field named \"myFile\"")
