@@ -6,8 +6,6 @@ struct Rule: Sendable {
     let kind: RuleKind
     /// The expression's text (`true` or `false` for a JSON boolean).
     let text: String
-    /// Where each Unicode scalar of `text` is in the rules file (empty for a JSON boolean).
-    let fileOffsets: [Int]
     let term: RuleTerm
 
     /// How a trace names it: `/users/$uid/.write`.

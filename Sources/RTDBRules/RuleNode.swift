@@ -89,11 +89,11 @@ final class RuleNode: Sendable {
         case .bool(let value, _):
             defer { ids += 1 }
             let term = RuleTerm(expression: .constant(.bool(value)), span: 0..<(value ? 4 : 5), id: ids)
-            return Rule(location: place, kind: kind, text: value ? "true" : "false", fileOffsets: [], term: term)
+            return Rule(location: place, kind: kind, text: value ? "true" : "false", term: term)
         case .string(let source, let offsets, let offset):
             do {
                 let term = try RuleParser.parse(source, kind: kind, bound: bound, ids: &ids)
-                return Rule(location: place, kind: kind, text: source, fileOffsets: offsets, term: term)
+                return Rule(location: place, kind: kind, text: source, term: term)
             } catch {
                 // Map the offset inside the expression back to the file.
                 let inFile = offsets.indices.contains(error.offset) ? offsets[error.offset] : (offsets.last.map { $0 + 1 } ?? offset + 1)

@@ -15,8 +15,8 @@ public struct SecurityRules: Sendable {
     /// Built as its text parses (a test compares them) rather than parsed: every embedded
     /// database starts with these, and a one-shot command paid for the parse.
     public static let open = SecurityRules(source: "{\n  \"rules\": {\n    \".read\": true,\n    \".write\": true\n  }\n}\n", root: RuleNode(
-        read: Rule(location: "/", kind: .read, text: "true", fileOffsets: [], term: RuleTerm(expression: .constant(.bool(true)), span: 0..<4, id: 0)),
-        write: Rule(location: "/", kind: .write, text: "true", fileOffsets: [], term: RuleTerm(expression: .constant(.bool(true)), span: 0..<4, id: 1)),
+        read: Rule(location: "/", kind: .read, text: "true", term: RuleTerm(expression: .constant(.bool(true)), span: 0..<4, id: 0)),
+        write: Rule(location: "/", kind: .write, text: "true", term: RuleTerm(expression: .constant(.bool(true)), span: 0..<4, id: 1)),
         validate: nil, indexOn: [], children: [:], wildcard: nil), terms: 2)
 
     /// How many terms its rules have (see `RuleTerm.id`).
