@@ -78,9 +78,21 @@ public enum ManPage {
         return ([beginMarker] + out + [endMarker]).joined(separator: "\n") + "\n"
     }
 
-    /// Text safe for roff: backslashes and dashes escaped, no line starting with a control character.
+    /// Text safe for roff: backslashes and dashes escaped, anything not ASCII as a named
+    /// Unicode character (`\[u2192]`, which every groff reads without preconv), no line
+    /// starting with a control character.
     static func text(_ s: String) -> String {
-        let escaped = s.replacingOccurrences(of: "\\", with: "\\e").replacingOccurrences(of: "-", with: "\\-")
+        var escaped = ""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\\": escaped += "\\e"
+            case "-": escaped += "\\-"
+            case _ where scalar.isASCII: escaped.unicodeScalars.append(scalar)
+            default:
+                let hex = String(scalar.value, radix: 16, uppercase: true)
+                escaped += "\\[u" + String(repeating: "0", count: max(0, 4 - hex.count)) + hex + "]"
+            }
+        }
         if escaped.hasPrefix(".") || escaped.hasPrefix("'") { return "\\&" + escaped }
         return escaped
     }
