@@ -276,18 +276,11 @@ public actor Database {
     /// are; every decision is logged when decisions are.
     private func refusedRead(_ path: Path, _ query: QueryParams?, as identity: Identity) -> Response? {
         let now = clock()
-        let logged = explanations.log != nil && identity != .admin
-        var trace = logged ? RuleTrace() : nil
-        let allowed = rules.canRead(path, identity: identity, query: query, data: root, now: now, trace: trace)
-        if !allowed && trace == nil && explanations.toClients {
-            trace = RuleTrace()
-            _ = rules.canRead(path, identity: identity, query: query, data: root, now: now, trace: trace)
-        }
-        let steps = trace.map { RuleExplanations.steps($0.steps) } ?? ""
-        if logged, let log = explanations.log {
-            log("rules: \(allowed ? "allowed" : "denied") read of \(path) as \(RuleExplanations.describe(identity))" + (steps.isEmpty ? "" : ": " + steps))
+        let (allowed, trace) = explanations.decide("read of \(path)", as: identity, refused: { !$0 }) { trace in
+            rules.canRead(path, identity: identity, query: query, data: root, now: now, trace: trace)
         }
         if allowed { return nil }
+        let steps = trace.map { RuleExplanations.steps($0.steps) } ?? ""
         let why = explanations.toClients && !steps.isEmpty ? ": no .read rule allows this read: " + steps : ""
         return .error(.permissionDenied, "Permission denied" + why)
     }
@@ -530,19 +523,10 @@ public actor Database {
         // Rules that cannot look at what the write leaves judge it on the tree as it is; it
         // is then made in place, not on a copy.
         let after = rules.writeRulesReadNewData ? record.apply(to: root) : nil
-        let logged = explanations.log != nil
-        var trace = logged ? RuleTrace() : nil
-        let denial = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now, trace: trace)
-        if let denial, denial.isExplainable, trace == nil && explanations.toClients {
-            // Explained by evaluating again, with a trace: refusals are rare, and a trace
-            // kept for every write would cost each one.
-            trace = RuleTrace()
-            _ = rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now, trace: trace)
-        }
-        if logged, let log = explanations.log {
-            let paths = record.sets.map { $0.0.description }.joined(separator: ", ")
-            let steps = RuleExplanations.steps(trace?.steps ?? [])
-            log("rules: \(denial == nil ? "allowed" : "denied") write at \(paths) as \(RuleExplanations.describe(identity))" + (steps.isEmpty ? "" : ": " + steps))
+        let paths = explanations.log == nil ? "" : record.sets.map { $0.0.description }.joined(separator: ", ")
+        let (denial, trace) = explanations.decide("write at \(paths)", as: identity, refused: { $0 != nil },
+                                                  explainable: { $0?.isExplainable ?? false }) { trace in
+            rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now, trace: trace)
         }
         if let denial { return .refused(refusal(denial, explanations.toClients ? trace : nil)) }
         return .allowed(after: after)

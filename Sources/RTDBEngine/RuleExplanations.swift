@@ -15,6 +15,26 @@ public struct RuleExplanations: Sendable {
         self.log = log
     }
 
+    /// Runs a rules check (`evaluate`, given the trace to record into, if any): with a trace
+    /// when decisions are logged, or again with one when it refused (and can be explained) and
+    /// refusals are explained; refusals are rare, and a trace kept for every request would
+    /// cost each one. Logs the decision on `what` (`read of /a`). Returns the outcome and its trace.
+    func decide<Outcome>(_ what: String, as identity: Identity, refused: (Outcome) -> Bool, explainable: (Outcome) -> Bool = { _ in true },
+                         _ evaluate: (RuleTrace?) -> Outcome) -> (Outcome, RuleTrace?) {
+        let logged = log != nil && identity != .admin
+        var trace = logged ? RuleTrace() : nil
+        let outcome = evaluate(trace)
+        if refused(outcome) && explainable(outcome) && trace == nil && toClients {
+            trace = RuleTrace()
+            _ = evaluate(trace)
+        }
+        if logged, let log {
+            let steps = Self.steps(trace?.steps ?? [])
+            log("rules: \(refused(outcome) ? "denied" : "allowed") \(what) as \(Self.describe(identity))" + (steps.isEmpty ? "" : ": " + steps))
+        }
+        return (outcome, trace)
+    }
+
     /// How a log line and a refusal name who asked.
     static func describe(_ identity: Identity) -> String {
         switch identity {

@@ -83,12 +83,16 @@ public final class Namespaces: Sendable {
     /// one database being served.
     public func names(requested: String) -> [String] {
         if fixed != nil { return [requested] }
-        var names = Set(state.withLock { Array($0.open.keys) })
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] where NamespaceName.isValid(name) {
+        let open = state.withLock { Array($0.open.keys) }
+        return Set(open + Namespaces.stored(in: folder)).sorted()
+    }
+
+    /// The namespaces a server's data folder holds: its subfolders named as namespaces, sorted.
+    public static func stored(in folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter { name in
             var isFolder: ObjCBool = false
-            if FileManager.default.fileExists(atPath: folder + "/" + name, isDirectory: &isFolder), isFolder.boolValue { names.insert(name) }
-        }
-        return names.sorted()
+            return NamespaceName.isValid(name) && FileManager.default.fileExists(atPath: folder + "/" + name, isDirectory: &isFolder) && isFolder.boolValue
+        }.sorted()
     }
 
     /// The database of `name`, counted as in use until `release(name)`. Without `create`, a

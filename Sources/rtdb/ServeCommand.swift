@@ -82,9 +82,7 @@ extension ServeCommand {
     private func serve() -> ExitStatus {
         let folder = data.map { ($0 as NSString).expandingTildeInPath } ?? EmbeddedDatabase.defaultServerFolder
         if recover {
-            let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).sorted()
-            let folders = names.filter { NamespaceName.isValid($0) }.map { folder + "/" + $0 }
-            return Recover.run(folders: folders)
+            return Recover.run(folders: Namespaces.stored(in: folder).map { folder + "/" + $0 })
         }
         let log: @Sendable (String) -> Void = { line in
             let stamp = ISO8601DateFormatter().string(from: Date())
@@ -213,9 +211,8 @@ extension ServeCommand {
     /// Writes every namespace that holds data (and those imported, even if emptied since) as
     /// an emulator export; returns how many. The server has stopped: each folder is free.
     private func exportData(of folder: String, to destination: String, including imported: [String]) throws -> Int {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []).filter(NamespaceName.isValid).sorted()
         var data: [(namespace: String, data: Node)] = []
-        for namespace in names {
+        for namespace in Namespaces.stored(in: folder) {
             let database = try Database(folder: folder + "/" + namespace)
             let root = database.value(at: .root)
             database.close()
