@@ -69,6 +69,7 @@ _rtdb() {
             tx) flags+=" --increment --append --set-if-absent --verbose -v" ;;
             purge-writes) flags+=" --force -f" ;;
             auth) flags+=" --uid --claims" ;;
+            rules) flags+=" --as --claims --rules" ;;
         esac
         COMPREPLY=($(compgen -W "$flags" -- "$cur"))
         return

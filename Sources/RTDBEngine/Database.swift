@@ -263,11 +263,9 @@ public actor Database {
         let steps = trace?.steps ?? []
         func why(_ steps: [RuleTrace.Step]) -> String { steps.isEmpty ? "" : ": " + RuleExplanations.steps(steps) }
         switch denial {
-        case .permission: return .error(.permissionDenied, "Permission denied: no .write rule allows this write" + why(steps))
-        case .validation(let path):
-            return .error(.permissionDenied, "Permission denied: the .validate rule at \(path) refuses the new data" + why(steps.suffix(1)))
-        case .overBudget(let path):
-            return .error(.permissionDenied, "Permission denied: a rule at \(path) ran over its evaluation budget on this data")
+        case .permission: return .error(.permissionDenied, "Permission denied: " + denial.reason + why(steps))
+        case .validation: return .error(.permissionDenied, "Permission denied: " + denial.reason + why(steps.suffix(1)))
+        case .overBudget: return .error(.permissionDenied, "Permission denied: " + denial.reason)
         }
     }
 
@@ -281,7 +279,7 @@ public actor Database {
         }
         if allowed { return nil }
         let steps = trace.map { RuleExplanations.steps($0.steps) } ?? ""
-        let why = explanations.toClients && !steps.isEmpty ? ": no .read rule allows this read: " + steps : ""
+        let why = explanations.toClients && !steps.isEmpty ? ": " + SecurityRules.readRefusal + ": " + steps : ""
         return .error(.permissionDenied, "Permission denied" + why)
     }
     /// A listen whose first data is larger than its client takes in one message (as hosted
@@ -367,6 +365,10 @@ public actor Database {
     /// logged value is ever outside JSON. A priority written on its own must be a string, a
     /// number or null.
     private func resolve(_ data: Node, at path: Path, now: Double) throws -> Node {
+        try Self.resolve(data, at: path, now: now, in: root)
+    }
+
+    private static func resolve(_ data: Node, at path: Path, now: Double, in root: Node) throws -> Node {
         if path.last == ".priority" {
             switch data.content {
             case .empty, .leaf(.number), .leaf(.string), .leaf(.serverValue): break
@@ -384,6 +386,56 @@ public actor Database {
     /// The current value at `path` (for tests and tools).
     public nonisolated func value(at path: Path) -> Node {
         runAndWait { $0.root.child(at: path) }
+    }
+
+    /// What the rules say of `question` now, on this database's data, making nothing: under
+    /// `rules` when given (the question's own text is for the caller to parse), else the
+    /// database's.
+    public nonisolated func answer(_ question: RuleQuestion, rules given: SecurityRules? = nil) throws(RuleQuestion.Invalid) -> RuleAnswer {
+        let outcome: Result<RuleAnswer, RuleQuestion.Invalid> = runAndWait { database in
+            Result { () throws(RuleQuestion.Invalid) in
+                try Database.answer(question, rules: given ?? database.rules, data: database.root, now: database.clock())
+            }
+        }
+        return try outcome.get()
+    }
+
+    /// What `rules` say of `question` on `data` at `now` (milliseconds): its path and values
+    /// checked as a request's, server values resolved as a write's, the credential taken as
+    /// a client's.
+    public static func answer(_ question: RuleQuestion, rules: SecurityRules, data: Node, now: Double) throws(RuleQuestion.Invalid) -> RuleAnswer {
+        let identity: Identity
+        do { identity = try question.credential.map { credential throws(Identity.Refusal) in try Identity.from(credential: credential, now: now / 1000) } ?? .anonymous } catch {
+            switch error {
+            case .expired: throw RuleQuestion.Invalid("the credential has expired")
+            case .invalid(let reason): throw RuleQuestion.Invalid("the credential is refused: \(reason)")
+            }
+        }
+        let path = question.path
+        var sets: [(Path, Node)] = []
+        switch question.operation {
+        case .read:
+            if let error = checkPath(path, writing: false, priorityLast: true) { throw RuleQuestion.Invalid(error.message) }
+            return rules.answer(read: path, identity: identity, data: data, now: now)
+        case .write(let value):
+            if let error = checkPath(path, writing: true, priorityLast: true) ?? checkValue(value, at: path) { throw RuleQuestion.Invalid(error.message) }
+            sets = [(path, value)]
+        case .update(let entries):
+            if let error = checkPath(path, writing: true) { throw RuleQuestion.Invalid(error.message) }
+            guard !entries.isEmpty else { throw RuleQuestion.Invalid("an update needs at least one path to write") }
+            for (relative, value) in entries {
+                let full = path.appending(relative)
+                if let error = checkPath(full, writing: true, priorityLast: true) ?? checkValue(value, at: full) { throw RuleQuestion.Invalid(error.message) }
+                sets.append((full, value))
+            }
+        }
+        do {
+            sets = try sets.map { ($0.0, try resolve($0.1, at: $0.0, now: now, in: data)) }
+        } catch {
+            throw RuleQuestion.Invalid("\(error)")
+        }
+        let record = LogRecord(sets: sets)
+        return rules.answer(write: record.sets, identity: identity, before: data, after: record.apply(to: data), now: now)
     }
 
     // MARK: Requests (on `queue`)

@@ -17,11 +17,21 @@ public final class RuleTrace {
         public let values: String
         public let result: Bool
 
-        /// `/users/$uid/.write: auth.uid == $uid → "alice" == "bob" → false`; the values are
-        /// left out when they say no more than the text or the result (`data.exists() → true`).
+        public init(rule: String, path: Path, text: String, values: String, result: Bool) {
+            self.rule = rule
+            self.path = path
+            self.text = text
+            self.values = values
+            self.result = result
+        }
+
+        /// `/users/$uid/.write at /users/bob: auth.uid == $uid → "alice" == "bob" → false`;
+        /// where it ran is said of a rule under a wildcard only, and the values are left out
+        /// when they say no more than the text or the result (`data.exists() → true`).
         public var line: String {
             let shown = values == text || values == String(result) ? "" : " → " + values
-            return "\(rule): \(text)\(shown) → \(result)"
+            let at = rule.contains("/$") ? " at \(path)" : ""
+            return "\(rule)\(at): \(text)\(shown) → \(result)"
         }
     }
 

@@ -132,7 +132,19 @@ public struct SecurityRules: Sendable {
             if case .overBudget = self { return false }
             return true
         }
+
+        /// Why, as a refused client is told (after `Permission denied: `).
+        public var reason: String {
+            switch self {
+            case .permission: return "no .write rule allows this write"
+            case .validation(let path): return "the .validate rule at \(path) refuses the new data"
+            case .overBudget(let path): return "a rule at \(path) ran over its evaluation budget on this data"
+            }
+        }
     }
+
+    /// Why a read is refused, as its client is told (after `Permission denied: `).
+    public static let readRefusal = "no .read rule allows this read"
 
     /// Checks a write as a whole: `sets` (path, value) are what it writes, `before` and
     /// `after` the whole tree around it. Each written path needs a `.write` rule that holds
@@ -235,6 +247,23 @@ public struct SecurityRules: Sendable {
             walked.append(key)
         }
         return patterns
+    }
+
+    // MARK: Questions
+
+    /// Whether `identity` may read `path` now, with every rule evaluated on the way.
+    public func answer(read path: Path, identity: Identity, data: Node, now: Double) -> RuleAnswer {
+        let trace = RuleTrace()
+        let allowed = canRead(path, identity: identity, query: nil, data: data, now: now, trace: trace)
+        return RuleAnswer(allowed: allowed, reason: allowed ? nil : Self.readRefusal, steps: trace.steps)
+    }
+
+    /// Whether `identity` may make the write of `sets` to `before`, which leaves `after`, with
+    /// every rule evaluated on the way.
+    public func answer(write sets: [(Path, Node)], identity: Identity, before: Node, after: Node, now: Double) -> RuleAnswer {
+        let trace = RuleTrace()
+        let denial = checkWrite(sets, identity: identity, before: before, after: after, now: now, trace: trace)
+        return RuleAnswer(allowed: denial == nil, reason: denial?.reason, steps: trace.steps)
     }
 
     // MARK: Indexes

@@ -10,7 +10,8 @@ import RTDBRules
 /// The REST API's meaning, apart from the connection it came on: `/path.json` with GET, PUT,
 /// POST, PATCH and DELETE, `print`, `shallow`, `format=export`, queries and ETags, errors as
 /// `{"error": …}`; and what the emulator's tooling asks for besides: `/.settings/rules.json`,
-/// `/.inspect/databases.json`, and `/PATH/.upload` (a form's JSON file). It runs off the event loops (opening a namespace reads its log, a body may
+/// `/.inspect/databases.json`, and `/PATH/.upload` (a form's JSON file); and the owner's
+/// `/.settings/rules/check.json` (`rules check`). It runs off the event loops (opening a namespace reads its log, a body may
 /// be megabytes of JSON) and answers through a completion, once per request.
 struct RESTRouter: Sendable {
     let namespaces: Namespaces
@@ -64,6 +65,9 @@ struct RESTRouter: Sendable {
         let identity = try Self.identity(head, items, default: defaultIdentity)
         if rawPath == "/.settings/rules.json" {
             return done(.reply(try settings(method, namespace, body, identity)))
+        }
+        if rawPath == "/.settings/rules/check.json" {
+            return done(.reply(try checkRules(method, namespace, body, identity)))
         }
         if method != "GET" { try Self.checkWriteParameters(items) }
         let path = try Self.path(fromTarget: rawPath)
@@ -138,7 +142,7 @@ struct RESTRouter: Sendable {
             } else {
                 // A namespace with no folder holds nothing, which its rules may still hide.
                 let rules = namespaces.rules(for: namespace)
-                guard rules.canRead(path, identity: identity, query: query, data: .empty, now: Date().timeIntervalSince1970 * 1000) else {
+                guard rules.canRead(path, identity: identity, query: query, data: .empty, now: Database.systemClock()) else {
                     throw RESTFailure(status: .unauthorized, message: "Permission denied")
                 }
                 answer(.empty)
@@ -264,6 +268,43 @@ struct RESTRouter: Sendable {
             return RESTReply(status: .ok, body: Array(#"{"status":"ok"}"#.utf8))
         default:
             throw RESTFailure(status: .methodNotAllowed, message: "the rules are read with GET and replaced with PUT")
+        }
+    }
+
+    /// `/.settings/rules/check.json`: the owner asks what the rules would say of a request
+    /// (a `RuleQuestion`), on the namespace's data as it is, making nothing; the answer is a
+    /// `RuleAnswer`'s JSON. A namespace that does not exist is asked about as empty, and is
+    /// not made.
+    private func checkRules(_ method: String, _ namespace: String, _ body: [UInt8], _ identity: Identity) throws -> RESTReply {
+        guard NamespaceName.isValid(namespace) else { throw RESTFailure(status: .notFound, message: "invalid namespace \"\(namespace)\"") }
+        guard identity == .admin else {
+            throw RESTFailure(status: .unauthorized, message: "Permission denied: only the owner may check the rules")
+        }
+        guard method == "POST" else { throw RESTFailure(status: .methodNotAllowed, message: "a rules check is a POST of the question") }
+        do {
+            let question = try RuleQuestion(body: body)
+            var rules: SecurityRules?
+            if let text = question.rules {
+                do { rules = try SecurityRules(parsing: text) } catch {
+                    throw RESTFailure(status: .badRequest, message: "\(error.line):\(error.column): Parse error. \(error.message)")
+                }
+            }
+            let database: Database?
+            do { database = try namespaces.acquire(namespace, create: false) } catch {
+                log("namespace \(namespace): \(error)")
+                throw RESTFailure(status: .notFound, message: Namespaces.clientMessage(for: error, namespace: namespace))
+            }
+            let answer: RuleAnswer
+            if let database {
+                defer { namespaces.release(namespace) }
+                answer = try database.answer(question, rules: rules)
+            } else {
+                answer = try Database.answer(question, rules: rules ?? namespaces.rules(for: namespace), data: .empty,
+                                             now: Database.systemClock())
+            }
+            return RESTReply(status: .ok, body: Array(answer.json.serialized().utf8))
+        } catch let invalid as RuleQuestion.Invalid {
+            throw RESTFailure(status: .badRequest, message: "Invalid rules check: \(invalid)")
         }
     }
 

@@ -41,6 +41,8 @@ public enum Command: Equatable, Sendable {
     case logout
     /// file nil: print the rules in force.
     case rules(file: String?)
+    /// What the rules would say of a request, making nothing.
+    case rulesCheck(RulesCheck)
     /// The server's namespaces.
     case namespaces
     /// Move the session to another namespace of the server.

@@ -255,15 +255,7 @@ public enum CommandParser {
     static func auth(_ args: Arguments, cwd: Path) throws -> Command {
         if let uid = args.value("--uid") {
             try args.expect(0...0, usage: "auth takes a token file or --uid, not both")
-            guard !uid.unquoted.isEmpty, uid.unquoted.count <= 128 else { throw ShellError("--uid needs a user id of 1 to 128 characters", column: uid.column) }
-            var claims = JSONValue.object([])
-            if let text = args.value("--claims") {
-                guard let parsed = try? JSONValue.parse(text.unquoted), parsed.members != nil else {
-                    throw ShellError("--claims needs a JSON object, as in --claims '{\"admin\": true}'", column: text.column)
-                }
-                claims = parsed
-            }
-            return .auth(.uid(uid.unquoted, claims: claims))
+            return .auth(.uid(try userID(uid, flag: "--uid"), claims: try claims(args)))
         }
         if let claims = args.value("--claims") { throw ShellError("--claims goes with --uid", column: claims.column) }
         try args.expect(1...1, usage: "auth needs a file holding a token, or --uid UID")
@@ -271,17 +263,72 @@ public enum CommandParser {
     }
 
     static func rules(_ args: Arguments, cwd: Path) throws -> Command {
-        try args.expect(1...2, usage: "rules get, or rules set FILE")
-        switch args.positional[0].text {
+        try args.expect(1...4, usage: "rules get, rules set FILE, or rules check read|write|update PATH [VALUE]")
+        let word = args.positional[0]
+        if word.text != "check", let flag = ["--as", "--claims", "--rules"].first(where: args.has) {
+            throw ShellError("\(flag) goes with rules check", column: args.ordered.first { $0.name == flag }?.flag.column)
+        }
+        switch word.text {
         case "get":
             try args.expect(1...1, usage: "rules get takes nothing more")
             return .rules(file: nil)
         case "set":
             try args.expect(2...2, usage: "rules set needs the file of the new rules")
             return .rules(file: args.positional[1].unquoted)
+        case "check":
+            return .rulesCheck(try rulesCheck(args, cwd: cwd))
         default:
-            throw ShellError("rules get, or rules set FILE", column: args.positional[0].column)
+            throw ShellError("rules get, rules set FILE, or rules check read|write|update PATH [VALUE]", column: word.column)
         }
+    }
+
+    /// `rules check read PATH`, `rules check write PATH VALUE`, `rules check update PATH OBJECT`,
+    /// as whom (`--as`, `--claims`), under which rules (`--rules`).
+    private static func rulesCheck(_ args: Arguments, cwd: Path) throws -> RulesCheck {
+        try args.expect(3...4, usage: "rules check needs read, write or update, then a path")
+        let kind = args.positional[1]
+        let operation: RulesCheck.Operation
+        let path: Path
+        switch kind.text {
+        case "read":
+            try args.expect(3...3, usage: "rules check read takes a path only")
+            path = try args.requiredPath(2, cwd: cwd, writing: false)
+            operation = .read
+        case "write":
+            try args.expect(4...4, usage: "rules check write needs a path and a value (null for a removal)")
+            path = try args.requiredPath(2, cwd: cwd, writing: true)
+            operation = .write(try ValueParser.parse(args.positional[3], base: path))
+        case "update":
+            try args.expect(4...4, usage: "rules check update needs a path and a JSON object of paths and values")
+            path = try args.requiredPath(2, cwd: cwd, writing: true)
+            operation = .update(try ValueParser.parseUpdate(args.positional[3], base: path))
+        default:
+            throw ShellError("rules check asks of a read, a write or an update, not '\(kind.text.prefix(40))'", column: kind.column)
+        }
+        var check = RulesCheck(operation: operation, path: path)
+        if let uid = args.value("--as") {
+            check.uid = try userID(uid, flag: "--as")
+            check.claims = try claims(args)
+        } else if let claims = args.value("--claims") {
+            throw ShellError("--claims goes with --as", column: claims.column)
+        }
+        check.rulesFile = args.value("--rules")?.unquoted
+        return check
+    }
+
+    /// A user id given with `flag`: 1 to 128 characters, as Firebase Auth's.
+    private static func userID(_ token: Token, flag: String) throws -> String {
+        guard !token.unquoted.isEmpty, token.unquoted.count <= 128 else { throw ShellError("\(flag) needs a user id of 1 to 128 characters", column: token.column) }
+        return token.unquoted
+    }
+
+    /// The object of `--claims`, empty when there is none.
+    private static func claims(_ args: Arguments) throws -> JSONValue {
+        guard let text = args.value("--claims") else { return .object([]) }
+        guard let parsed = try? JSONValue.parse(text.unquoted), parsed.members != nil else {
+            throw ShellError("--claims needs a JSON object, as in --claims '{\"admin\": true}'", column: text.column)
+        }
+        return parsed
     }
 
     static func cd(_ args: Arguments, cwd: Path) throws -> Command {

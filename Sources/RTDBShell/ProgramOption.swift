@@ -179,7 +179,7 @@ public struct ProgramOption: Sendable {
         ProgramOption("--log-rules", "log every decision of the security rules", details: """
             Log (on standard error) every decision of the security rules on a request that is not the \
             owner's, one line each: allowed or denied, the operation, the path, who asked, and each rule \
-            evaluated with the value of each of its parts (`/users/$uid/.write: auth.uid == $uid → "alice" == "bob" → \
+            evaluated with the value of each of its parts (`/users/$uid/.write at /users/bob: auth.uid == $uid → "alice" == "bob" → \
             false`). Refusals sent to clients carry the same explanation unless the server listens beyond this machine.
             """),
         ProgramOption("--import", .directory, "load a firebase emulators:export folder at start", details: """

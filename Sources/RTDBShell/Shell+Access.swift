@@ -78,6 +78,50 @@ extension Shell {
         output.writeError("the rules of \(options.location()) are replaced\n")
     }
 
+    /// `rules check`: what the rules would say of a request, with every rule evaluated on the
+    /// way; writes nothing. Allowed is `.ok`, denied `.failed` (exit status 1 in a script).
+    func checkRules(_ check: RulesCheck, json: Bool) async throws -> Outcome {
+        guard let checker = options.rulesCheck else { throw ShellError("this database cannot check rules") }
+        var rules: String?
+        if let file = check.rulesFile {
+            let text = try UserFile.text(try UserFile.contents(file), of: file)
+            do { _ = try SecurityRules(parsing: text) } catch {
+                throw ShellError("\(file):\(error.line):\(error.column): \(error.message)")
+            }
+            rules = text
+        } else if !checker.hasRules {
+            throw ShellError("an embedded database has no rules of its own: give the rules to check with --rules FILE")
+        }
+        let operation: RuleQuestion.Operation
+        switch check.operation {
+        case .read: operation = .read
+        case .write(let value): operation = .write(value)
+        case .update(let entries): operation = .update(entries.map { ($0.path, $0.value) })
+        }
+        let credential = check.uid.map { Identity.unsignedToken(uid: $0, claims: check.claims, now: Date().timeIntervalSince1970) }
+        let question = RuleQuestion(path: check.path, operation: operation, credential: credential, rules: rules)
+        let answer: RuleAnswer
+        do { answer = try await checker.checkRules(question) } catch let error as ShellError { throw error } catch {
+            throw ShellError("\(error)")
+        }
+        if json || options.json {
+            output.write(answer.json.serialized() + "\n")
+        } else {
+            output.write(Self.describe(answer, of: question.operation.name, at: check.path, as: check.uid))
+        }
+        return answer.allowed ? .ok : .failed
+    }
+
+    /// `denied: write at /a as uid ada: no .write rule allows this write`, then the rules
+    /// evaluated, one a line.
+    static func describe(_ answer: RuleAnswer, of operation: String, at path: Path, as uid: String?) -> String {
+        let who = uid.map { "uid " + $0 } ?? "no one (no credential)"
+        var text = (answer.allowed ? "allowed" : "denied") + ": \(operation) at \(path) as \(who)" + (answer.reason.map { ": " + $0 } ?? "") + "\n"
+        if answer.steps.isEmpty { text += "  no rule of this kind is written at \(path) or above it\n" }
+        for step in answer.steps { text += "  " + step.line + "\n" }
+        return text
+    }
+
     /// A token from a file (or standard input, when commands do not come from it), without
     /// surrounding white space.
     private func readToken(_ file: String) throws -> String {

@@ -57,6 +57,8 @@ public final class Shell {
         /// The server's namespaces (`namespaces`, `use`); nil for an embedded database and a
         /// shared folder's socket, which have one.
         public var namespaces: NamespaceSwitch? = nil
+        /// What answers `rules check`: the server, or the embedded database.
+        public var rulesCheck: RulesChecking? = nil
         public init() {}
     }
 
@@ -108,6 +110,7 @@ public final class Shell {
         options.location = { connection.location }
         options.credential = connection.credential
         options.server = connection as? ServerAdministration
+        options.rulesCheck = connection as? RulesChecking
         cwd = .root
         // Transactions queued offline belonged to the core left behind.
         queuedTransactions = []
@@ -351,6 +354,8 @@ public final class Shell {
             try await logout()
         case .rules(let file):
             try await rules(file)
+        case .rulesCheck(let check):
+            return try await checkRules(check, json: json)
         case .namespaces:
             try await listNamespaces(json: json)
         case .use(let name):

@@ -18,9 +18,13 @@ public enum HTTPClient {
     public static let maxAnswerBytes = 16 << 20
 
     /// `target` is the path and query (`/.settings/rules.json?ns=demo`); `tls` is required for
-    /// https. Throws `WireError` when the server cannot be reached or does not answer in time.
-    public static func send(_ method: String, host: String, port: Int, target: String, headers: [(String, String)] = [],
-                            body: [UInt8] = [], tls: NIOSSLContext?, group: EventLoopGroup, timeout: TimeInterval) async throws -> Answer {
+    /// https. With `unixSocket`, the request goes to that socket (an embedded database's
+    /// owner) rather than to `host` and `port`, which then only name it in the `Host` header.
+    /// Throws `WireError` when the server cannot be reached or does not answer in time.
+    public static func send(_ method: String, host: String, port: Int, unixSocket: String? = nil, target: String,
+                            headers: [(String, String)] = [], body: [UInt8] = [], tls: NIOSSLContext?, group: EventLoopGroup,
+                            timeout: TimeInterval) async throws -> Answer {
+        let name = unixSocket ?? "\(host):\(port)"
         let promise = group.next().makePromise(of: Answer.self)
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.milliseconds(Int64(timeout * 1000)))
@@ -36,14 +40,14 @@ public enum HTTPClient {
             }
         let channel: Channel
         do {
-            channel = try await bootstrap.connect(host: host, port: port).get()
+            channel = try await (unixSocket.map { bootstrap.connect(unixDomainSocketPath: $0) } ?? bootstrap.connect(host: host, port: port)).get()
         } catch {
-            let failure = WireError("cannot reach \(host):\(port): \(error)")
+            let failure = WireError("cannot reach \(name): \(error)")
             promise.fail(failure)
             throw failure
         }
         let deadline = channel.eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) {
-            promise.fail(WireError("\(host):\(port) did not answer within \(Int(timeout)) seconds"))
+            promise.fail(WireError("\(name) did not answer within \(Int(timeout)) seconds"))
             channel.close(promise: nil)
         }
         var head = HTTPRequestHead(version: .http1_1, method: HTTPMethod(rawValue: method), uri: target)

@@ -4,12 +4,13 @@ import RTDBProtocol
 import RTDBEngine
 import RTDBShell
 import RTDBData
+import RTDBRules
 
 /// Embedded mode: the server engine in this process, behind an in-process connection that
 /// carries the same protocol messages a socket would; or, when another rtdb process has the
 /// folder, that process's engine through its socket (`SharedFolder`), until this one takes
 /// the folder over.
-final class EmbeddedDatabase: DatabaseConnection {
+final class EmbeddedDatabase: DatabaseConnection, RulesChecking {
     let repo: Repo
     /// The folder; while another process has it, also that this one goes through it.
     var location: String { shared.description }
@@ -41,6 +42,13 @@ final class EmbeddedDatabase: DatabaseConnection {
     func close() async {
         await repo.close()
         shared.close()
+    }
+
+    /// An embedded database has no rules: its owner does as it likes.
+    let hasRules = false
+
+    func checkRules(_ question: RuleQuestion) async throws -> RuleAnswer {
+        try await shared.answer(question, timeout: 10)
     }
 
     /// `$XDG_DATA_HOME/rtdb/server`, or `~/.local/share/rtdb/server`: one folder per namespace.

@@ -4,13 +4,14 @@ import NIOSSL
 import RTDBClient
 import RTDBData
 import RTDBProtocol
+import RTDBRules
 import RTDBTransport
 import RTDBShell
 import Synchronization
 
 /// A database on a server (`rtdb serve`, the Firebase emulator, hosted Firebase): the client
 /// core over a WebSocket, with TLS for `wss://` and `https://` addresses.
-final class RemoteDatabase: DatabaseConnection, ServerAdministration {
+final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesChecking {
     let repo: Repo
     let location: String
     let credential: String
@@ -242,6 +243,21 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration {
 
     func writeRules(_ text: String) async throws {
         _ = try Self.accepted(await restRequest("PUT", "/.settings/rules.json", body: Array(text.utf8)))
+    }
+
+    let hasRules = true
+
+    /// Asked of the server (`/.settings/rules/check.json`, rtdb serve's, for its owner).
+    func checkRules(_ question: RuleQuestion) async throws -> RuleAnswer {
+        let reply = try await restRequest("POST", "/.settings/rules/check.json", body: question.body)
+        if reply.status == 404 || reply.status == 405 {
+            throw RemoteError("\(address.host) cannot check rules: rules check needs rtdb serve (a hosted database's rules are tried in the Firebase console's Rules Playground)")
+        }
+        let text = try Self.accepted(reply).text
+        guard let json = try? JSONValue.parse(text), let answer = RuleAnswer(json: json) else {
+            throw RemoteError("\(address.host) did not answer the rules check with a verdict")
+        }
+        return answer
     }
 
     /// The server's namespaces, as rtdb serve and the Firebase emulator list them

@@ -2,7 +2,9 @@ import Foundation
 import NIOPosix
 import RTDBClient
 import RTDBEngine
+import RTDBData
 import RTDBProtocol
+import RTDBRules
 import RTDBServer
 import RTDBTransport
 import Synchronization
@@ -127,13 +129,34 @@ final class SharedFolder: Sendable {
             database.accept(server)
             return client
         }
-        let group = state.withLock { state in
+        return WebSocketClientTransport(address: .socket(socketPath), group: group)
+    }
+
+    /// For connections through another process's socket; made when first needed.
+    private var group: MultiThreadedEventLoopGroup {
+        state.withLock { state in
             if let group = state.group { return group }
             let made = MultiThreadedEventLoopGroup(numberOfThreads: 1)
             state.group = made
             return made
         }
-        return WebSocketClientTransport(address: .socket(socketPath), group: group)
+    }
+
+    /// What the rules say of `question` on the folder's data: asked of the database here when
+    /// this process owns the folder, else of its owner, on the socket (as `rtdb serve`'s
+    /// owner asks one).
+    func answer(_ question: RuleQuestion, timeout: TimeInterval) async throws -> RuleAnswer {
+        var rules: SecurityRules?
+        if let text = question.rules { rules = try SecurityRules(parsing: text) }
+        if let database = state.withLock({ $0.database }) { return try database.answer(question, rules: rules) }
+        let reply = try await HTTPClient.send("POST", host: "localhost", port: 80, unixSocket: socketPath, target: "/.settings/rules/check.json",
+                                              headers: [("Content-Type", "application/json")], body: question.body, tls: nil, group: group,
+                                              timeout: timeout)
+        let json = try? JSONValue.parse(reply.text)
+        guard reply.status == 200, let json, let answer = RuleAnswer(json: json) else {
+            throw StoreError.failed("the rtdb process that has \(folder) could not check the rules: \(json?["error"]?.string ?? "HTTP \(reply.status)")")
+        }
+        return answer
     }
 
     /// Stops serving (the others take over) and closes the database: every write durable.

@@ -244,6 +244,7 @@ struct ShellCommand: AsyncParsableCommand {
         options.credential = connection.credential
         if let noCache { options.noCache = noCache }
         options.server = connection as? ServerAdministration
+        options.rulesCheck = connection as? RulesChecking
         options.namespaces = namespaces
         let output = StandardOutput()
 

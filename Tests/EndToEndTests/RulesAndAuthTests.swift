@@ -69,12 +69,12 @@ final class RulesAndAuthTests: XCTestCase {
         // Each says which rule decided and what its parts were worth.
         XCTAssertEqual(result.stderr, """
             authenticated as ID token for uid ada (unsigned, from auth --uid)
-            error: line 1: write rejected: PERMISSION_DENIED at /notes/ada/n1: Permission denied: no .write rule allows this write: /notes/$uid/.write: auth != null && auth.uid == $uid → (null != null) && auth.uid == $uid → false
-            error: line 4: write rejected: PERMISSION_DENIED at /notes/ada/n2: Permission denied: the .validate rule at /notes/ada/n2 refuses the new data: /notes/$uid/$note/.validate: newData.hasChildren(['text']) → false
-            error: line 5: write rejected: PERMISSION_DENIED at /notes/bob/n1: Permission denied: no .write rule allows this write: /notes/$uid/.write: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "bob") → false
-            error: line 7: PERMISSION_DENIED: Permission denied: no .read rule allows this read: /notes/$uid/.read: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "bob") → false
+            error: line 1: write rejected: PERMISSION_DENIED at /notes/ada/n1: Permission denied: no .write rule allows this write: /notes/$uid/.write at /notes/ada: auth != null && auth.uid == $uid → (null != null) && auth.uid == $uid → false
+            error: line 4: write rejected: PERMISSION_DENIED at /notes/ada/n2: Permission denied: the .validate rule at /notes/ada/n2 refuses the new data: /notes/$uid/$note/.validate at /notes/ada/n2: newData.hasChildren(['text']) → false
+            error: line 5: write rejected: PERMISSION_DENIED at /notes/bob/n1: Permission denied: no .write rule allows this write: /notes/$uid/.write at /notes/bob: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "bob") → false
+            error: line 7: PERMISSION_DENIED: Permission denied: no .read rule allows this read: /notes/$uid/.read at /notes/bob: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "bob") → false
             logged out: the server sees no credential
-            error: line 10: PERMISSION_DENIED: Permission denied: no .read rule allows this read: /notes/$uid/.read: auth != null && auth.uid == $uid → (null != null) && auth.uid == $uid → false
+            error: line 10: PERMISSION_DENIED: Permission denied: no .read rule allows this read: /notes/$uid/.read at /notes/ada: auth != null && auth.uid == $uid → (null != null) && auth.uid == $uid → false
             authenticated as ID token for uid root (unsigned, from auth --uid)
 
             """)
@@ -136,8 +136,8 @@ final class RulesAndAuthTests: XCTestCase {
             line.range(of: "rules: ").map { String(line[$0.lowerBound...]) }
         }
         XCTAssertEqual(decisions, [
-            #"rules: allowed write at /notes/ada/n1 as uid ada: /notes/$uid/.write: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "ada") → true; /notes/$uid/$note/.validate: newData.hasChildren(['text']) → true"#,
-            #"rules: denied read of /notes/bob as uid ada: /notes/$uid/.read: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "bob") → false"#,
+            #"rules: allowed write at /notes/ada/n1 as uid ada: /notes/$uid/.write at /notes/ada: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "ada") → true; /notes/$uid/$note/.validate at /notes/ada/n1: newData.hasChildren(['text']) → true"#,
+            #"rules: denied read of /notes/bob as uid ada: /notes/$uid/.read at /notes/bob: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "bob") → false"#,
         ])
     }
 
@@ -182,12 +182,12 @@ final class RulesReadmeTests: XCTestCase {
         let section = try XCTUnwrap(text.range(of: "**Trying rules from the shell.**"))
         var blocks: [String] = []
         var rest = text[section.upperBound...]
-        while blocks.count < 3, let open = rest.range(of: "\n```"), let lineEnd = rest[open.upperBound...].firstIndex(of: "\n"),
+        while blocks.count < 5, let open = rest.range(of: "\n```"), let lineEnd = rest[open.upperBound...].firstIndex(of: "\n"),
               let close = rest.range(of: "\n```", range: lineEnd..<rest.endIndex) {
             blocks.append(String(rest[rest.index(after: lineEnd)..<close.lowerBound]) + "\n")
             rest = rest[close.upperBound...]
         }
-        XCTAssertEqual(blocks.count, 3)
+        XCTAssertEqual(blocks.count, 5)
         let stdout = try XCTUnwrap(text.range(of: "prints\n`")).upperBound
         let printed = String(text[stdout...].prefix { $0 != "`" })
 
@@ -200,5 +200,11 @@ final class RulesReadmeTests: XCTestCase {
         XCTAssertEqual(result.stdout, printed + "\n")
         XCTAssertEqual(result.stderr, blocks[2])
         XCTAssertEqual(result.status, 1)
+
+        // rules check, on an embedded database with the same rules.
+        let checked = try Binary.run(["--data", folder + "/embedded", "--keep-going"], input: blocks[3], in: folder)
+        XCTAssertEqual(checked.stdout, blocks[4])
+        XCTAssertEqual(checked.stderr, "")
+        XCTAssertEqual(checked.status, 1)
     }
 }

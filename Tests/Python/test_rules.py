@@ -480,3 +480,51 @@ def test_rules_that_would_run_for_long_are_refused_and_named_in_the_log(server):
     assert rest(server, "PUT", "/x", namespace, "abc0", auth={"uid": "ada"}) == (200, b'"abc0"')
     assert rest(server, "PUT", "/y", namespace, "b", auth={"uid": "ada"}) == (200, b'"b"')
     assert server.rss_kb("VmHWM") < 1024 * 1024
+
+
+def test_rules_check_endpoint_answers_the_owner_and_makes_nothing(tmp_path):
+    """`POST /.settings/rules/check.json`: what the rules would say of a request, for the owner;
+    a question about a namespace that does not exist makes none."""
+    rules = tmp_path / "rules.json"
+    rules.write_text('{"rules": {"users": {"$uid": {".write": "auth.uid == $uid", ".validate": "newData.child(\'n\').val() <= now"}}}}')
+    server = Server("--rules", str(rules))
+    try:
+        def check(question, headers=OWNER, ns="checked"):
+            status, _, body = request(server.port, "POST", f"/.settings/rules/check.json?ns={ns}", json.dumps(question).encode(), headers)
+            return status, body
+
+        ada = token({"uid": "ada"})
+        status, body = check({"operation": "write", "path": "/users/ada", "value": {"n": {".sv": "timestamp"}}, "credential": ada})
+        assert status == 200
+        answer = json.loads(body)
+        assert answer["allowed"] is True and answer["reason"] is None
+        assert [step["rule"] for step in answer["trace"]] == ["/users/$uid/.write", "/users/$uid/.validate"]
+        # The server value was resolved as a write's: the validate compared now with now.
+        now = answer["trace"][1]["values"].split(" <= ")
+        assert now[0] == now[1] and now[0].isdigit()
+
+        assert check({"operation": "update", "path": "/users", "value": {"ada/n": 1, "bob/n": 1}, "credential": ada}) == (200, (
+            b'{"allowed":false,"reason":"no .write rule allows this write","trace":['
+            b'{"rule":"/users/$uid/.write","path":"/users/ada","text":"auth.uid == $uid","values":"\\"ada\\" == \\"ada\\"","result":true},'
+            b'{"rule":"/users/$uid/.write","path":"/users/bob","text":"auth.uid == $uid","values":"\\"ada\\" == \\"bob\\"","result":false}]}'))
+        # Other rules, given with the question.
+        assert check({"operation": "read", "path": "/x", "credential": None, "rules": '{"rules": {".read": true}}'}) == \
+            (200, b'{"allowed":true,"reason":null,"trace":[{"rule":"/.read","path":"/","text":"true","values":"true","result":true}]}')
+
+        assert check({"operation": "read", "path": "/x", "credential": ada}, headers={"Authorization": "Bearer " + ada}) == \
+            (401, b'{"error":"Permission denied: only the owner may check the rules"}')
+        assert check({"operation": "delete", "path": "/x"}) == \
+            (400, b'{"error":"Invalid rules check: \\"operation\\" must be \\"read\\", \\"write\\" or \\"update\\""}')
+        assert check({"operation": "write", "path": "/x"}) == \
+            (400, b'{"error":"Invalid rules check: a write needs its \\"value\\" (null to remove)"}')
+        assert check({"operation": "write", "path": "/a.b", "value": 1}) == \
+            (400, b'{"error":"Invalid rules check: invalid key \\"a.b\\" in \\"/a.b\\": keys must not contain \\".\\", \\"$\\", \\"#\\", \\"[\\", \\"]\\" or \\"/\\" (found \\".\\")"}')
+        assert check({"operation": "read", "path": "/x", "credential": "not a token"}) == \
+            (400, b'{"error":"Invalid rules check: the credential is refused: the credential is neither \\"owner\\" nor a JSON Web Token"}')
+        assert check({"operation": "read", "path": "/x", "rules": '{"rules": {".read": "auth.uid =="}}'}) == \
+            (400, b'{"error":"1:33: Parse error. in .read: expected a value, found the end of the expression"}')
+        assert request(server.port, "GET", "/.settings/rules/check.json?ns=checked", headers=OWNER)[::2] == \
+            (405, b'{"error":"a rules check is a POST of the question"}')
+        assert not os.path.exists(os.path.join(server.data, "checked"))
+    finally:
+        server.stop()

@@ -46,15 +46,15 @@ final class RuleTraceTests: XCTestCase {
     func testReadsNameEveryRuleOnTheWay() {
         XCTAssertEqual(readTrace("users/bob", as: user("alice")).1, [
             "/.read: false → false",
-            #"/users/$uid/.read: auth != null && auth.uid == $uid → (auth(uid "alice") != null) && ("alice" == "bob") → false"#,
+            #"/users/$uid/.read at /users/bob: auth != null && auth.uid == $uid → (auth(uid "alice") != null) && ("alice" == "bob") → false"#,
         ])
         XCTAssertEqual(readTrace("users/ada", as: user("ada")).1.last,
-                       #"/users/$uid/.read: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "ada") → true"#)
+                       #"/users/$uid/.read at /users/ada: auth != null && auth.uid == $uid → (auth(uid "ada") != null) && ("ada" == "ada") → true"#)
         // No one signed in: the first operand is false, the second is never evaluated.
         XCTAssertEqual(readTrace("users/ada", as: .anonymous).1.last,
-                       "/users/$uid/.read: auth != null && auth.uid == $uid → (null != null) && auth.uid == $uid → false")
+                       "/users/$uid/.read at /users/ada: auth != null && auth.uid == $uid → (null != null) && auth.uid == $uid → false")
         XCTAssertEqual(readTrace("rooms/r1", as: user("bob")).1.last,
-                       #"/rooms/$room/.read: root.child('members/' + $room + '/' + auth.uid).exists() → false"#)
+                       #"/rooms/$room/.read at /rooms/r1: root.child('members/' + $room + '/' + auth.uid).exists() → false"#)
     }
 
     func testWritesShowErrorsAlternativesAndValidation() {
@@ -62,20 +62,20 @@ final class RuleTraceTests: XCTestCase {
         XCTAssertEqual(denial, .permission(Path("users/bob/name")))
         XCTAssertEqual(lines, [
             // An error makes the whole rule false: what follows it is not evaluated.
-            "/users/$uid/.write: auth.uid == $uid || auth.token.admin == true → ((error: cannot read 'uid' of null) == $uid) || auth.token.admin == true → false",
+            "/users/$uid/.write at /users/bob: auth.uid == $uid || auth.token.admin == true → ((error: cannot read 'uid' of null) == $uid) || auth.token.admin == true → false",
         ])
         XCTAssertEqual(writeTrace("users/bob/name", #""Bob""#, as: user("ops", #"{"admin": true}"#)).1, [
-            #"/users/$uid/.write: auth.uid == $uid || auth.token.admin == true → ("ops" == "bob") || (true == true) → true"#,
+            #"/users/$uid/.write at /users/bob: auth.uid == $uid || auth.token.admin == true → ("ops" == "bob") || (true == true) → true"#,
         ])
         let (invalid, steps) = writeTrace("users/ada/age", "-3", as: user("ada"))
         XCTAssertEqual(invalid, .validation(Path("users/ada/age")))
-        XCTAssertEqual(steps.last, "/users/$uid/age/.validate: newData.isNumber() && newData.val() >= 0 → true && (-3 >= 0) → false")
+        XCTAssertEqual(steps.last, "/users/$uid/age/.validate at /users/ada/age: newData.isNumber() && newData.val() >= 0 → true && (-3 >= 0) → false")
         // Parentheses keep their grouping where a part is shown by its text.
         XCTAssertEqual(writeTrace("users/bob/flags", "1", as: .anonymous).1.last,
-                       "/users/$uid/flags/.write: auth != null && (auth.token.admin == true || auth.token.editor == true) → (null != null) && (auth.token.admin == true || auth.token.editor == true) → false")
+                       "/users/$uid/flags/.write at /users/bob/flags: auth != null && (auth.token.admin == true || auth.token.editor == true) → (null != null) && (auth.token.admin == true || auth.token.editor == true) → false")
         // The branch of ?: taken is shown; the other is not evaluated.
         XCTAssertEqual(writeTrace("rooms/r1/title", #""x""#, as: user("bob")).1.last,
-                       #"/rooms/$room/.write: data.exists() ? data.child('owner').val() == auth.uid : newData.hasChildren(['owner']) → true ? ("ada" == "bob") → false"#)
+                       #"/rooms/$room/.write at /rooms/r1: data.exists() ? data.child('owner').val() == auth.uid : newData.hasChildren(['owner']) → true ? ("ada" == "bob") → false"#)
     }
 }
 
