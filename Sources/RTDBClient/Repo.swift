@@ -534,8 +534,10 @@ public actor Repo {
                 diskCache.acknowledged(write.path, written: acknowledged, cached: cached, listened: syncTree.listenedPaths,
                                        whole: syncTree.wholeListenedPaths, wholeBefore: listenedBefore)
             }
-            gate.leave(entries: entryCount)
+            // Answered before the gate counts it done: whoever waits for every write to be
+            // answered (a script's end) then finds its rejection already recorded.
             outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
+            gate.leave(entries: entryCount)
         }
         queuedWrites[id]?.request = sent
         if diskCache != nil && row == nil { notKept(id) }
