@@ -69,7 +69,7 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'purge-writes
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'cache' -d 'the disk cache of a server'\''s database'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'auth' -d 'sign in: the server'\''s rules see who you are'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'logout' -d 'forget the credential'
-complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'rules' -d 'read, replace or try out the security rules'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'rules' -d 'read, replace and try out the security rules'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'namespaces' -d 'list the server'\''s namespaces'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'use' -d 'move to another namespace of the server'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'sleep' -d 'wait, as scripts do for other writers'

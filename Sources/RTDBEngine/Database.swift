@@ -274,8 +274,8 @@ public actor Database {
     /// are; every decision is logged when decisions are.
     private func refusedRead(_ path: Path, _ query: QueryParams?, as identity: Identity) -> Response? {
         let now = clock()
-        let (allowed, trace) = explanations.decide("read of \(path)", as: identity, refused: { !$0 }) { trace in
-            rules.canRead(path, identity: identity, query: query, data: root, now: now, trace: trace)
+        let (allowed, trace) = explanations.decide("read of \(path)", as: identity, refused: { !$0 }) { trace, counted in
+            rules.canRead(path, identity: identity, query: query, data: root, now: now, trace: trace, counted: counted)
         }
         if allowed { return nil }
         let steps = trace.map { RuleExplanations.steps($0.steps) } ?? ""
@@ -577,8 +577,8 @@ public actor Database {
         let after = rules.writeRulesReadNewData ? record.apply(to: root) : nil
         let paths = explanations.log == nil ? "" : record.sets.map { $0.0.description }.joined(separator: ", ")
         let (denial, trace) = explanations.decide("write at \(paths)", as: identity, refused: { $0 != nil },
-                                                  explainable: { $0?.isExplainable ?? false }) { trace in
-            rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now, trace: trace)
+                                                  explainable: { $0?.isExplainable ?? false }) { trace, counted in
+            rules.checkWrite(record.sets, identity: identity, before: root, after: after, now: now, trace: trace, counted: counted)
         }
         if let denial { return .refused(refusal(denial, explanations.toClients ? trace : nil)) }
         return .allowed(after: after)

@@ -15,18 +15,19 @@ public struct RuleExplanations: Sendable {
         self.log = log
     }
 
-    /// Runs a rules check (`evaluate`, given the trace to record into, if any): with a trace
-    /// when decisions are logged, or again with one when it refused (and can be explained) and
-    /// refusals are explained; refusals are rare, and a trace kept for every request would
-    /// cost each one. Logs the decision on `what` (`read of /a`). Returns the outcome and its trace.
+    /// Runs a rules check (`evaluate`, given the trace to record into, if any, and whether
+    /// the evaluation counts in the coverage): with a trace when decisions are logged, or
+    /// again with one (not counted) when it refused (and can be explained) and refusals are
+    /// explained; refusals are rare, and a trace kept for every request would cost each one.
+    /// Logs the decision on `what` (`read of /a`). Returns the outcome and its trace.
     func decide<Outcome>(_ what: String, as identity: Identity, refused: (Outcome) -> Bool, explainable: (Outcome) -> Bool = { _ in true },
-                         _ evaluate: (RuleTrace?) -> Outcome) -> (Outcome, RuleTrace?) {
+                         _ evaluate: (_ trace: RuleTrace?, _ counted: Bool) -> Outcome) -> (Outcome, RuleTrace?) {
         let logged = log != nil && identity != .admin
         var trace = logged ? RuleTrace() : nil
-        let outcome = evaluate(trace)
+        let outcome = evaluate(trace, true)
         if refused(outcome) && explainable(outcome) && trace == nil && toClients {
             trace = RuleTrace()
-            _ = evaluate(trace)
+            _ = evaluate(trace, false)
         }
         if logged, let log {
             let steps = Self.steps(trace?.steps ?? [])

@@ -9,8 +9,16 @@ final class RuleContext {
     /// The data as the write would leave it (the same as `root` for reads).
     let newRoot: Node
     let query: RuleQuery
-    /// Where each term's outcome is recorded, when the request's rules are to be explained.
+    /// Where each rule evaluated is told, when the request's rules are to be explained.
     let trace: RuleTrace?
+    /// Where each rule evaluated is counted, when the request counts (not a re-evaluation
+    /// to explain a refusal, not a `rules check`).
+    let coverage: RuleCoverage?
+    /// What the terms of the rule being evaluated gave, for the trace.
+    private var outcomes: [(id: Int, outcome: RuleTrace.Outcome)] = []
+    /// What the terms of this request gave, for the coverage (counted once it is decided).
+    @exclusivity(unchecked) private var marks: [(id: Int, mark: RuleCoverage.Mark)] = []
+    let recording: Bool
     /// The work this request's rules may still do (see `SecurityRules.evaluationBudget`):
     /// past it a rule fails, and the request is refused (`exhaustedAt`).
     var budget: Int
@@ -18,8 +26,11 @@ final class RuleContext {
     /// Where the rule that ran out of budget is, once one has.
     private(set) var exhaustedAt: Path?
 
-    init(auth: RuleValue, now: Double, root: Node, newRoot: Node, query: RuleQuery, budget: Int, trace: RuleTrace? = nil) {
+    init(auth: RuleValue, now: Double, root: Node, newRoot: Node, query: RuleQuery, budget: Int, trace: RuleTrace? = nil,
+         coverage: RuleCoverage? = nil) {
         self.trace = trace
+        self.coverage = coverage
+        recording = trace != nil || coverage != nil
         self.auth = auth
         self.now = now
         self.root = root
@@ -27,6 +38,29 @@ final class RuleContext {
         self.query = query
         self.budget = budget
         most = budget
+    }
+
+    func record(_ term: RuleTerm, _ value: RuleValue) {
+        if coverage != nil { marks.append((term.id, RuleCoverage.Mark(value))) }
+        if trace != nil { outcomes.append((term.id, .value(value))) }
+    }
+
+    func record(_ term: RuleTerm, failure: RuleFailure) {
+        if coverage != nil { marks.append((term.id, .failure(failure.reason))) }
+        if trace != nil { outcomes.append((term.id, .failure(failure.reason))) }
+    }
+
+    /// `rule`, evaluated at `path`, gave `result`: a step of the trace.
+    func finish(_ rule: Rule, at path: Path, result: Bool) {
+        guard let trace else { return }
+        trace.finish(rule, at: path, result: result, outcomes: outcomes)
+        outcomes.removeAll(keepingCapacity: true)
+    }
+
+    /// The request is decided: what its terms gave is counted.
+    func count() {
+        coverage?.record(marks)
+        marks.removeAll(keepingCapacity: true)
     }
 
     /// A rule about to be evaluated brings its allowance, up to the most the pool holds.
@@ -72,15 +106,15 @@ enum RuleEvaluator {
         return true
     }
 
-    /// What `term` gives (recorded in the context's trace, when it has one).
+    /// What `term` gives (recorded in the context, for a trace or coverage, when it records).
     static func evaluate(_ term: RuleTerm, _ c: RuleContext, _ l: RuleLocation) throws(RuleFailure) -> RuleValue {
-        guard let trace = c.trace else { return try value(of: term, c, l) }
+        guard c.recording else { return try value(of: term, c, l) }
         do {
             let value = try value(of: term, c, l)
-            trace.record(term, .value(value))
+            c.record(term, value)
             return value
         } catch {
-            trace.record(term, .failure(error.reason))
+            c.record(term, failure: error)
             throw error
         }
     }

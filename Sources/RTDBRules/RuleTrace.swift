@@ -36,9 +36,10 @@ public final class RuleTrace {
     }
 
     public private(set) var steps: [Step] = []
-    /// What the terms of the rule being evaluated gave, by number.
+    /// What the terms of the rule being rendered gave, by number.
     private var outcomes: [Int: Outcome] = [:]
 
+    /// What a term gave.
     enum Outcome {
         case value(RuleValue)
         case failure(String)
@@ -46,16 +47,13 @@ public final class RuleTrace {
 
     public init() {}
 
-    func record(_ term: RuleTerm, _ outcome: Outcome) {
-        outcomes[term.id] = outcome
-    }
-
     /// `rule` was evaluated at `path` and gave `result`: a step, made from what its terms gave.
-    func finish(_ rule: Rule, at path: Path, result: Bool) {
+    func finish(_ rule: Rule, at path: Path, result: Bool, outcomes: [(id: Int, outcome: Outcome)]) {
+        self.outcomes = Dictionary(outcomes, uniquingKeysWith: { _, last in last })
         let scalars = Array(rule.text.unicodeScalars)
         let values = render(rule.term, scalars, nested: false)
         steps.append(Step(rule: rule.name, path: path, text: rule.text, values: values, result: result))
-        outcomes = [:]
+        self.outcomes = [:]
     }
 
     /// A term with what its parts were worth: the operands of a comparison or arithmetic by

@@ -21,11 +21,22 @@ public struct SecurityRules: Sendable {
 
     /// How many terms its rules have (see `RuleTerm.id`).
     let terms: Int
+    /// What the requests judged by these rules made of each term (`/.inspect/coverage`).
+    public let coverage: RuleCoverage
 
     private init(source: String, root: RuleNode, terms: Int) {
         self.source = source
         self.root = root
         self.terms = terms
+        coverage = RuleCoverage(terms: terms)
+    }
+
+    /// The same rules, counting afresh: each namespace a server starts with one rules file
+    /// has coverage of its own.
+    public func counting() -> SecurityRules {
+        var copy = SecurityRules(source: source, root: root, terms: terms)
+        copy.budget = budget
+        return copy
     }
 
     public init(parsing source: String) throws(RulesError) {
@@ -58,11 +69,13 @@ public struct SecurityRules: Sendable {
     /// Whether `identity` may read `path` with `query`: a `.read` rule that is true at the
     /// path or above grants it (rules below cannot). `.info` is readable by everyone. With
     /// `trace`, each rule evaluated is recorded there.
-    public func canRead(_ path: Path, identity: Identity, query: QueryParams?, data: Node, now: Double, trace: RuleTrace? = nil) -> Bool {
+    public func canRead(_ path: Path, identity: Identity, query: QueryParams?, data: Node, now: Double, trace: RuleTrace? = nil,
+                        counted: Bool = true) -> Bool {
         if identity == .admin || path.isInfo { return true }
         let context = RuleContext(auth: identity.ruleValue, now: now, root: data, newRoot: data, query: RuleQuery(params: query), budget: budget,
-                                  trace: trace)
+                                  trace: trace, coverage: counted ? coverage : nil)
         let allowed = granted(.read, along: path, context)
+        context.count()
         if let at = context.exhaustedAt {
             Self.report("rules: a rule at \(at) ran over the evaluation budget reading \(path); the read is refused")
             return false
@@ -103,7 +116,7 @@ public struct SecurityRules: Sendable {
             if let rule = level.rule(kind) {
                 location.path = Path(keys: walked)
                 let granted = RuleEvaluator.isTrue(rule.term, in: context, at: location)
-                context.trace?.finish(rule, at: location.path, result: granted)
+                context.finish(rule, at: location.path, result: granted)
                 if granted { return true }
             }
             guard index < keys.endIndex else { return false }
@@ -153,12 +166,13 @@ public struct SecurityRules: Sendable {
     /// when `writeRulesReadNewData` is false: no rule looks at it then. With `trace`, each
     /// rule evaluated is recorded there.
     public func checkWrite(_ sets: [(Path, Node)], identity: Identity, before: Node, after: Node?, now: Double,
-                           trace: RuleTrace? = nil) -> Denial? {
+                           trace: RuleTrace? = nil, counted: Bool = true) -> Denial? {
         if identity == .admin { return nil }
         let after = after ?? before
         let context = RuleContext(auth: identity.ruleValue, now: now, root: before, newRoot: after, query: RuleQuery(params: nil), budget: budget,
-                                  trace: trace)
+                                  trace: trace, coverage: counted ? coverage : nil)
         let denial = check(sets, after: after, context)
+        context.count()
         if let at = context.exhaustedAt {
             Self.report("rules: a rule at \(at) ran over the evaluation budget for a write at \(sets.first?.0 ?? .root); the write is refused")
             return .overBudget(at)
@@ -188,7 +202,7 @@ public struct SecurityRules: Sendable {
                             location.path = at
                             location.newDataHere = newData
                             let valid = RuleEvaluator.isTrue(rule.term, in: context, at: location)
-                            context.trace?.finish(rule, at: at, result: valid)
+                            context.finish(rule, at: at, result: valid)
                             if !valid { return .validation(at) }
                         }
                     }
@@ -215,7 +229,7 @@ public struct SecurityRules: Sendable {
             location.dataHere = nil
             location.newDataHere = newData
             let valid = RuleEvaluator.isTrue(rule.term, in: context, at: location)
-            context.trace?.finish(rule, at: location.path, result: valid)
+            context.finish(rule, at: location.path, result: valid)
             if !valid { return .validation(location.path) }
         }
         guard !node.children.isEmpty || node.wildcard != nil, case .children(let children) = newData.content else { return nil }
@@ -251,10 +265,11 @@ public struct SecurityRules: Sendable {
 
     // MARK: Questions
 
-    /// Whether `identity` may read `path` now, with every rule evaluated on the way.
+    /// Whether `identity` may read `path` now, with every rule evaluated on the way (not
+    /// counted in the coverage: nothing was asked of the database).
     public func answer(read path: Path, identity: Identity, data: Node, now: Double) -> RuleAnswer {
         let trace = RuleTrace()
-        let allowed = canRead(path, identity: identity, query: nil, data: data, now: now, trace: trace)
+        let allowed = canRead(path, identity: identity, query: nil, data: data, now: now, trace: trace, counted: false)
         return RuleAnswer(allowed: allowed, reason: allowed ? nil : Self.readRefusal, steps: trace.steps)
     }
 
@@ -262,8 +277,20 @@ public struct SecurityRules: Sendable {
     /// every rule evaluated on the way.
     public func answer(write sets: [(Path, Node)], identity: Identity, before: Node, after: Node, now: Double) -> RuleAnswer {
         let trace = RuleTrace()
-        let denial = checkWrite(sets, identity: identity, before: before, after: after, now: now, trace: trace)
+        let denial = checkWrite(sets, identity: identity, before: before, after: after, now: now, trace: trace, counted: false)
         return RuleAnswer(allowed: denial == nil, reason: denial?.reason, steps: trace.steps)
+    }
+
+    /// Every rule of the file, in no particular order.
+    var allRules: [Rule] {
+        var rules: [Rule] = []
+        func walk(_ node: RuleNode) {
+            rules += [node.read, node.write, node.validate].compactMap { $0 }
+            for child in node.children.values { walk(child) }
+            if let wildcard = node.wildcard { walk(wildcard.node) }
+        }
+        walk(root)
+        return rules
     }
 
     // MARK: Indexes

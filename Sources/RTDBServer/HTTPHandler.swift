@@ -140,7 +140,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             log("REST \(head.method.rawValue) \(RESTRouter.redacted(head.uri)) from \(peer): \(reply.status.code) \(problem)")
         }
         var headers = HTTPHeaders()
-        headers.add(name: "Content-Type", value: "application/json; charset=utf-8")
+        headers.add(name: "Content-Type", value: reply.contentType)
         headers.add(name: "Content-Length", value: String(reply.body.count))
         headers.add(name: "Cache-Control", value: "no-cache")
         for (name, value) in cors + reply.headers { headers.add(name: name, value: value) }

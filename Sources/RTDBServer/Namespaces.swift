@@ -23,9 +23,10 @@ public final class Namespaces: Sendable {
         /// Set by `closeAll`: nothing opens after it.
         var shutDown = false
         var sweeper: DispatchSourceTimer?
-        /// The rules replaced while the server runs (kept for its lifetime, as the emulator
-        /// keeps them).
-        var replacedRules: [String: SecurityRules] = [:]
+        /// Each namespace's rules, with the coverage of its requests: the server's until
+        /// replaced while it runs (kept for its lifetime, as the emulator keeps them), counted
+        /// apart from the first time the namespace opens.
+        var rules: [String: SecurityRules] = [:]
     }
 
     private struct Entry {
@@ -65,7 +66,30 @@ public final class Namespaces: Sendable {
     /// The rules in force for `name`.
     public func rules(for name: String) -> SecurityRules {
         if let fixed { return fixed.securityRules }
-        return state.withLock { $0.replacedRules[name] } ?? initialRules
+        return state.withLock { state in Self.rules(of: name, &state, initial: initialRules) }
+    }
+
+    /// Namespaces that have counted coverage of their own; past this many, another one's
+    /// requests use the server's rules uncounted, so made-up names cannot fill the memory.
+    static let countedNamespaces = 10_000
+
+    /// Under the lock: the rules of `name`, made (counting afresh) on first use.
+    private static func rules(of name: String, _ state: inout State, initial: SecurityRules) -> SecurityRules {
+        if let rules = state.rules[name] { return rules }
+        guard state.rules.count < countedNamespaces else { return initial }
+        let rules = initial.counting()
+        state.rules[name] = rules
+        return rules
+    }
+
+    /// Whether the server may show anyone what its rules saw (traces, coverage): not when it
+    /// listens beyond this machine.
+    public var showsRuleValues: Bool { explanations.toClients }
+
+    /// What the requests to `name` made of its rules since they were set.
+    public func coverage(for name: String) -> RuleCoverageReport {
+        let rules = fixed?.securityRules ?? state.withLock { $0.rules[name] } ?? initialRules.counting()
+        return RuleCoverageReport(rules)
     }
 
     /// Replaces the rules of `name`, open or not; its listens the new rules refuse are cancelled.
@@ -73,7 +97,7 @@ public final class Namespaces: Sendable {
         if let fixed { return fixed.replaceRules(rules) }
         // Under the lock, so two replacements reach the open database in the order kept.
         state.withLock { state in
-            state.replacedRules[name] = rules
+            state.rules[name] = rules
             state.open[name]?.database.replaceRules(rules)
         }
     }
@@ -133,7 +157,7 @@ public final class Namespaces: Sendable {
         state.withLock { state in
             state.opening[name] = nil
             if case .success(let database) = opened {
-                database.replaceRules(state.replacedRules[name] ?? initialRules)
+                database.replaceRules(Self.rules(of: name, &state, initial: initialRules))
                 state.open[name] = Entry(database: database, users: 1)
                 startSweeping(&state)
             }

@@ -10,13 +10,14 @@ enum RESTOutcome: Sendable {
     case stream(Database, namespace: String, Path, QueryParams?, Identity)
 }
 
-/// One REST answer: its status, JSON body and extra headers.
+/// One REST answer: its status, body (JSON unless said) and extra headers.
 struct RESTReply: Sendable {
     var status: HTTPResponseStatus
     var body: [UInt8]
     var headers: [(String, String)] = []
     /// What went wrong, for the server's log.
     var problem: String?
+    var contentType = "application/json; charset=utf-8"
 
     /// `{"error": message}` with `status`.
     static func error(_ status: HTTPResponseStatus, _ message: String) -> RESTReply {

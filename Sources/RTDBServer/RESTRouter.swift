@@ -10,7 +10,8 @@ import RTDBRules
 /// The REST API's meaning, apart from the connection it came on: `/path.json` with GET, PUT,
 /// POST, PATCH and DELETE, `print`, `shallow`, `format=export`, queries and ETags, errors as
 /// `{"error": …}`; and what the emulator's tooling asks for besides: `/.settings/rules.json`,
-/// `/.inspect/databases.json`, and `/PATH/.upload` (a form's JSON file); and the owner's
+/// `/.inspect/databases.json`, `/.inspect/coverage[.json]` and `/PATH/.upload` (a form's
+/// JSON file); and the owner's
 /// `/.settings/rules/check.json` (`rules check`). It runs off the event loops (opening a namespace reads its log, a body may
 /// be megabytes of JSON) and answers through a completion, once per request.
 struct RESTRouter: Sendable {
@@ -42,6 +43,9 @@ struct RESTRouter: Sendable {
             // Names only, to anyone (the Emulator UI asks without a credential), as the emulator does.
             let list = JSONValue.array(namespaces.names(requested: namespace).map { .object([("name", .string($0))]) })
             return done(.reply(RESTReply(status: .ok, body: Array(list.serialized().utf8))))
+        }
+        if rawPath == "/.inspect/coverage.json" || rawPath == "/.inspect/coverage" {
+            return done(.reply(try coverage(html: rawPath == "/.inspect/coverage", head, items, namespace)))
         }
         var method = head.method.rawValue
         if let target = try Self.uploadTarget(rawPath) {
@@ -269,6 +273,23 @@ struct RESTRouter: Sendable {
         default:
             throw RESTFailure(status: .methodNotAllowed, message: "the rules are read with GET and replaced with PUT")
         }
+    }
+
+    /// `/.inspect/coverage.json` and `/.inspect/coverage` (a page): what the requests to the
+    /// namespace made of each part of its rules since they were set. To anyone, as the
+    /// emulator answers its tooling, while the server shows what its rules saw (on this
+    /// machine only); to the owner otherwise.
+    private func coverage(html: Bool, _ head: HTTPRequestHead, _ items: [String: String], _ namespace: String) throws -> RESTReply {
+        guard head.method == .GET else { throw RESTFailure(status: .methodNotAllowed, message: "the coverage report is read with GET") }
+        guard NamespaceName.isValid(namespace) else { throw RESTFailure(status: .notFound, message: "invalid namespace \"\(namespace)\"") }
+        if !namespaces.showsRuleValues, try Self.identity(head, items, default: defaultIdentity) != .admin {
+            throw RESTFailure(status: .unauthorized, message: "Permission denied: only the owner may read the rules coverage of a server that listens beyond this machine")
+        }
+        let report = namespaces.coverage(for: namespace)
+        if html {
+            return RESTReply(status: .ok, body: Array(report.html(namespace: namespace).utf8), contentType: "text/html; charset=utf-8")
+        }
+        return RESTReply(status: .ok, body: Array(report.json.serialized().utf8))
     }
 
     /// `/.settings/rules/check.json`: the owner asks what the rules would say of a request

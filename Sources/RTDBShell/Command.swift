@@ -43,6 +43,8 @@ public enum Command: Equatable, Sendable {
     case rules(file: String?)
     /// What the rules would say of a request, making nothing.
     case rulesCheck(RulesCheck)
+    /// What the requests made of each part of the rules.
+    case rulesCoverage
     /// The server's namespaces.
     case namespaces
     /// Move the session to another namespace of the server.

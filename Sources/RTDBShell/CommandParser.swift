@@ -263,7 +263,7 @@ public enum CommandParser {
     }
 
     static func rules(_ args: Arguments, cwd: Path) throws -> Command {
-        try args.expect(1...4, usage: "rules get, rules set FILE, or rules check read|write|update PATH [VALUE]")
+        try args.expect(1...4, usage: "rules get, rules set FILE, rules check read|write|update PATH [VALUE], or rules coverage")
         let word = args.positional[0]
         if word.text != "check", let flag = ["--as", "--claims", "--rules"].first(where: args.has) {
             throw ShellError("\(flag) goes with rules check", column: args.ordered.first { $0.name == flag }?.flag.column)
@@ -277,8 +277,11 @@ public enum CommandParser {
             return .rules(file: args.positional[1].unquoted)
         case "check":
             return .rulesCheck(try rulesCheck(args, cwd: cwd))
+        case "coverage":
+            try args.expect(1...1, usage: "rules coverage takes nothing more")
+            return .rulesCoverage
         default:
-            throw ShellError("rules get, rules set FILE, or rules check read|write|update PATH [VALUE]", column: word.column)
+            throw ShellError("rules get, rules set FILE, rules check read|write|update PATH [VALUE], or rules coverage", column: word.column)
         }
     }
 

@@ -77,6 +77,11 @@ public enum Help {
     }
 
     static func wrap(_ text: String, width: Int) -> String {
+        // Paragraphs (a blank line between) are wrapped each on its own.
+        text.components(separatedBy: "\n\n").map { wrapParagraph($0, width: width) }.joined(separator: "\n\n")
+    }
+
+    private static func wrapParagraph(_ text: String, width: Int) -> String {
         var lines: [String] = []
         var line = ""
         for word in text.split(separator: " ") {

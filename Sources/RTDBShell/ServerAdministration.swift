@@ -1,3 +1,5 @@
+import RTDBData
+
 /// What the shell asks of a server beyond the realtime protocol: its security rules, read
 /// and replaced over REST with the credential the shell holds.
 public protocol ServerAdministration: AnyObject, Sendable {
@@ -7,6 +9,10 @@ public protocol ServerAdministration: AnyObject, Sendable {
     func readRules() async throws -> String
     /// Replaces the rules; throws the server's reason when it refuses them.
     func writeRules(_ text: String) async throws
+    /// What the requests made of each part of the rules since they were set
+    /// (`/.inspect/coverage.json`: `RuleCoverageReport.json`); throws when the server keeps
+    /// no coverage (hosted Firebase).
+    func ruleCoverage() async throws -> JSONValue
     /// The server's namespaces, sorted; throws when the server lists none (hosted Firebase).
     func namespaces() async throws -> [String]
     /// The credential REST requests carry from now on; nil for none.

@@ -122,6 +122,52 @@ extension Shell {
         return text
     }
 
+    /// `rules coverage`: what the requests made of each rule and each part of it since the
+    /// rules were set; the server's report as it is with --json.
+    func showRuleCoverage(json: Bool) async throws {
+        guard let server = options.server else {
+            throw ShellError("an embedded database has no rules, so no coverage: rules apply to rtdb serve (--rules) and hosted databases")
+        }
+        let report = try await server.ruleCoverage()
+        if json || options.json {
+            output.write(report.serialized() + "\n")
+        } else {
+            output.write(Self.describeCoverage(report))
+        }
+    }
+
+    /// The coverage report for a person: a summary, then each rule (in the order of the file)
+    /// with its parts indented by depth and what each gave; literals, worth what they say,
+    /// are left out, and so are the parts of a rule never evaluated.
+    static func describeCoverage(_ report: JSONValue) -> String {
+        guard case .array(let rules)? = report["rules"] else { return "the report holds no rules\n" }
+        func count(_ value: JSONValue?) -> Int { value?.number.map { Int($0) } ?? 0 }
+        let parts = rules.flatMap { rule -> [JSONValue] in if case .array(let parts)? = rule["parts"] { return parts } else { return [] } }
+        var text = "\(rules.filter { count($0["evaluations"]) > 0 }.count) of \(rules.count) rules evaluated, "
+        text += "\(parts.filter { count($0["evaluations"]) > 0 }.count) of \(parts.count) parts, since the rules were set\n"
+        for rule in rules {
+            let evaluations = count(rule["evaluations"])
+            text += "\(rule["rule"]?.string ?? "?") (line \(count(rule["line"])), column \(count(rule["column"]))): "
+            text += evaluations == 0 ? "never evaluated\n" : "evaluated \(evaluations) time\(evaluations == 1 ? "" : "s")\n"
+            guard evaluations > 0, case .array(let parts)? = rule["parts"] else { continue }
+            for part in parts where part["constant"] != .bool(true) {
+                let depth = count(part["depth"])
+                var shown = part["text"]?.string ?? ""
+                if shown.count > 60 { shown = String(shown.prefix(59)) + "…" }
+                text += String(repeating: "  ", count: depth + 1) + shown + " → " + Self.partSummary(part) + "\n"
+            }
+        }
+        return text
+    }
+
+    /// What one part of the report gave, as the server's page says it.
+    private static func partSummary(_ part: JSONValue) -> String {
+        func count(_ value: JSONValue?) -> Int { value?.number.map { Int($0) } ?? 0 }
+        let values = Dictionary((part["values"]?.members ?? []).map { ($0.0, count($0.1)) }, uniquingKeysWith: +)
+        return RuleCoverageReport.summary(RuleCoverage.Tally(evaluations: count(part["evaluations"]), values: values, otherValues: count(part["otherValues"]),
+                                                             errors: count(part["errors"]), lastError: part["lastError"]?.string))
+    }
+
     /// A token from a file (or standard input, when commands do not come from it), without
     /// surrounding white space.
     private func readToken(_ file: String) throws -> String {

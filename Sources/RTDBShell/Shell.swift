@@ -356,6 +356,8 @@ public final class Shell {
             try await rules(file)
         case .rulesCheck(let check):
             return try await checkRules(check, json: json)
+        case .rulesCoverage:
+            try await showRuleCoverage(json: json)
         case .namespaces:
             try await listNamespaces(json: json)
         case .use(let name):

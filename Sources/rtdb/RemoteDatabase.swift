@@ -260,6 +260,18 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesCheck
         return answer
     }
 
+    func ruleCoverage() async throws -> JSONValue {
+        let reply = try await restRequest("GET", "/.inspect/coverage.json", body: [])
+        if reply.status == 404 {
+            throw RemoteError("\(address.host) keeps no rules coverage (rtdb serve and the Firebase emulator do)")
+        }
+        let text = try Self.accepted(reply).text
+        guard let json = try? JSONValue.parse(text), json["rules"] != nil else {
+            throw RemoteError("\(address.host) did not answer with a coverage report")
+        }
+        return json
+    }
+
     /// The server's namespaces, as rtdb serve and the Firebase emulator list them
     /// (`/.inspect/databases.json`), sorted.
     func namespaces() async throws -> [String] {

@@ -501,7 +501,7 @@ final class RulesCheckTests: XCTestCase {
         try #"{"rules": {".read": "auth.uid =="}}"#.write(toFile: folder + "/broken.json", atomically: true, encoding: .utf8)
         let mistakes: [(String, String)] = [
             ("rules check delete /a", "error: -c 1, column 13: rules check asks of a read, a write or an update, not 'delete'"),
-            ("rules check write /a --rules rules.json", "error: -c 1, column 6: rules check write needs a path and a value (null for a removal): usage: rules get | rules set FILE | rules check read|write|update PATH [VALUE] [--as UID] [--claims JSON] [--rules FILE]"),
+            ("rules check write /a --rules rules.json", "error: -c 1, column 6: rules check write needs a path and a value (null for a removal): usage: rules get | rules set FILE | rules check read|write|update PATH [VALUE] [--as UID] [--claims JSON] [--rules FILE] | rules coverage"),
             ("rules check read /a --claims {} --rules rules.json", "error: -c 1, column 30: --claims goes with --as"),
             ("rules check read /a --as ada --claims [1] --rules rules.json", "error: -c 1, column 39: --claims needs a JSON object, as in --claims '{\"admin\": true}'"),
             ("rules get --as ada", "error: -c 1, column 11: --as goes with rules check"),

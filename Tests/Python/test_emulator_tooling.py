@@ -269,3 +269,36 @@ def test_a_bad_import_stops_the_server_and_loads_nothing():
     assert result.returncode == 1
     assert result.stderr == f"rtdb serve: --import: {seed}/database_export/zbad.json:2:9: expected a value, found 't'\n"
     assert os.listdir(data) == []
+
+
+def test_coverage_report_as_the_quickstarts_fetch_it():
+    """The emulator quickstarts' test teardown downloads `/.inspect/coverage?ns=NS` (a page)
+    with no credential; `/.inspect/coverage.json` is the same as data. REST requests count."""
+    rules = tempfile.NamedTemporaryFile("w", suffix=".json", delete=False)
+    rules.write('{"rules": {"rooms": {"$room": {".read": "auth != null", ".write": "auth.uid === \'ada\'"}}}}')
+    rules.close()
+    server = wire.Server("--rules", rules.name)
+    try:
+        assert send(server.port, "GET", "/rooms/r1.json?ns=quickstart")[0] == 401
+        assert send(server.port, "PUT", "/rooms/r1.json?ns=quickstart", b'"x"', {"Authorization": "Bearer owner"})[0] == 200
+        status, body = send(server.port, "GET", "/.inspect/coverage.json?ns=quickstart", headers={"Connection": "keep-alive"})
+        assert status == 200
+        report = json.loads(body)
+        assert [(rule["rule"], rule["evaluations"]) for rule in report["rules"]] == [("/rooms/$room/.read", 1), ("/rooms/$room/.write", 0)]
+        assert report["rules"][0]["parts"][0]["values"] == {"false": 1}
+
+        connection = http.client.HTTPConnection("127.0.0.1", server.port, timeout=10)
+        connection.request("GET", "/.inspect/coverage?ns=quickstart")
+        answer = connection.getresponse()
+        page = answer.read().decode()
+        connection.close()
+        assert answer.status == 200
+        assert answer.getheader("Content-Type") == "text/html; charset=utf-8"
+        assert '<span class="p false" title="auth != null: false ×1">' in page
+        assert '<span class="p never" title="auth.uid === &#39;ada&#39;: never evaluated">' in page or \
+            '<span class="p never" title="auth.uid === \'ada\': never evaluated">' in page
+        assert "http://" not in page and "https://" not in page
+        assert send(server.port, "POST", "/.inspect/coverage.json?ns=quickstart")[0] == 405
+    finally:
+        server.stop()
+        os.unlink(rules.name)
