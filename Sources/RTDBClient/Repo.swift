@@ -534,10 +534,8 @@ public actor Repo {
                 diskCache.acknowledged(write.path, written: acknowledged, cached: cached, listened: syncTree.listenedPaths,
                                        whole: syncTree.wholeListenedPaths, wholeBefore: listenedBefore)
             }
-            // Answered before the gate counts it done: whoever waits for every write to be
-            // answered (a script's end) then finds its rejection already recorded.
-            outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
             gate.leave(entries: entryCount)
+            outcome.resolve(response.isOK ? .success(()) : .failure(DatabaseError(status: response.status, message: response.message)))
         }
         queuedWrites[id]?.request = sent
         if diskCache != nil && row == nil { notKept(id) }
@@ -786,8 +784,15 @@ public actor Repo {
                 progress = Date()
             }
         }
+        // The gate counts a write done just before its answer's handlers run, in the same
+        // turn of the core's queue: a turn taken here comes after it, so whoever waited
+        // finds every rejection already recorded (a script's end reports them).
+        await settled()
         return gate.count
     }
+
+    /// Returns once the core's queue has finished what it was doing.
+    private func settled() {}
 }
 
 /// Listens the server must serve go to the connection; the answer completes them.
