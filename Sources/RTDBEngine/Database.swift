@@ -247,7 +247,8 @@ public actor Database {
     private func revokeDenied(among listens: [Listen]) {
         let now = clock()
         for listen in listens {
-            guard !rules.canRead(listen.path, identity: listen.session.identity, query: listen.params, data: root, now: now) else {
+            // A listen checked again is no new request: not counted in the coverage.
+            guard !rules.canRead(listen.path, identity: listen.session.identity, query: listen.params, data: root, now: now, counted: false) else {
                 noteDataDependence(listen)
                 continue
             }
@@ -392,12 +393,10 @@ public actor Database {
     /// `rules` when given (the question's own text is for the caller to parse), else the
     /// database's.
     public nonisolated func answer(_ question: RuleQuestion, rules given: SecurityRules? = nil) throws(RuleQuestion.Invalid) -> RuleAnswer {
-        let outcome: Result<RuleAnswer, RuleQuestion.Invalid> = runAndWait { database in
-            Result { () throws(RuleQuestion.Invalid) in
-                try Database.answer(question, rules: given ?? database.rules, data: database.root, now: database.clock())
-            }
-        }
-        return try outcome.get()
+        // The tree is a value: taken on the queue, judged off it, so a costly question holds
+        // no other request up.
+        let (rules, root, now) = runAndWait { database in (given ?? database.rules, database.root, database.clock()) }
+        return try Database.answer(question, rules: rules, data: root, now: now)
     }
 
     /// What `rules` say of `question` on `data` at `now` (milliseconds): its path and values
@@ -421,13 +420,12 @@ public actor Database {
             if let error = checkPath(path, writing: true, priorityLast: true) ?? checkValue(value, at: path) { throw RuleQuestion.Invalid(error.message) }
             sets = [(path, value)]
         case .update(let entries):
-            if let error = checkPath(path, writing: true) { throw RuleQuestion.Invalid(error.message) }
             guard !entries.isEmpty else { throw RuleQuestion.Invalid("an update needs at least one path to write") }
-            for (relative, value) in entries {
-                let full = path.appending(relative)
-                if let error = checkPath(full, writing: true, priorityLast: true) ?? checkValue(value, at: full) { throw RuleQuestion.Invalid(error.message) }
-                sets.append((full, value))
+            if let error = checkPath(path, writing: true) ?? checkMerge(entries.map { UpdateEntry($0.0, $0.1) }, at: path) {
+                throw RuleQuestion.Invalid(error.message)
             }
+            do { try validateUpdatePaths(entries, base: path) } catch { throw RuleQuestion.Invalid("\(error)") }
+            sets = entries.map { (path.appending($0.0), $0.1) }
         }
         do {
             sets = try sets.map { ($0.0, try resolve($0.1, at: $0.0, now: now, in: data)) }
@@ -727,8 +725,9 @@ public actor Database {
     /// that its identity may read there. Its credential's expiry ends it.
     public nonisolated func stream(_ sink: ListenSink, path: Path, query: QueryParams?) {
         schedule { database in
-            // Checked again here: the rules or the data may have changed since the caller asked.
-            guard database.rules.canRead(path, identity: sink.identity, query: query, data: database.root, now: database.clock()) else {
+            // Checked again here: the rules or the data may have changed since the caller asked
+            // (which counted the request in the coverage).
+            guard database.rules.canRead(path, identity: sink.identity, query: query, data: database.root, now: database.clock(), counted: false) else {
                 return sink.send(.listenRevoked(path: path, query: query))
             }
             database.addListen(Listen(session: sink, path: path, params: query, tag: nil))

@@ -108,15 +108,18 @@ public final class RuleCoverage: Sendable {
         var lastError: String?
     }
 
-    private let tallies: Mutex<[Counts]>
+    /// By term number; made at the first count, so rules nobody's requests reach hold nothing.
+    private let tallies = Mutex<[Counts]>([])
+    private let terms: Int
 
     init(terms: Int) {
-        tallies = Mutex(Array(repeating: Counts(), count: terms))
+        self.terms = terms
     }
 
     /// The counts, by term number.
     public var counts: [Tally] {
-        tallies.withLock { $0 }.map { counts in
+        let counted = tallies.withLock { $0 }
+        return (counted.isEmpty ? Array(repeating: Counts(), count: terms) : counted).map { counts in
             var values = Dictionary(counts.samples.map { ($0.mark.description, $0.count) }, uniquingKeysWith: +)
             if counts.trues > 0 { values["true"] = counts.trues }
             if counts.falses > 0 { values["false"] = counts.falses }
@@ -125,10 +128,11 @@ public final class RuleCoverage: Sendable {
         }
     }
 
-    /// The terms one request evaluated, with what each gave.
+    /// Terms a request evaluated, with what each gave.
     func record(_ marks: [(id: Int, mark: Mark)]) {
         guard !marks.isEmpty else { return }
         tallies.withLock { tallies in
+            if tallies.isEmpty { tallies = Array(repeating: Counts(), count: terms) }
             for (id, mark) in marks where tallies.indices.contains(id) {
                 tallies[id].evaluations += 1
                 switch mark {

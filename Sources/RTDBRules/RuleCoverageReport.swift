@@ -40,7 +40,7 @@ public struct RuleCoverageReport: Sendable {
         source = rules.source
         let scalars = Array(rules.source.unicodeScalars)
         let lines = LineStarts(scalars)
-        let counts = rules.coverage.counts
+        let counts = rules.coverage?.counts ?? []
         // Where each rule's text is in the file: read again (the parsed rules keep no file offsets).
         var places: [String: (offsets: [Int]?, offset: Int)] = [:]
         if let text = try? RulesText.parse(scalars), case .object(let members, _) = text, let tree = members.first(where: { $0.key == "rules" }) {
@@ -184,12 +184,12 @@ public struct RuleCoverageReport: Sendable {
             while let end = open.last, end == index { out += "</span>"; open.removeLast() }
             while next < parts.count && parts[next].start == index {
                 let part = parts[next]
+                next += 1
+                // Marks nest; a part that would end past the one it starts in is not marked.
+                if let outer = open.last, part.end > outer { continue }
                 out += "<span class=\"p \(Self.category(part.tally))\" title=\"\(Self.escape(part.text + ": " + Self.summary(part.tally)))\">"
                 open.append(part.end)
-                next += 1
             }
-            // A part that starts inside another but ends past it is not nested: skipped.
-            while next < parts.count && parts[next].start < index { next += 1 }
             guard index < scalars.count else { break }
             out += Self.escape(String(scalars[index]))
             index += 1

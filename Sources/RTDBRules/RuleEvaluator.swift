@@ -16,8 +16,12 @@ final class RuleContext {
     let coverage: RuleCoverage?
     /// What the terms of the rule being evaluated gave, for the trace.
     private var outcomes: [(id: Int, outcome: RuleTrace.Outcome)] = []
-    /// What the terms of this request gave, for the coverage (counted once it is decided).
+    /// What the terms of this request gave, for the coverage: counted once it is decided,
+    /// or every `marksHeld` on the way (a large write's rules evaluate many terms). Only the
+    /// one thread evaluating the request touches it, so exclusivity needs no check at run
+    /// time, where the check cost as much as the append.
     @exclusivity(unchecked) private var marks: [(id: Int, mark: RuleCoverage.Mark)] = []
+    static let marksHeld = 4096
     let recording: Bool
     /// The work this request's rules may still do (see `SecurityRules.evaluationBudget`):
     /// past it a rule fails, and the request is refused (`exhaustedAt`).
@@ -41,13 +45,18 @@ final class RuleContext {
     }
 
     func record(_ term: RuleTerm, _ value: RuleValue) {
-        if coverage != nil { marks.append((term.id, RuleCoverage.Mark(value))) }
+        if coverage != nil { mark(term, RuleCoverage.Mark(value)) }
         if trace != nil { outcomes.append((term.id, .value(value))) }
     }
 
     func record(_ term: RuleTerm, failure: RuleFailure) {
-        if coverage != nil { marks.append((term.id, .failure(failure.reason))) }
+        if coverage != nil { mark(term, .failure(failure.reason)) }
         if trace != nil { outcomes.append((term.id, .failure(failure.reason))) }
+    }
+
+    private func mark(_ term: RuleTerm, _ mark: RuleCoverage.Mark) {
+        marks.append((term.id, mark))
+        if marks.count >= Self.marksHeld { count() }
     }
 
     /// `rule`, evaluated at `path`, gave `result`: a step of the trace.
@@ -57,7 +66,7 @@ final class RuleContext {
         outcomes.removeAll(keepingCapacity: true)
     }
 
-    /// The request is decided: what its terms gave is counted.
+    /// What the terms gave so far is counted (once the request is decided, or on the way).
     func count() {
         coverage?.record(marks)
         marks.removeAll(keepingCapacity: true)

@@ -21,23 +21,26 @@ public struct SecurityRules: Sendable {
 
     /// How many terms its rules have (see `RuleTerm.id`).
     let terms: Int
-    /// What the requests judged by these rules made of each term (`/.inspect/coverage`).
-    public let coverage: RuleCoverage
+    /// What the requests judged by these rules made of each term (`/.inspect/coverage`), in
+    /// a copy made by `counting()`; rules as parsed count nothing.
+    public let coverage: RuleCoverage?
 
-    private init(source: String, root: RuleNode, terms: Int) {
+    private init(source: String, root: RuleNode, terms: Int, coverage: RuleCoverage? = nil) {
         self.source = source
         self.root = root
         self.terms = terms
-        coverage = RuleCoverage(terms: terms)
+        self.coverage = coverage
     }
 
-    /// The same rules, counting afresh: each namespace a server starts with one rules file
-    /// has coverage of its own.
+    /// The same rules, counting afresh: each namespace of a server counts its own.
     public func counting() -> SecurityRules {
-        var copy = SecurityRules(source: source, root: root, terms: terms)
+        var copy = SecurityRules(source: source, root: root, terms: terms, coverage: RuleCoverage(terms: terms))
         copy.budget = budget
         return copy
     }
+
+    /// How many terms its rules have: what counting them holds in memory.
+    public var termCount: Int { terms }
 
     public init(parsing source: String) throws(RulesError) {
         let scalars = Array(source.unicodeScalars)

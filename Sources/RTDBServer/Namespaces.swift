@@ -27,6 +27,8 @@ public final class Namespaces: Sendable {
         /// replaced while it runs (kept for its lifetime, as the emulator keeps them), counted
         /// apart from the first time the namespace opens.
         var rules: [String: SecurityRules] = [:]
+        /// The terms the rules in `rules` count between them.
+        var countedTerms = 0
     }
 
     private struct Entry {
@@ -63,23 +65,39 @@ public final class Namespaces: Sendable {
         explanations = database.explanations
     }
 
-    /// The rules in force for `name`.
+    /// The rules in force for `name`: counting its requests once it has been opened or given
+    /// rules, the server's (uncounted) before.
     public func rules(for name: String) -> SecurityRules {
         if let fixed { return fixed.securityRules }
-        return state.withLock { state in Self.rules(of: name, &state, initial: initialRules) }
+        return state.withLock { $0.rules[name] } ?? initialRules
     }
 
-    /// Namespaces that have counted coverage of their own; past this many, another one's
-    /// requests use the server's rules uncounted, so made-up names cannot fill the memory.
-    static let countedNamespaces = 10_000
+    /// The terms the namespaces' coverage may count between them (each counted term holds a
+    /// few dozen bytes once a request reaches it); past it, a namespace opened for the first
+    /// time is judged by the server's rules uncounted.
+    static let countedTermLimit = 1_000_000
 
-    /// Under the lock: the rules of `name`, made (counting afresh) on first use.
-    private static func rules(of name: String, _ state: inout State, initial: SecurityRules) -> SecurityRules {
+    /// Under the lock: the rules of `name` as it opens, counting from now when they do not yet.
+    private static func counting(_ name: String, _ state: inout State, initial: SecurityRules) -> SecurityRules {
         if let rules = state.rules[name] { return rules }
-        guard state.rules.count < countedNamespaces else { return initial }
+        guard state.countedTerms + initial.termCount <= countedTermLimit else { return initial }
         let rules = initial.counting()
         state.rules[name] = rules
+        state.countedTerms += rules.termCount
         return rules
+    }
+
+    /// Replaces the rules of `name`, open or not; its listens the new rules refuse are
+    /// cancelled, and its coverage counts afresh.
+    public func setRules(_ rules: SecurityRules, for name: String) {
+        if let fixed { return fixed.replaceRules(rules) }
+        let counted = rules.counting()
+        // Under the lock, so two replacements reach the open database in the order kept.
+        state.withLock { state in
+            state.countedTerms += counted.termCount - (state.rules[name]?.termCount ?? 0)
+            state.rules[name] = counted
+            state.open[name]?.database.replaceRules(counted)
+        }
     }
 
     /// Whether the server may show anyone what its rules saw (traces, coverage): not when it
@@ -88,19 +106,9 @@ public final class Namespaces: Sendable {
 
     /// What the requests to `name` made of its rules since they were set.
     public func coverage(for name: String) -> RuleCoverageReport {
-        let rules = fixed?.securityRules ?? state.withLock { $0.rules[name] } ?? initialRules.counting()
-        return RuleCoverageReport(rules)
+        RuleCoverageReport(rules(for: name))
     }
 
-    /// Replaces the rules of `name`, open or not; its listens the new rules refuse are cancelled.
-    public func setRules(_ rules: SecurityRules, for name: String) {
-        if let fixed { return fixed.replaceRules(rules) }
-        // Under the lock, so two replacements reach the open database in the order kept.
-        state.withLock { state in
-            state.rules[name] = rules
-            state.open[name]?.database.replaceRules(rules)
-        }
-    }
 
     /// The namespaces that exist (those with a folder, and those open), sorted, as the
     /// emulator's `/.inspect/databases.json` lists them; `requested` when every name is the
@@ -157,7 +165,7 @@ public final class Namespaces: Sendable {
         state.withLock { state in
             state.opening[name] = nil
             if case .success(let database) = opened {
-                database.replaceRules(Self.rules(of: name, &state, initial: initialRules))
+                database.replaceRules(Self.counting(name, &state, initial: initialRules))
                 state.open[name] = Entry(database: database, users: 1)
                 startSweeping(&state)
             }

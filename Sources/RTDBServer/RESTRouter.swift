@@ -263,16 +263,20 @@ struct RESTRouter: Sendable {
                 throw RESTFailure(status: .badRequest, message: "the rules are not valid UTF-8")
             }
             let rules: SecurityRules
-            // Worded as the emulator words it (`LINE:COL: Parse error.`), which tooling such as
-            // @firebase/rules-unit-testing matches, then what was wrong.
             do { rules = try SecurityRules(parsing: text) } catch {
-                throw RESTFailure(status: .badRequest, message: "\(error.line):\(error.column): Parse error. \(error.message); the rules were not changed")
+                throw Self.parseFailure(error, then: "; the rules were not changed")
             }
             namespaces.setRules(rules, for: namespace)
             return RESTReply(status: .ok, body: Array(#"{"status":"ok"}"#.utf8))
         default:
             throw RESTFailure(status: .methodNotAllowed, message: "the rules are read with GET and replaced with PUT")
         }
+    }
+
+    /// Rules with a mistake, worded as the emulator words it (`LINE:COL: Parse error.`), which
+    /// tooling such as @firebase/rules-unit-testing matches, then what was wrong.
+    private static func parseFailure(_ error: RulesError, then more: String = "") -> RESTFailure {
+        RESTFailure(status: .badRequest, message: "\(error.line):\(error.column): Parse error. \(error.message)" + more)
     }
 
     /// `/.inspect/coverage.json` and `/.inspect/coverage` (a page): what the requests to the
@@ -307,7 +311,7 @@ struct RESTRouter: Sendable {
             var rules: SecurityRules?
             if let text = question.rules {
                 do { rules = try SecurityRules(parsing: text) } catch {
-                    throw RESTFailure(status: .badRequest, message: "\(error.line):\(error.column): Parse error. \(error.message)")
+                    throw Self.parseFailure(error)
                 }
             }
             let database: Database?

@@ -58,7 +58,8 @@ public enum ManPage {
             var head = usage(spec.usage)
             if !spec.aliases.isEmpty { head += " (also " + spec.aliases.map { "\\fB\($0)\\fR" }.joined(separator: ", ") + ")" }
             out.append(head)
-            out.append(text(spec.details))
+            // A blank line between paragraphs is a paragraph break within the entry.
+            out.append(spec.details.components(separatedBy: "\n\n").map(text).joined(separator: "\n.sp\n"))
             if let reference = spec.reference {
                 out += [".IP", ".nf"] + reference.split(separator: "\n", omittingEmptySubsequences: false).map { text(String($0)) } + [".fi"]
             }

@@ -117,7 +117,9 @@ extension Shell {
     static func describe(_ answer: RuleAnswer, of operation: String, at path: Path, as uid: String?) -> String {
         let who = uid.map { "uid " + $0 } ?? "no one (no credential)"
         var text = (answer.allowed ? "allowed" : "denied") + ": \(operation) at \(path) as \(who)" + (answer.reason.map { ": " + $0 } ?? "") + "\n"
-        if answer.steps.isEmpty { text += "  no rule of this kind is written at \(path) or above it\n" }
+        if answer.steps.isEmpty {
+            text += answer.allowed ? "  no rule applies: anyone may read /.info\n" : "  no rule of this kind is written at \(path) or above it\n"
+        }
         for step in answer.steps { text += "  " + step.line + "\n" }
         return text
     }
@@ -139,9 +141,8 @@ extension Shell {
     /// The coverage report for a person: a summary, then each rule (in the order of the file)
     /// with its parts indented by depth and what each gave; literals, worth what they say,
     /// are left out, and so are the parts of a rule never evaluated.
-    static func describeCoverage(_ report: JSONValue) -> String {
+    nonisolated static func describeCoverage(_ report: JSONValue) -> String {
         guard case .array(let rules)? = report["rules"] else { return "the report holds no rules\n" }
-        func count(_ value: JSONValue?) -> Int { value?.number.map { Int($0) } ?? 0 }
         let parts = rules.flatMap { rule -> [JSONValue] in if case .array(let parts)? = rule["parts"] { return parts } else { return [] } }
         var text = "\(rules.filter { count($0["evaluations"]) > 0 }.count) of \(rules.count) rules evaluated, "
         text += "\(parts.filter { count($0["evaluations"]) > 0 }.count) of \(parts.count) parts, since the rules were set\n"
@@ -151,7 +152,7 @@ extension Shell {
             text += evaluations == 0 ? "never evaluated\n" : "evaluated \(evaluations) time\(evaluations == 1 ? "" : "s")\n"
             guard evaluations > 0, case .array(let parts)? = rule["parts"] else { continue }
             for part in parts where part["constant"] != .bool(true) {
-                let depth = count(part["depth"])
+                let depth = min(max(count(part["depth"]), 0), 32)
                 var shown = part["text"]?.string ?? ""
                 if shown.count > 60 { shown = String(shown.prefix(59)) + "…" }
                 text += String(repeating: "  ", count: depth + 1) + shown + " → " + Self.partSummary(part) + "\n"
@@ -160,9 +161,11 @@ extension Shell {
         return text
     }
 
+    /// A count in the server's report; 0 for anything that is not a whole number.
+    private nonisolated static func count(_ value: JSONValue?) -> Int { value?.int ?? 0 }
+
     /// What one part of the report gave, as the server's page says it.
-    private static func partSummary(_ part: JSONValue) -> String {
-        func count(_ value: JSONValue?) -> Int { value?.number.map { Int($0) } ?? 0 }
+    private nonisolated static func partSummary(_ part: JSONValue) -> String {
         let values = Dictionary((part["values"]?.members ?? []).map { ($0.0, count($0.1)) }, uniquingKeysWith: +)
         return RuleCoverageReport.summary(RuleCoverage.Tally(evaluations: count(part["evaluations"]), values: values, otherValues: count(part["otherValues"]),
                                                              errors: count(part["errors"]), lastError: part["lastError"]?.string))

@@ -251,7 +251,8 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesCheck
     func checkRules(_ question: RuleQuestion) async throws -> RuleAnswer {
         let reply = try await restRequest("POST", "/.settings/rules/check.json", body: question.body)
         if reply.status == 404 || reply.status == 405 {
-            throw RemoteError("\(address.host) cannot check rules: rules check needs rtdb serve (a hosted database's rules are tried in the Firebase console's Rules Playground)")
+            let reason = (try? JSONValue.parse(reply.text))?["error"]?.string ?? "HTTP \(reply.status)"
+            throw RemoteError("\(address.host) did not check the rules (\(reason)); rules check needs rtdb serve (a hosted database's rules are tried in the Firebase console's Rules Playground)")
         }
         let text = try Self.accepted(reply).text
         guard let json = try? JSONValue.parse(text), let answer = RuleAnswer(json: json) else {
@@ -263,7 +264,8 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesCheck
     func ruleCoverage() async throws -> JSONValue {
         let reply = try await restRequest("GET", "/.inspect/coverage.json", body: [])
         if reply.status == 404 {
-            throw RemoteError("\(address.host) keeps no rules coverage (rtdb serve and the Firebase emulator do)")
+            let reason = (try? JSONValue.parse(reply.text))?["error"]?.string ?? "HTTP 404"
+            throw RemoteError("\(address.host) did not give its rules coverage (\(reason)); rtdb serve and the Firebase emulator keep one")
         }
         let text = try Self.accepted(reply).text
         guard let json = try? JSONValue.parse(text), json["rules"] != nil else {

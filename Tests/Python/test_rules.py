@@ -526,5 +526,20 @@ def test_rules_check_endpoint_answers_the_owner_and_makes_nothing(tmp_path):
         assert request(server.port, "GET", "/.settings/rules/check.json?ns=checked", headers=OWNER)[::2] == \
             (405, b'{"error":"a rules check is a POST of the question"}')
         assert not os.path.exists(os.path.join(server.data, "checked"))
+
+        def raw(body):
+            status, _, answer = request(server.port, "POST", "/.settings/rules/check.json?ns=checked", body, OWNER)
+            return status, json.loads(answer)["error"]
+        assert raw(b"\xff\xfe") == (400, 'Invalid rules check: the body must be a JSON object: {"operation": "read", "path": "/a", …}')
+        assert raw(b"[1]")[0] == 400
+        assert raw(json.dumps({"operation": "update", "path": "/users", "value": {}}).encode()) == \
+            (400, "Invalid rules check: an update needs at least one path to write")
+        status, reason = raw(json.dumps({"operation": "update", "path": "/users", "value": {"ada": 1, "ada/n": 2}}).encode())
+        assert status == 400 and "ada" in reason, reason
+        status, reason = raw(json.dumps({"operation": "write", "path": "/.info/x", "value": 1}).encode())
+        assert status == 400 and ".info" in reason, reason
+        # A priority is written under its node's rules.
+        assert check({"operation": "write", "path": "/users/ada/.priority", "value": 3, "credential": ada})[0] == 200
+        assert check({"operation": "read", "path": "/.info/connected", "credential": None}) == (200, b'{"allowed":true,"reason":null,"trace":[]}')
     finally:
         server.stop()

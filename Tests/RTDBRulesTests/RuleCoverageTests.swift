@@ -34,7 +34,7 @@ final class RuleCoverageTests: XCTestCase {
     }
 
     func report() throws -> (SecurityRules, () -> RuleCoverageReport) {
-        let rules = try SecurityRules(parsing: Self.source)
+        let rules = try SecurityRules(parsing: Self.source).counting()
         XCTAssertNil(write(rules, "posts/p1", #"{"by": "ada", "title": "Hi"}"#, as: user("ada")))
         XCTAssertNil(write(rules, "posts/p2", #"{"by": "bob", "title": "Hi"}"#, as: user("ed", #"{"role": "editor"}"#)))
         XCTAssertEqual(write(rules, "posts/p3", #"{"by": "bob", "title": 3}"#, as: user("bob")), .validation(Path("posts/p3")))
@@ -80,7 +80,7 @@ final class RuleCoverageTests: XCTestCase {
     }
 
     func testTheReportAsDataAndAsAPage() throws {
-        let rules = try SecurityRules(parsing: #"{"rules": {".read": "auth.uid == 'a<b'", "x": {".write": false}}}"#)
+        let rules = try SecurityRules(parsing: #"{"rules": {".read": "auth.uid == 'a<b'", "x": {".write": false}}}"#).counting()
         XCTAssertFalse(rules.canRead(Path("p"), identity: .user(uid: "ada", claims: .object([]), expires: nil), query: nil, data: .empty, now: 0))
         let report = RuleCoverageReport(rules)
         XCTAssertEqual(report.json.serialized(), #"{"rules":[{"rule":"/.read","line":1,"column":22,"text":"auth.uid == 'a<b'","evaluations":1,"parts":["#
@@ -97,5 +97,30 @@ final class RuleCoverageTests: XCTestCase {
             + #"<span class="p never" title="false: never evaluated">false</span>}}}</pre>"#), page)
         XCTAssertTrue(page.contains("<p>1 of 2 rules evaluated, 4 of 5 parts, since the rules were set."), page)
         XCTAssertFalse(page.contains("http"), "the page fetches nothing")
+    }
+
+    /// Places survive escapes of two scalars' length (a surrogate pair is one scalar, twelve
+    /// characters in the file) and CRLF line ends.
+    func testPlacesWithSurrogatePairsAndCRLF() throws {
+        let source = "{\r\n  \"rules\": {\r\n    \".read\": \"'\\uD83D\\uDE00' == auth.uid\"\r\n  }\r\n}\r\n"
+        let rules = try SecurityRules(parsing: source).counting()
+        XCTAssertFalse(rules.canRead(Path("a"), identity: .user(uid: "ada", claims: .object([]), expires: nil), query: nil, data: .empty, now: 0))
+        let parts = RuleCoverageReport(rules).entries[0].parts
+        XCTAssertEqual(parts.map(\.text), ["'😀' == auth.uid", "'😀'", "auth.uid", "auth"])
+        XCTAssertEqual(parts.map { "\($0.line):\($0.column)" }, ["3:15", "3:15", "3:33", "3:33"])
+        let scalars = Array(source.unicodeScalars)
+        XCTAssertEqual(String(String.UnicodeScalarView(scalars[parts[1].start..<parts[1].end])), "'\\uD83D\\uDE00'")
+        XCTAssertEqual(String(String.UnicodeScalarView(scalars[parts[0].start..<parts[0].end])), "'\\uD83D\\uDE00' == auth.uid")
+    }
+
+    /// A write whose rules evaluate more terms than a request holds before counting them is
+    /// counted whole.
+    func testALargeWriteIsCountedWhole() throws {
+        let rules = try SecurityRules(parsing: #"{"rules": {".write": true, "$k": {".validate": "newData.isNumber()"}}}"#).counting()
+        let children = (0..<3000).map { "\"k\($0)\": \($0)" }.joined(separator: ", ")
+        let value = try JSONReader.parse("{" + children + "}")
+        XCTAssertNil(rules.checkWrite([(.root, value)], identity: .anonymous, before: .empty, after: value, now: 0))
+        let validate = RuleCoverageReport(rules).entries.first { $0.rule == "/$k/.validate" }
+        XCTAssertEqual(validate?.parts.map { RuleCoverageReport.summary($0.tally) }, ["true ×3000", "a snapshot ×3000"])
     }
 }

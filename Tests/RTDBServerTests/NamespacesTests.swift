@@ -73,6 +73,7 @@ final class NamespacesTests: XCTestCase {
                 XCTAssertEqual(anyone.1, #"{"error":"Permission denied: only the owner may read the rules coverage of a server that listens beyond this machine"}"#)
             }
             namespaces.closeAll()
+            try? FileManager.default.removeItem(atPath: namespaces.folder)
         }
     }
 }

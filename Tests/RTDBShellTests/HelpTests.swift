@@ -1,5 +1,6 @@
 import XCTest
 @testable import RTDBShell
+import RTDBData
 
 /// `help` laid out for the terminal's width.
 final class HelpTests: XCTestCase {
@@ -42,5 +43,20 @@ final class HelpTests: XCTestCase {
         let text = Help.command("query", width: 80)
         XCTAssertTrue(text.hasPrefix("usage: query PATH [--orderByChild K | --orderByKey | --orderByValue |\n       --orderByPriority]"), text)
         XCTAssertTrue(text.split(separator: "\n").allSatisfy { $0.count <= 80 }, text)
+    }
+
+    /// `rules coverage` prints whatever a server sends without trapping: counts too large or
+    /// not whole read as 0, depths out of range are clamped.
+    func testACoverageReportWithOddNumbersPrints() throws {
+        let report = try JSONValue.parse(#"""
+            {"rules": [{"rule": "/.read", "line": 1e300, "column": -2, "evaluations": 1.5e308, "parts": [
+              {"text": "auth != null", "depth": -7, "constant": false, "evaluations": 3, "values": {"true": 1e300, "false": 2}},
+              {"text": "auth", "depth": 1e9, "constant": false, "evaluations": 0.5}]}]}
+            """#)
+        XCTAssertEqual(Shell.describeCoverage(report), """
+            0 of 1 rules evaluated, 1 of 2 parts, since the rules were set
+            /.read (line 0, column -2): never evaluated
+
+            """)
     }
 }
