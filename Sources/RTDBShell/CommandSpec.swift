@@ -58,6 +58,12 @@ public struct CommandSpec: Sendable {
     /// A command for a server's database only (credentials, rules): its examples assume one,
     /// signed in as the owner.
     public var needsServer = false
+    /// The words an argument is chosen from, by the arguments before it ("" for the first,
+    /// "check" for the one after it), for completion.
+    public var words: [String: [String]] = [:]
+    /// The arguments after which a path comes ("check read"), for completion, when the path
+    /// is not the first argument.
+    public var pathAfter: Set<String> = []
     /// Checks the command's arguments and flags and makes its `Command` (in `CommandParser`).
     let build: @Sendable (Arguments, Path) throws -> Command
 
@@ -303,6 +309,8 @@ public struct CommandSpec: Sendable {
                                "rules check update /users {\"ada/name\": \"Ada\", \"bob/name\": \"Bob\"} --as ada --claims '{\"admin\": true}'", "rules coverage"],
                     shortUsage: "rules get|set|check|coverage",
                     needsServer: true,
+                    words: ["": ["get", "set", "check", "coverage"], "check": ["read", "write", "update"]],
+                    pathAfter: ["check read", "check write", "check update"],
                     build: CommandParser.rules),
         CommandSpec(name: "namespaces", usage: "namespaces", summary: "list the server's namespaces",
                     details: "Lists the namespaces (databases) of the server, one per line, the one in use marked with *: those that hold data or are open, as rtdb serve and the Firebase emulator list them (/.inspect/databases.json). --json prints a list of names. Hosted Firebase lists none: each database has its own URL.",

@@ -36,9 +36,13 @@ public struct Completer {
         if spec.argument == .command {
             return Completion(word: word, candidates: CommandSpec.all.map(\.name).filter { $0.hasPrefix(word) }.map { $0 + " " })
         }
-        // The first argument of the data commands is a path.
         let arguments = words.dropFirst().filter { !$0.hasPrefix("-") }
-        guard arguments.isEmpty, spec.argument == .path else {
+        let before = arguments.joined(separator: " ")
+        if let choices = spec.words[before] {
+            return Completion(word: word, candidates: choices.filter { $0.hasPrefix(word) }.map { $0 + " " })
+        }
+        // The first argument of the data commands is a path, and some arguments of others.
+        guard (arguments.isEmpty && spec.argument == .path) || spec.pathAfter.contains(before) else {
             return Completion(word: word, candidates: [])
         }
         let slash = word.lastIndex(of: "/")

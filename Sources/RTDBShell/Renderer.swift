@@ -84,6 +84,12 @@ public struct Renderer: Sendable {
         return pretty ? "{\n" + members.joined(separator: ",\n") + "\n}\n" : "{" + members.joined(separator: ",") + "}\n"
     }
 
+    /// A rules verdict: `allowed` in green, `denied` in red.
+    public func verdict(_ allowed: Bool) -> String {
+        let word = allowed ? "allowed" : "denied"
+        return color ? (allowed ? "\u{1B}[32m" : "\u{1B}[31m") + word + "\u{1B}[0m" : word
+    }
+
     public func error(_ text: String) -> String {
         color ? "\u{1B}[31merror:\u{1B}[0m \(text)\n" : "error: \(text)\n"
     }

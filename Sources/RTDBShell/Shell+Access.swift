@@ -80,7 +80,7 @@ extension Shell {
 
     /// `rules check`: what the rules would say of a request, with every rule evaluated on the
     /// way; writes nothing. Allowed is `.ok`, denied `.failed` (exit status 1 in a script).
-    func checkRules(_ check: RulesCheck, json: Bool) async throws -> Outcome {
+    func checkRules(_ check: RulesCheck, json: Bool, renderer: Renderer) async throws -> Outcome {
         guard let checker = options.rulesCheck else { throw ShellError("this database cannot check rules") }
         var rules: String?
         if let file = check.rulesFile {
@@ -107,16 +107,16 @@ extension Shell {
         if json || options.json {
             output.write(answer.json.serialized() + "\n")
         } else {
-            output.write(Self.describe(answer, of: question.operation.name, at: check.path, as: check.uid))
+            output.write(Self.describe(answer, of: question.operation.name, at: check.path, as: check.uid, renderer: renderer))
         }
         return answer.allowed ? .ok : .failed
     }
 
     /// `denied: write at /a as uid ada: no .write rule allows this write`, then the rules
     /// evaluated, one a line.
-    static func describe(_ answer: RuleAnswer, of operation: String, at path: Path, as uid: String?) -> String {
+    nonisolated static func describe(_ answer: RuleAnswer, of operation: String, at path: Path, as uid: String?, renderer: Renderer) -> String {
         let who = uid.map { "uid " + $0 } ?? "no one (no credential)"
-        var text = (answer.allowed ? "allowed" : "denied") + ": \(operation) at \(path) as \(who)" + (answer.reason.map { ": " + $0 } ?? "") + "\n"
+        var text = renderer.verdict(answer.allowed) + ": \(operation) at \(path) as \(who)" + (answer.reason.map { ": " + $0 } ?? "") + "\n"
         if answer.steps.isEmpty {
             text += answer.allowed ? "  no rule applies: anyone may read /.info\n" : "  no rule of this kind is written at \(path) or above it\n"
         }

@@ -355,7 +355,7 @@ public final class Shell {
         case .rules(let file):
             try await rules(file)
         case .rulesCheck(let check):
-            return try await checkRules(check, json: json)
+            return try await checkRules(check, json: json, renderer: renderer)
         case .rulesCoverage:
             try await showRuleCoverage(json: json)
         case .namespaces:

@@ -516,6 +516,19 @@ final class RulesCheckTests: XCTestCase {
         }
     }
 
+    /// At a terminal the verdict is coloured, green allowed and red denied, unless the line
+    /// says --no-color.
+    func testTheVerdictIsColouredAtATerminal() throws {
+        let data = folder + "/data"
+        for (line, verdict) in [("rules check read /users/ada --as ada --rules rules.json", "\u{1B}[32mallowed\u{1B}[0m: read at /users/ada as uid ada\n"),
+                                ("rules check read /users/ada --as bob --rules rules.json", "\u{1B}[31mdenied\u{1B}[0m: read at /users/ada as uid bob: "),
+                                ("rules check read /users/ada --as bob --rules rules.json --no-color", "denied: read at /users/ada as uid bob: ")] {
+            let (_, text) = try Binary.terminal("cd '\(folder!)' && '\(Binary.path)' --data '\(data)' \(line)", input: "", environment: ["NO_COLOR": nil])
+            XCTAssertTrue(text.contains(verdict), "\(line): \(text.debugDescription)")
+            XCTAssertEqual(text.contains("\u{1B}["), !line.hasSuffix("--no-color"), "\(line): \(text.debugDescription)")
+        }
+    }
+
     /// A server checks for its owner only.
     func testOnAServerOnlyTheOwnerChecks() throws {
         let (server, port) = try Binary.startServer(folder: folder + "/server", arguments: ["--rules", folder + "/rules.json"])

@@ -37,4 +37,14 @@ final class CompleterTests: XCTestCase {
         XCTAssertEqual(completer.complete("pwd /v", cwd: .root).candidates, [])
         XCTAssertEqual(Completer.commonPrefix(["/users/ada/", "/users/adam "]), "/users/ada")
     }
+
+    /// A command's fixed words, and a path where one comes after them (`rules check read PATH`).
+    func testWordsAndPathsAfterThem() {
+        XCTAssertEqual(completer.complete("rules ", cwd: .root).candidates, ["get ", "set ", "check ", "coverage "])
+        XCTAssertEqual(completer.complete("rules c", cwd: .root).candidates, ["check ", "coverage "])
+        XCTAssertEqual(completer.complete("rules check w", cwd: .root).candidates, ["write "])
+        XCTAssertEqual(completer.complete("rules check read /users/a", cwd: .root).candidates, ["/users/ada/", "/users/adam "])
+        XCTAssertEqual(completer.complete("rules set ", cwd: .root).candidates, [])
+        XCTAssertEqual(completer.complete("rules check read /users/ada --a", cwd: .root).candidates, ["--as "])
+    }
 }
