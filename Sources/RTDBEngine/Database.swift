@@ -175,6 +175,98 @@ public actor Database {
         }
     }
 
+    // MARK: Snapshots
+
+    /// The database's snapshots by name, read from its folder when first asked.
+    private var snapshotCatalog: SnapshotCatalog?
+
+    private func catalog() throws -> SnapshotCatalog {
+        if let snapshotCatalog { return snapshotCatalog }
+        let read = try SnapshotCatalog.read(in: store.folder)
+        snapshotCatalog = read
+        return read
+    }
+
+    /// The snapshots saved, by name.
+    public nonisolated func snapshots() throws -> [SnapshotInfo] {
+        let catalog = try runAndWait { database in Result { try database.catalog() } }.get()
+        return catalog.entries.map { SnapshotInfo(name: $0.key, saved: $0.value.saved, bytes: $0.value.bytes) }.sorted { $0.name < $1.name }
+    }
+
+    /// Saves the tree as it is now (every write made so far in it) as snapshot `name`,
+    /// replacing one of that name; `completion` gets it once the file and those writes are
+    /// durable. The file is written off the database's queue: requests go on meanwhile.
+    public nonisolated func saveSnapshot(_ name: String, completion: @escaping @Sendable (Result<SnapshotInfo, StoreError>) -> Void) {
+        guard SnapshotCatalog.isValid(name) else { return completion(.failure(.failed(SnapshotInfo.nameRule(name)))) }
+        schedule { database in
+            let id: Int
+            do { id = SnapshotCatalog.nextID(in: database.store.folder, catalog: try database.catalog()) + database.snapshotsWriting } catch {
+                return completion(.failure(error as? StoreError ?? .failed("\(error)")))
+            }
+            database.snapshotsWriting += 1
+            database.storeWrites()
+            let root = database.root, folder = database.store.folder, store = database.store, saved = database.clock()
+            DispatchQueue.global().async {
+                let written = Result { () throws -> Int in
+                    let bytes = try SnapshotFile.write(root, in: folder, id: id)
+                    // The writes it holds are durable before its name is.
+                    store.waitForRounds()
+                    return bytes
+                }
+                database.schedule { database in
+                    database.snapshotsWriting -= 1
+                    do {
+                        var catalog = try database.catalog()
+                        catalog.entries[name] = SnapshotCatalog.Entry(id: id, saved: saved, bytes: try written.get())
+                        try catalog.write(in: folder)
+                        database.snapshotCatalog = catalog
+                        completion(.success(SnapshotInfo(name: name, saved: saved, bytes: catalog.entries[name]?.bytes ?? 0)))
+                    } catch {
+                        completion(.failure(error as? StoreError ?? .failed("\(error)")))
+                    }
+                }
+            }
+        }
+    }
+
+    /// Snapshot files being written: the numbers they took are not on disk yet.
+    private var snapshotsWriting = 0
+
+    /// Makes snapshot `name` the whole tree, as one write of `/` would: listeners get what
+    /// changed, and the answer comes once it is durable. It costs the same for any size: the
+    /// snapshot's file is read where requests look, and the log holds its number.
+    public nonisolated func restoreSnapshot(_ name: String, completion: @escaping @Sendable (Response) -> Void) {
+        schedule { database in
+            let snapshot: Node
+            let id: Int
+            do {
+                guard let entry = try database.catalog().entries[name] else {
+                    return completion(.error(.invalidRequest, "there is no snapshot named \(name)"))
+                }
+                id = entry.id
+                snapshot = try SnapshotFile.open(in: database.store.folder, id: id, onDamage: { Store.report($0) })
+            } catch {
+                return completion(.error(.writeFailed, "the snapshot \(name) cannot be read: \((error as? StoreError)?.clientDescription ?? "\(error)")"))
+            }
+            let record = LogRecord(sets: [(.root, snapshot)], restoring: id)
+            database.commit(record, after: snapshot, reply: completion)
+        }
+    }
+
+    /// Forgets snapshot `name`; its file goes when the database next opens and no log
+    /// restores it. False when there was none.
+    public nonisolated func removeSnapshot(_ name: String) throws -> Bool {
+        try runAndWait { database in
+            Result { () throws -> Bool in
+                var catalog = try database.catalog()
+                guard catalog.entries.removeValue(forKey: name) != nil else { return false }
+                try catalog.write(in: database.store.folder)
+                database.snapshotCatalog = catalog
+                return true
+            }
+        }.get()
+    }
+
     // MARK: Rules
 
     /// The rules in force.

@@ -14,17 +14,25 @@ struct LogRecord: Equatable {
     var origin: WriteOrigin?
     /// The origin's request number for this write.
     var request = 0
+    /// A restore of the snapshot of this number (`SnapshotFile`): its one set is the whole
+    /// tree, which the log holds as the number, not as the tree (a restore costs the same
+    /// for any size). A record read back has no set until its snapshot is opened (`Store.replay`).
+    var restoring: Int?
 
-    init(sets: [(path: Path, value: Node)], origin: WriteOrigin? = nil, request: Int = 0) {
+    init(sets: [(path: Path, value: Node)], origin: WriteOrigin? = nil, request: Int = 0, restoring: Int? = nil) {
         self.sets = sets
         self.origin = origin
         self.request = request
+        self.restoring = restoring
     }
 
     static func == (a: LogRecord, b: LogRecord) -> Bool {
         a.sets.count == b.sets.count && zip(a.sets, b.sets).allSatisfy { $0.path == $1.path && $0.value == $1.value }
-            && a.origin == b.origin && a.request == b.request
+            && a.origin == b.origin && a.request == b.request && a.restoring == b.restoring
     }
+
+    /// The set count's top bit marks a restore; the snapshot's number follows it (u64).
+    static let restoreFlag: UInt32 = 1 << 31
 
     static let headerSize = 8
     static let minimumPayload = 12
@@ -43,7 +51,7 @@ struct LogRecord: Equatable {
     /// Whether the record is written in pieces rather than encoded into a buffer: a value
     /// still a big document's text would then be held twice, as text and as the record.
     var isLarge: Bool {
-        sets.reduce(0) { $0 + $1.value.textCount } >= LogRecord.writtenInPiecesFrom
+        restoring == nil && sets.reduce(0) { $0 + $1.value.textCount } >= LogRecord.writtenInPiecesFrom
     }
 
     func encode(into out: inout [UInt8]) {
@@ -64,8 +72,13 @@ struct LogRecord: Equatable {
     /// The payload's layout, in one place for `encode` and `write`: appends its fields to
     /// `out`, and has `value` append each set's value, with its length first.
     private func layOut(_ out: inout [UInt8], value: (Node, inout [UInt8]) -> Void) {
-        LittleEndian.append(UInt32(sets.count), to: &out)
-        for (path, node) in sets {
+        if let restoring {
+            LittleEndian.append(LogRecord.restoreFlag | 1, to: &out)
+            LittleEndian.append(UInt64(restoring), to: &out)
+        } else {
+            LittleEndian.append(UInt32(sets.count), to: &out)
+        }
+        for (path, node) in sets where restoring == nil {
             let p = Array(path.wireString.utf8)
             LittleEndian.append(UInt32(p.count), to: &out)
             out.append(contentsOf: p)
@@ -168,8 +181,16 @@ struct LogRecord: Equatable {
         }
         let next = start + length
         guard let count = take32(), count > 0 else { return .unreadable(reason: "a record with no write", next: next) }
+        var restoring: Int?
+        if UInt32(count) & restoreFlag != 0 {
+            guard UInt32(count) == restoreFlag | 1, i + 8 <= payload.count else { return .unreadable(reason: "a bad restore", next: next) }
+            let id = LittleEndian.read(UInt64.self, from: payload, at: i)
+            i += 8
+            guard id > 0, id < 1 << 62 else { return .unreadable(reason: "a bad restore", next: next) }
+            restoring = Int(id)
+        }
         var sets: [(Path, Node)] = []
-        for _ in 0..<count {
+        for _ in 0..<(restoring == nil ? count : 0) {
             guard let pl = take32(), i + pl <= payload.count else { return .unreadable(reason: "bad path length", next: next) }
             let path = Path(String(decoding: UnsafeRawBufferPointer(rebasing: payload[i..<(i + pl)]), as: UTF8.self))
             i += pl
@@ -184,7 +205,7 @@ struct LogRecord: Equatable {
             }
             sets.append((path, value))
         }
-        guard i < payload.count else { return .record(LogRecord(sets: sets), next: next) }
+        guard i < payload.count else { return .record(LogRecord(sets: sets, restoring: restoring), next: next) }
         guard let cl = take32(), cl >= 1, cl <= WriteOrigin.maximumClientLength, payload.count - i == cl + 16 else {
             return .unreadable(reason: "bad origin", next: next)
         }
@@ -192,7 +213,7 @@ struct LogRecord: Equatable {
         let request = LittleEndian.read(UInt64.self, from: payload, at: i + cl)
         let floor = LittleEndian.read(UInt64.self, from: payload, at: i + cl + 8)
         guard request < 1 << 62, floor < 1 << 62 else { return .unreadable(reason: "bad origin", next: next) }
-        return .record(LogRecord(sets: sets, origin: WriteOrigin(client: client, floor: Int(floor)), request: Int(request)), next: next)
+        return .record(LogRecord(sets: sets, origin: WriteOrigin(client: client, floor: Int(floor)), request: Int(request), restoring: restoring), next: next)
     }
 
     /// The offset of the first whole, readable record after `offset`, if any: how recovery

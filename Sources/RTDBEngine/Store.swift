@@ -258,10 +258,15 @@ public final class Store: Sendable {
             for id in nodeIDs where id != head?.nodesID { unlink(folder + "/" + Store.nodesName(id)) }
             for seq in walSeqs where seq <= base { unlink(folder + "/" + Store.walName(seq)) }
             let replay = walSeqs.filter { $0 > base }
+            var restored = Set<Int>()
             for (i, seq) in replay.enumerated() {
                 let path = folder + "/" + Store.walName(seq)
-                root = try Store.replay(path, into: root, indexes: &indexes, receipts: &receipts, isLast: i == replay.count - 1, salvage: salvage)
+                root = try Store.replay(path, into: root, indexes: &indexes, receipts: &receipts, isLast: i == replay.count - 1,
+                                        restored: &restored, salvage: salvage)
             }
+            // Snapshot files no name holds and no log restores: removed or saved again since.
+            // (A catalog that cannot be read removes nothing: `snapshot list` says why.)
+            if salvage == nil { try? SnapshotFile.removeUnused(in: folder, restored: restored) }
             var sequence = max(replay.last ?? (base + 1), base + 1)
             recovered = Mutex(Recovered(root: root, indexes: indexes, receipts: receipts))
             commit = Mutex(Commit(opened: (root, indexes)))
@@ -855,7 +860,7 @@ public final class Store: Sendable {
     /// offset and touches nothing, unless `salvage` is set, which skips each damaged stretch
     /// and keeps every record that can still be read.
     static func replay(_ path: String, into root: Node, indexes: inout QueryIndexes, receipts: inout WriteReceipts, isLast: Bool,
-                       salvage: RecoveryReport? = nil) throws -> Node {
+                       restored: inout Set<Int>, salvage: RecoveryReport? = nil) throws -> Node {
         let bytes = try FileIO.readFile(path)
         var root = root
         var offset = 0
@@ -871,7 +876,18 @@ public final class Store: Sendable {
             while true {
                 switch LogRecord.decode(raw, at: offset) {
                 case .end: return
-                case .record(let record, let next):
+                case .record(var record, let next):
+                    if let id = record.restoring {
+                        // The tree the snapshot holds; without it the log cannot be read on.
+                        do {
+                            record.sets = [(.root, try SnapshotFile.open(in: (path as NSString).deletingLastPathComponent, id: id))]
+                        } catch {
+                            try damaged(leaving: "the restore at byte \(offset) (\(error))", resume: next,
+                                        reason: "it restores snapshot \(id), which cannot be opened: \(error)")
+                            continue
+                        }
+                        restored.insert(id)
+                    }
                     Store.apply(record, to: &root, &indexes)
                     if let origin = record.origin { receipts.record(origin, request: record.request) }
                     salvage?.countRecord()

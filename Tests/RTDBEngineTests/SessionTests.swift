@@ -172,6 +172,34 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(Array(tail), [.push(.data(path: Path("a"), data: try! JSONReader.parse(#"{"b":1}"#), tag: nil)), .response(id: 2, .ok)])
     }
 
+    /// A restored snapshot reaches a listener as a write of `/` would: its location's data,
+    /// whole, after the writes it undoes.
+    func testARestoreIsPushedToListeners() {
+        let client = Client(database)
+        client.request(1, .put(path: Path("a"), data: try! JSONReader.parse(#"{"b": 1, "c": 2}"#), hash: nil))
+        _ = client.waitFor(response: 1)
+        let saved = expectation(description: "saved")
+        database.saveSnapshot("s") { _ in saved.fulfill() }
+        wait(for: [saved], timeout: 10)
+        client.request(2, .put(path: Path("a/b"), data: Node(5), hash: nil))
+        _ = client.waitFor(response: 2)
+        client.request(3, .listen(path: Path("a"), query: nil, tag: nil, hash: ""))
+        _ = client.waitFor(response: 3)
+        let restored = expectation(description: "restored")
+        database.restoreSnapshot("s") { response in
+            XCTAssertTrue(response.isOK, response.message)
+            restored.fulfill()
+        }
+        wait(for: [restored], timeout: 10)
+        client.request(4, .get(path: Path("a"), query: nil))
+        _ = client.waitFor(response: 4)
+        client.lock.lock()
+        let pushes = client.received.compactMap { m -> Push? in if case .push(let p) = m { return p }; return nil }
+        client.lock.unlock()
+        XCTAssertEqual(pushes, [.data(path: Path("a"), data: try! JSONReader.parse(#"{"b":5,"c":2}"#), tag: nil),
+                                .data(path: Path("a"), data: try! JSONReader.parse(#"{"b":1,"c":2}"#), tag: nil)])
+    }
+
     /// A listen whose data is more than the client takes in one message is refused as a read
     /// that large is, and not kept: sent, the client would drop the connection over it and
     /// listen again, for ever.

@@ -1,0 +1,127 @@
+import Foundation
+import XCTest
+@testable import RTDBData
+@testable import RTDBEngine
+import RTDBProtocol
+import Synchronization
+
+/// Snapshots of a database: saved as files of their own, restored as one write of `/` that
+/// the log holds as the snapshot's number, surviving a reopen with or without a checkpoint;
+/// a removed snapshot's file goes once no log restores it.
+final class SnapshotTests: XCTestCase {
+    func write(_ database: Database, _ path: String, _ json: String) throws {
+        let done = expectation(description: "written")
+        let value = try JSONReader.parse(json)
+        database.write(Path(path), value) { response in
+            XCTAssertTrue(response.isOK, response.message)
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 10)
+    }
+
+    func save(_ database: Database, _ name: String) throws -> SnapshotInfo {
+        let done = expectation(description: "saved")
+        let result = Mutex<Result<SnapshotInfo, StoreError>?>(nil)
+        database.saveSnapshot(name) { outcome in
+            result.withLock { $0 = outcome }
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 30)
+        return try XCTUnwrap(result.withLock { $0 }).get()
+    }
+
+    func restore(_ database: Database, _ name: String) -> Response {
+        let done = expectation(description: "restored")
+        let answer = Mutex<Response?>(nil)
+        database.restoreSnapshot(name) { response in
+            answer.withLock { $0 = response }
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 30)
+        return answer.withLock { $0 } ?? .error(.writeFailed, "no answer")
+    }
+
+    func json(_ database: Database) -> String { JSONWriter.string(database.value(at: .root)) }
+
+    func testSaveRestoreListAndRemove() throws {
+        let folder = temporaryFolder()
+        let database = try Database(folder: folder)
+        try write(database, "/", #"{"users": {"ada": {"n": 1}, "bob": {"n": 2}}}"#)
+        let saved = try save(database, "seed")
+        XCTAssertEqual(saved.name, "seed")
+        XCTAssertGreaterThan(saved.bytes, 0)
+        try write(database, "/users/ada/n", "5")
+        try write(database, "/users/cy", #"{"n": 3}"#)
+        XCTAssertTrue(restore(database, "seed").isOK)
+        XCTAssertEqual(json(database), #"{"users":{"ada":{"n":1},"bob":{"n":2}}}"#)
+        // Writes go on from the restored tree.
+        try write(database, "/users/bob/n", "7")
+        XCTAssertEqual(json(database), #"{"users":{"ada":{"n":1},"bob":{"n":7}}}"#)
+        XCTAssertEqual(try database.snapshots().map(\.name), ["seed"])
+        XCTAssertEqual(restore(database, "nope").message, "there is no snapshot named nope")
+        XCTAssertTrue(try database.removeSnapshot("seed"))
+        XCTAssertFalse(try database.removeSnapshot("seed"))
+        XCTAssertEqual(try database.snapshots(), [])
+        database.close()
+    }
+
+    /// A restore in the log (no checkpoint since) reopens as the snapshot's tree with the
+    /// writes after it; after a checkpoint the tree is in the node file, and a removed
+    /// snapshot's file is gone at the next open.
+    func testARestoreOutlivesAReopenAndACheckpoint() throws {
+        let folder = temporaryFolder()
+        var database: Database? = try Database(folder: folder)
+        try write(database!, "/", #"{"a": 1, "list": {"x": {"v": 1}}}"#)
+        _ = try save(database!, "s")
+        try write(database!, "/a", "2")
+        XCTAssertTrue(restore(database!, "s").isOK)
+        try write(database!, "/b", "3")
+        database!.store.checkpointOnClose = false  // the log stays, as a killed process leaves it
+        database!.close()
+        database = nil
+
+        database = try Database(folder: folder)
+        XCTAssertEqual(json(database!), #"{"a":1,"b":3,"list":{"x":{"v":1}}}"#)
+        XCTAssertTrue(try database!.removeSnapshot("s"))
+        // Still restored by the log: the file stays until a checkpoint covers it.
+        database!.store.checkpointOnClose = false
+        database!.close()
+        database = nil
+        let files = { (try? FileManager.default.contentsOfDirectory(atPath: folder + "/snapshots")) ?? [] }
+        database = try Database(folder: folder)
+        XCTAssertEqual(files().filter { $0.hasSuffix(".rtdb") }.count, 1)
+        XCTAssertEqual(json(database!), #"{"a":1,"b":3,"list":{"x":{"v":1}}}"#)
+        database!.close()  // checkpoints: the log no longer restores it
+        database = nil
+        database = try Database(folder: folder)
+        XCTAssertEqual(files().filter { $0.hasSuffix(".rtdb") }, [])
+        XCTAssertEqual(json(database!), #"{"a":1,"b":3,"list":{"x":{"v":1}}}"#)
+        database!.close()
+    }
+
+    func testARestoreRecordRoundTrips() {
+        let record = LogRecord(sets: [(.root, Node(1))], origin: WriteOrigin(client: "c", floor: 1), request: 4, restoring: 12)
+        var bytes: [UInt8] = []
+        record.encode(into: &bytes)
+        XCTAssertEqual(bytes.count, LogRecord.headerSize + 4 + 8 + 4 + 1 + 16, "the number, not the tree")
+        bytes.withUnsafeBytes { raw in
+            guard case .record(let decoded, _) = LogRecord.decode(raw, at: 0) else { return XCTFail("not decoded") }
+            XCTAssertEqual(decoded.restoring, 12)
+            XCTAssertTrue(decoded.sets.isEmpty)
+            XCTAssertEqual(decoded.origin, record.origin)
+            XCTAssertEqual(decoded.request, 4)
+        }
+    }
+
+    func testNamesAreChecked() {
+        let database = try! Database(folder: temporaryFolder())
+        let done = expectation(description: "refused")
+        database.saveSnapshot("../x") { outcome in
+            if case .failure(let error) = outcome { XCTAssertEqual("\(error)", #"invalid snapshot name "../x": use 1 to 64 letters, digits, "-" and "_""#) }
+            else { XCTFail("saved") }
+            done.fulfill()
+        }
+        wait(for: [done], timeout: 10)
+        database.close()
+    }
+}
