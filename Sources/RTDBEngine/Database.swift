@@ -125,6 +125,10 @@ public actor Database {
     /// are not stored again: a list queried once is not indexed on every write forever (an
     /// open that only reads keeps them all, as they cost nothing then).
     public nonisolated func close() {
+        // Saves under way finish first: their files and names are written while the folder
+        // is this process's, and no new one starts.
+        runAndWait { $0.snapshotsClosed = true }
+        snapshotSaves.wait()
         let (tree, kept): (Node, QueryIndexes) = runAndWait { database in
             database.storeWrites()
             if database.wrote {
@@ -194,57 +198,89 @@ public actor Database {
     }
 
     /// Saves the tree as it is now (every write made so far in it) as snapshot `name`,
-    /// replacing one of that name; `completion` gets it once the file and those writes are
-    /// durable. The file is written off the database's queue: requests go on meanwhile.
+    /// replacing one of that name; `completion` gets it (on the database's queue) once the
+    /// file and those writes are durable. A save whose writes are then refused (a full disk)
+    /// fails and keeps nothing. The file is written off the queue: requests go on meanwhile.
     public nonisolated func saveSnapshot(_ name: String, completion: @escaping @Sendable (Result<SnapshotInfo, StoreError>) -> Void) {
-        guard SnapshotCatalog.isValid(name) else { return completion(.failure(.failed(SnapshotInfo.nameRule(name)))) }
+        snapshotSaves.enter()
         schedule { database in
-            let id: Int
-            do { id = SnapshotCatalog.nextID(in: database.store.folder, catalog: try database.catalog()) + database.snapshotsWriting } catch {
-                return completion(.failure(error as? StoreError ?? .failed("\(error)")))
+            let finish: @Sendable (Result<SnapshotInfo, StoreError>) -> Void = { outcome in
+                completion(outcome)
+                database.snapshotSaves.leave()
             }
-            database.snapshotsWriting += 1
+            guard SnapshotCatalog.isValid(name) else { return finish(.failure(.failed(SnapshotInfo.nameRule(name)))) }
+            guard !database.snapshotsClosed else { return finish(.failure(.failed("the database is closing"))) }
+            let id: Int
+            do {
+                let next = try SnapshotCatalog.nextID(in: database.store.folder, catalog: try database.catalog())
+                id = max(next, database.lastSnapshotID + 1)
+                guard id <= SnapshotFile.maximumID else { return finish(.failure(.failed("no snapshot number is left in this folder"))) }
+            } catch {
+                return finish(.failure(error as? StoreError ?? .failed("\(error)")))
+            }
+            database.lastSnapshotID = id
             database.storeWrites()
             let root = database.root, folder = database.store.folder, store = database.store, saved = database.clock()
+            let through = database.committed, refusalsBefore = database.refusedFrom.count
             DispatchQueue.global().async {
                 let written = Result { () throws -> Int in
-                    let bytes = try SnapshotFile.write(root, in: folder, id: id)
-                    // The writes it holds are durable before its name is.
-                    store.waitForRounds()
-                    return bytes
+                    do {
+                        let bytes = try SnapshotFile.write(root, in: folder, id: id)
+                        // The writes it holds are durable (or refused) before its name is written.
+                        store.waitForRounds()
+                        return bytes
+                    } catch let failure as NodeFile.Failure {
+                        throw StoreError(failure)
+                    }
                 }
                 database.schedule { database in
-                    database.snapshotsWriting -= 1
                     do {
+                        let bytes = try written.get()
+                        // A write it holds that the store then refused is gone from the tree:
+                        // the snapshot must not bring it back.
+                        if database.refusedFrom.dropFirst(refusalsBefore).contains(where: { $0 <= through }) {
+                            unlink(SnapshotFile.path(in: folder, id: id))
+                            return finish(.failure(.failed("writes the snapshot held could not be made durable; it was not saved")))
+                        }
                         var catalog = try database.catalog()
-                        catalog.entries[name] = SnapshotCatalog.Entry(id: id, saved: saved, bytes: try written.get())
+                        catalog.entries[name] = SnapshotCatalog.Entry(id: id, saved: saved, bytes: bytes)
                         try catalog.write(in: folder)
                         database.snapshotCatalog = catalog
-                        completion(.success(SnapshotInfo(name: name, saved: saved, bytes: catalog.entries[name]?.bytes ?? 0)))
+                        finish(.success(SnapshotInfo(name: name, saved: saved, bytes: bytes)))
                     } catch {
-                        completion(.failure(error as? StoreError ?? .failed("\(error)")))
+                        finish(.failure(error as? StoreError ?? .failed("\(error)")))
                     }
                 }
             }
         }
     }
 
-    /// Snapshot files being written: the numbers they took are not on disk yet.
-    private var snapshotsWriting = 0
+    /// Saves under way, which `close` waits for.
+    private nonisolated let snapshotSaves = DispatchGroup()
+    /// Set once closing began: no snapshot is saved, restored or removed after it.
+    private var snapshotsClosed = false
+    /// The last snapshot number this database gave out: a save under way has one whose file
+    /// is not there yet.
+    private var lastSnapshotID = 0
+    /// The first record of each run of records the store refused (`takeBack`).
+    private var refusedFrom: [Int] = []
 
     /// Makes snapshot `name` the whole tree, as one write of `/` would: listeners get what
     /// changed, and the answer comes once it is durable. It costs the same for any size: the
     /// snapshot's file is read where requests look, and the log holds its number.
     public nonisolated func restoreSnapshot(_ name: String, completion: @escaping @Sendable (Response) -> Void) {
         schedule { database in
+            guard !database.snapshotsClosed else { return completion(.error(.writeFailed, "the database is closing")) }
             let snapshot: Node
             let id: Int
             do {
-                guard let entry = try database.catalog().entries[name] else {
-                    return completion(.error(.invalidRequest, "there is no snapshot named \(name)"))
+                guard SnapshotCatalog.isValid(name), let entry = try database.catalog().entries[name] else {
+                    return completion(.error(.invalidRequest, "there is no snapshot named \(name.prefix(80))"))
                 }
                 id = entry.id
                 snapshot = try SnapshotFile.open(in: database.store.folder, id: id, onDamage: { Store.report($0) })
+            } catch let failure as NodeFile.Failure {
+                return completion(.error(.writeFailed, "the snapshot \(name) cannot be read: \(StoreError(failure).clientDescription)"))
             } catch {
                 return completion(.error(.writeFailed, "the snapshot \(name) cannot be read: \((error as? StoreError)?.clientDescription ?? "\(error)")"))
             }
@@ -258,6 +294,7 @@ public actor Database {
     public nonisolated func removeSnapshot(_ name: String) throws -> Bool {
         try runAndWait { database in
             Result { () throws -> Bool in
+                guard !database.snapshotsClosed else { throw StoreError.failed("the database is closing") }
                 var catalog = try database.catalog()
                 guard catalog.entries.removeValue(forKey: name) != nil else { return false }
                 try catalog.write(in: database.store.folder)
@@ -708,6 +745,7 @@ public actor Database {
     /// out of the tree, newest first, each listen told as of a write; those not handed to
     /// the store yet are refused too. Then the store takes records again.
     private func takeBack(from first: Int, _ error: StoreError) {
+        refusedFrom.append(first)
         let waiting = unstored
         unstored = []
         for (_, completion) in waiting { completion(error) }

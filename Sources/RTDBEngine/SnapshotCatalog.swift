@@ -1,6 +1,9 @@
 import Foundation
 import RTDBData
 import RTDBProtocol
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The names of a database's snapshots (`snapshots/NAMES`, JSON, replaced whole and durably):
 /// each names the file of one `SnapshotFile`, when it was saved and its size. A name saved
@@ -22,7 +25,7 @@ struct SnapshotCatalog: Equatable {
     /// safe in a URL and a file name alike.
     static func isValid(_ name: String) -> Bool { NamespaceName.isValid(name) }
 
-    /// The catalog of `folder`; empty when it has none. A damaged one stops the open.
+    /// The catalog of `folder`; empty when it has none.
     static func read(in folder: String) throws -> SnapshotCatalog {
         let path = path(in: folder)
         guard FileManager.default.fileExists(atPath: path) else { return SnapshotCatalog() }
@@ -32,7 +35,7 @@ struct SnapshotCatalog: Equatable {
         }
         var catalog = SnapshotCatalog()
         for (name, entry) in members {
-            guard isValid(name), let id = entry["id"]?.int, id > 0, let saved = entry["saved"]?.number, let size = entry["bytes"]?.int else {
+            guard isValid(name), let id = entry["id"]?.int, id > 0, id <= SnapshotFile.maximumID, let saved = entry["saved"]?.number, let size = entry["bytes"]?.int else {
                 throw StoreError.corrupt(file: path, offset: 0, reason: "the entry of \"\(name)\" is not {\"id\", \"saved\", \"bytes\"}")
             }
             catalog.entries[name] = Entry(id: id, saved: saved, bytes: size)
@@ -50,8 +53,9 @@ struct SnapshotCatalog: Equatable {
     }
 
     /// The number for the next snapshot file: past every one named or on disk.
-    static func nextID(in folder: String, catalog: SnapshotCatalog) -> Int {
-        let files = (try? FileIO.listDirectory(folder + "/" + SnapshotFile.folderName)) ?? []
+    static func nextID(in folder: String, catalog: SnapshotCatalog) throws -> Int {
+        let directory = folder + "/" + SnapshotFile.folderName
+        let files = access(directory, F_OK) == 0 ? try FileIO.listDirectory(directory) : []
         let onDisk = files.compactMap(SnapshotFile.id(ofFile:))
         return (onDisk + catalog.entries.values.map(\.id)).max().map { $0 + 1 } ?? 1
     }

@@ -14,6 +14,8 @@ import Glibc
 enum SnapshotFile {
     static let magic: [UInt8] = Array("RTDBSNAP".utf8)
     static let folderName = "snapshots"
+    /// Numbers are written in ten digits.
+    static let maximumID = 9_999_999_999
 
     static func path(in folder: String, id: Int) -> String {
         folder + "/" + folderName + "/" + String(id).leftPadded(to: 10) + ".rtdb"
@@ -21,15 +23,19 @@ enum SnapshotFile {
 
     /// The id a snapshot file's name holds.
     static func id(ofFile name: String) -> Int? {
-        guard name.hasSuffix(".rtdb"), name.count == 15 else { return nil }
-        return Int(name.dropLast(5))
+        guard name.hasSuffix(".rtdb"), name.utf8.count == 15, let id = Int(name.dropLast(5)), id > 0 else { return nil }
+        return id
     }
 
     /// Writes `root` as snapshot `id` of `folder`, durably (a temporary file renamed), and
     /// returns its size in bytes.
     static func write(_ root: Node, in folder: String, id: Int) throws -> Int {
         let directory = folder + "/" + folderName
-        try FileIO.makeDirectories(directory)
+        if access(directory, F_OK) != 0 {
+            try FileIO.makeDirectories(directory)
+            // The folder's entry is durable before a log can name a file in it.
+            try FileIO.syncDirectory(folder)
+        }
         let path = path(in: folder, id: id)
         let temporary = path + ".tmp"
         unlink(temporary)
@@ -98,7 +104,7 @@ enum SnapshotFile {
         guard let files = try? FileIO.listDirectory(directory) else { return }
         let named = Set(try SnapshotCatalog.read(in: folder).entries.values.map(\.id))
         for name in files {
-            if name.hasSuffix(".rtdb.tmp") { unlink(directory + "/" + name); continue }
+            if name.hasSuffix(".tmp") { unlink(directory + "/" + name); continue }
             guard let id = id(ofFile: name), !named.contains(id), !restored.contains(id) else { continue }
             unlink(directory + "/" + name)
         }

@@ -880,7 +880,10 @@ public final class Store: Sendable {
                     if let id = record.restoring {
                         // The tree the snapshot holds; without it the log cannot be read on.
                         do {
-                            record.sets = [(.root, try SnapshotFile.open(in: (path as NSString).deletingLastPathComponent, id: id))]
+                            // Damage in it is told as any other: salvage notes what it leaves out.
+                            var told: @Sendable (String) -> Void = Store.report
+                            if let salvage { told = { salvage.noteDamage($0) } }
+                            record.sets = [(.root, try SnapshotFile.open(in: (path as NSString).deletingLastPathComponent, id: id, onDamage: told))]
                         } catch {
                             try damaged(leaving: "the restore at byte \(offset) (\(error))", resume: next,
                                         reason: "it restores snapshot \(id), which cannot be opened: \(error)")

@@ -124,4 +124,48 @@ final class SnapshotTests: XCTestCase {
         wait(for: [done], timeout: 10)
         database.close()
     }
+
+    /// Saves started together get numbers of their own, and `close` waits for them: all are
+    /// named, each restores its tree, after a reopen too; nothing is saved once closing began.
+    func testSavesUnderWayFinishBeforeClose() throws {
+        let folder = temporaryFolder()
+        var database: Database? = try Database(folder: folder)
+        try write(database!, "/", #"{"n": 1}"#)
+        let outcomes = Mutex<[String: Result<SnapshotInfo, StoreError>]>([:])
+        for name in ["a", "b", "c"] {
+            database!.saveSnapshot(name) { outcome in outcomes.withLock { $0[name] = outcome } }
+        }
+        database!.close()
+        XCTAssertEqual(outcomes.withLock { $0.keys.sorted() }, ["a", "b", "c"])
+        for (name, outcome) in outcomes.withLock({ $0 }) { XCTAssertNoThrow(try outcome.get(), name) }
+        let late = expectation(description: "refused")
+        database!.saveSnapshot("late") { outcome in
+            if case .failure(let error) = outcome { XCTAssertEqual("\(error)", "the database is closing") } else { XCTFail("saved after close") }
+            late.fulfill()
+        }
+        wait(for: [late], timeout: 10)
+        database = nil
+        database = try Database(folder: folder)
+        XCTAssertEqual(try database!.snapshots().map(\.name), ["a", "b", "c"])
+        let files = try FileManager.default.contentsOfDirectory(atPath: folder + "/snapshots").filter { $0.hasSuffix(".rtdb") }
+        XCTAssertEqual(files.count, 3, "one file each")
+        try write(database!, "/n", "2")
+        for name in ["a", "b", "c"] {
+            XCTAssertTrue(restore(database!, name).isOK)
+            XCTAssertEqual(json(database!), #"{"n":1}"#, name)
+        }
+        database!.close()
+    }
+
+    /// A catalog naming a number past ten digits is damage, said as such, not a trap.
+    func testACatalogWithAnImpossibleNumberIsRefused() throws {
+        let folder = temporaryFolder()
+        let database = try Database(folder: folder)
+        try FileManager.default.createDirectory(atPath: folder + "/snapshots", withIntermediateDirectories: true)
+        try #"{"x": {"id": 1e15, "saved": 0, "bytes": 1}}"#.write(toFile: folder + "/snapshots/NAMES", atomically: true, encoding: .utf8)
+        XCTAssertThrowsError(try database.snapshots()) { error in
+            XCTAssertTrue("\(error)".contains(#"the entry of "x" is not {"id", "saved", "bytes"}"#), "\(error)")
+        }
+        database.close()
+    }
 }
