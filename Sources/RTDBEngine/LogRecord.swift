@@ -7,8 +7,11 @@ import RTDBProtocol
 /// On disk: `[length u32][crc32 u32][payload]`, little-endian; the payload is a count and, per
 /// set, the path and the value's export JSON, each length-prefixed; then, for a write with an
 /// origin, the client's name (length-prefixed), its request number u64 and its floor u64
-/// (an rtdb that does not know them reads the sets and skips the rest). A record whose length
-/// or checksum does not match was torn by a crash and was never acknowledged.
+/// (an rtdb that does not know them reads the sets and skips the rest). A restore of a
+/// snapshot has the count's top bit set (count 1) and the snapshot's number u64 in place of
+/// its set; an rtdb older than snapshots reads it as damage, so a folder is not taken back to
+/// one while a log holds a restore (a checkpoint ends that). A record whose length or
+/// checksum does not match was torn by a crash and was never acknowledged.
 struct LogRecord: Equatable {
     var sets: [(path: Path, value: Node)]
     var origin: WriteOrigin?

@@ -11,7 +11,8 @@ import Glibc
 /// Files: `LOCK`; `HEAD` (see `FolderHead`) and `HEAD.copy`, the same bytes (what `--recover`
 /// rebuilds a damaged head from); `nodes-N.rtdb`, the tree as stored branches (see
 /// `NodeFile`), read only where a request looks, so an open costs the same whatever the size;
-/// `wal-N.log`, the records since the tree the head names. A write is acknowledged only after
+/// `wal-N.log`, the records since the tree the head names; `snapshots/` the saved snapshots
+/// (`SnapshotFile`, `SnapshotCatalog`), which a log's restore names. A write is acknowledged only after
 /// its record is on disk: the committer writes everything queued since its last round with one
 /// `fdatasync` (group commit).
 ///
