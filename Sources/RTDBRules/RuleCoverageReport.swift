@@ -39,7 +39,7 @@ public struct RuleCoverageReport: Sendable {
     public init(_ rules: SecurityRules) {
         source = rules.source
         let scalars = Array(rules.source.unicodeScalars)
-        let lines = LineStarts(scalars)
+        let lines = LinePositions(scalars)
         let counts = rules.coverage?.counts ?? []
         // Where each rule's text is in the file: read again (the parsed rules keep no file offsets).
         var places: [String: (offsets: [Int]?, offset: Int)] = [:]
@@ -105,22 +105,6 @@ public struct RuleCoverageReport: Sendable {
         guard scalars.indices.contains(offset), scalars[offset] == "\\" else { return offset + 1 }
         if case .success(let escape) = JSONEscape.decode(scalars, at: offset) { return escape.next }
         return offset + 2
-    }
-
-    /// Lines and columns (from 1) of scalar offsets in a text.
-    private struct LineStarts {
-        private var starts: [Int] = [0]
-        init(_ scalars: [Unicode.Scalar]) {
-            for (i, scalar) in scalars.enumerated() where scalar == "\n" { starts.append(i + 1) }
-        }
-        func position(of offset: Int) -> (line: Int, column: Int) {
-            var low = 0, high = starts.count - 1
-            while low < high {
-                let mid = (low + high + 1) / 2
-                if starts[mid] <= offset { low = mid } else { high = mid - 1 }
-            }
-            return (low + 1, offset - starts[low] + 1)
-        }
     }
 
     // MARK: Data

@@ -7,12 +7,7 @@ public struct RulesError: Error, CustomStringConvertible, Sendable {
     public var description: String { "line \(line), column \(column): \(message)" }
 
     init(_ error: RuleSyntaxError, in scalars: [Unicode.Scalar]) {
-        var line = 1, column = 1
-        for scalar in scalars.prefix(max(0, error.offset)) {
-            if scalar == "\n" { line += 1; column = 1 } else { column += 1 }
-        }
-        self.line = line
-        self.column = column
+        (line, column) = LinePositions(scalars).position(of: error.offset)
         self.message = error.message
     }
 }
