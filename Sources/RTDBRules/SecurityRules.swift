@@ -19,8 +19,8 @@ public struct SecurityRules: Sendable {
         write: Rule(location: "/", kind: .write, text: "true", term: RuleTerm(expression: .constant(.bool(true)), span: 0..<4, id: 1)),
         validate: nil, indexOn: [], children: [:], wildcard: nil), terms: 2)
 
-    /// How many terms its rules have (see `RuleTerm.id`).
-    let terms: Int
+    /// How many terms its rules have (see `RuleTerm.id`): what counting them holds in memory.
+    public let terms: Int
     /// What the requests judged by these rules made of each term (`/.inspect/coverage`), in
     /// a copy made by `counting()`; rules as parsed count nothing.
     public let coverage: RuleCoverage?
@@ -38,9 +38,6 @@ public struct SecurityRules: Sendable {
         copy.budget = budget
         return copy
     }
-
-    /// How many terms its rules have: what counting them holds in memory.
-    public var termCount: Int { terms }
 
     public init(parsing source: String) throws(RulesError) {
         let scalars = Array(source.unicodeScalars)

@@ -80,10 +80,10 @@ public final class Namespaces: Sendable {
     /// Under the lock: the rules of `name` as it opens, counting from now when they do not yet.
     private static func counting(_ name: String, _ state: inout State, initial: SecurityRules) -> SecurityRules {
         if let rules = state.rules[name] { return rules }
-        guard state.countedTerms + initial.termCount <= countedTermLimit else { return initial }
+        guard state.countedTerms + initial.terms <= countedTermLimit else { return initial }
         let rules = initial.counting()
         state.rules[name] = rules
-        state.countedTerms += rules.termCount
+        state.countedTerms += rules.terms
         return rules
     }
 
@@ -94,7 +94,7 @@ public final class Namespaces: Sendable {
         let counted = rules.counting()
         // Under the lock, so two replacements reach the open database in the order kept.
         state.withLock { state in
-            state.countedTerms += counted.termCount - (state.rules[name]?.termCount ?? 0)
+            state.countedTerms += counted.terms - (state.rules[name]?.terms ?? 0)
             state.rules[name] = counted
             state.open[name]?.database.replaceRules(counted)
         }
