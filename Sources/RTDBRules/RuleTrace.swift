@@ -36,8 +36,6 @@ public final class RuleTrace {
     }
 
     public private(set) var steps: [Step] = []
-    /// What the terms of the rule being rendered gave, by number.
-    private var outcomes: [Int: Outcome] = [:]
 
     /// What a term gave.
     enum Outcome {
@@ -49,50 +47,56 @@ public final class RuleTrace {
 
     /// `rule` was evaluated at `path` and gave `result`: a step, made from what its terms gave.
     func finish(_ rule: Rule, at path: Path, result: Bool, outcomes: [(id: Int, outcome: Outcome)]) {
-        self.outcomes = Dictionary(outcomes, uniquingKeysWith: { _, last in last })
-        let scalars = Array(rule.text.unicodeScalars)
-        let values = render(rule.term, scalars, nested: false)
+        let rendering = Rendering(scalars: Array(rule.text.unicodeScalars),
+                                  outcomes: Dictionary(outcomes, uniquingKeysWith: { _, last in last }))
+        let values = rendering.render(rule.term, nested: false)
         steps.append(Step(rule: rule.name, path: path, text: rule.text, values: values, result: result))
-        self.outcomes = [:]
     }
 
-    /// A term with what its parts were worth: the operands of a comparison or arithmetic by
-    /// their values, logic (`&&`, `||`, `!`, `?:`) kept as it is with its operands shown the
-    /// same way; a part that was not evaluated (short-circuited) by its text.
-    private func render(_ term: RuleTerm, _ scalars: [Unicode.Scalar], nested: Bool) -> String {
+    /// One rule's text with what its terms gave, by number.
+    private struct Rendering {
+        let scalars: [Unicode.Scalar]
+        let outcomes: [Int: Outcome]
+
+        /// A term with what its parts were worth: the operands of a comparison or arithmetic
+        /// by their values, logic (`&&`, `||`, `!`, `?:`) kept as it is with its operands
+        /// shown the same way; a part that was not evaluated (short-circuited) by its text.
+        func render(_ term: RuleTerm, nested: Bool) -> String {
+            func logic(_ body: String) -> String { nested ? "(" + body + ")" : body }
+            switch term.expression {
+            case .and(let a, let b), .or(let a, let b):
+                let op: String
+                if case .and = term.expression { op = "&&" } else { op = "||" }
+                let right = outcomes[b.id] == nil ? text(b) : render(b, nested: true)
+                return logic(render(a, nested: true) + " " + op + " " + right)
+            case .not(let a):
+                return "!" + render(a, nested: true)
+            case .conditional(let condition, let yes, let no):
+                // Neither branch ran when the condition failed.
+                guard outcomes[yes.id] != nil || outcomes[no.id] != nil else {
+                    return logic(render(condition, nested: true) + " ? " + text(yes) + " : " + text(no))
+                }
+                let taken = outcomes[yes.id] != nil ? yes : no
+                return logic(render(condition, nested: true) + " ? " + render(taken, nested: true))
+            case .binary(let op, let a, let b):
+                return logic(shown(a) + " " + op.rawValue + " " + shown(b))
+            default:
+                return shown(term)
+            }
+        }
+
         func text(_ term: RuleTerm) -> String {
             let span = term.span.clamped(to: 0..<scalars.count)
             return String(String.UnicodeScalarView(scalars[span]))
         }
-        func logic(_ body: String) -> String { nested ? "(" + body + ")" : body }
-        switch term.expression {
-        case .and(let a, let b), .or(let a, let b):
-            let op: String
-            if case .and = term.expression { op = "&&" } else { op = "||" }
-            let right = outcomes[b.id] == nil ? text(b) : render(b, scalars, nested: true)
-            return logic(render(a, scalars, nested: true) + " " + op + " " + right)
-        case .not(let a):
-            return "!" + render(a, scalars, nested: true)
-        case .conditional(let condition, let yes, let no):
-            // Neither branch ran when the condition failed.
-            guard outcomes[yes.id] != nil || outcomes[no.id] != nil else {
-                return logic(render(condition, scalars, nested: true) + " ? " + text(yes) + " : " + text(no))
-            }
-            let taken = outcomes[yes.id] != nil ? yes : no
-            return logic(render(condition, scalars, nested: true) + " ? " + render(taken, scalars, nested: true))
-        case .binary(let op, let a, let b):
-            return logic(shown(a, text(a)) + " " + op.rawValue + " " + shown(b, text(b)))
-        default:
-            return shown(term, text(term))
-        }
-    }
 
-    /// What `term` was worth, or its text when it was not evaluated.
-    private func shown(_ term: RuleTerm, _ text: String) -> String {
-        switch outcomes[term.id] {
-        case .value(let value)?: return Self.describe(value)
-        case .failure(let reason)?: return "(error: \(reason))"
-        case nil: return text
+        /// What `term` was worth, or its text when it was not evaluated.
+        func shown(_ term: RuleTerm) -> String {
+            switch outcomes[term.id] {
+            case .value(let value)?: return RuleTrace.describe(value)
+            case .failure(let reason)?: return "(error: \(reason))"
+            case nil: return text(term)
+            }
         }
     }
 
