@@ -52,9 +52,9 @@ public actor Database {
     /// The writes applied for each client that names them (durable or not yet): one sent
     /// again is answered, not applied again.
     private var receipts: WriteReceipts
-    /// Answers to writes sent again while the records applied so far (through `number`)
-    /// are not all durable yet: each is answered once they are.
-    private var awaitingDurable: [(number: Int, client: String, request: Int, reply: @Sendable (Response) -> Void)] = []
+    /// What waits for the records through `number` to be durable (nil) or refused: writes
+    /// sent again, answered as their first copies were, and snapshots being saved.
+    private var awaitingDurable: [(number: Int, done: @Sendable (isolated Database, StoreError?) -> Void)] = []
     /// Milliseconds since the epoch (a test gives its own).
     nonisolated let clock: @Sendable () -> Double
     public static let systemClock: @Sendable () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
@@ -71,6 +71,7 @@ public actor Database {
         root = store.recoveredRoot
         indexes = store.recoveredIndexes
         receipts = store.recoveredReceipts
+        restoresHeld = store.restoredAtOpen.map { (0, $0) }
         store.releaseRecoveredRoot()
         store.callbacks = Store.Callbacks(
             // After a checkpoint the tree is read from the node file again, so memory holds
@@ -81,6 +82,10 @@ public actor Database {
                     database.storeWrites()  // they belong to the replayed tree
                     (database.root, database.indexes) = database.store.rebase(replayed, indexes: replayedIndexes, through: through,
                                                                               marker: marker, live: database.indexes)
+                    // The node file holds the restored trees now: a replay reads no snapshot
+                    // file for them.
+                    database.restoresHeld.removeAll { $0.number <= marker }
+                    database.removeUnneededSnapshotFiles()
                 }
             },
             onSnapshotWanted: { [weak self] in
@@ -198,9 +203,11 @@ public actor Database {
     }
 
     /// Saves the tree as it is now (every write made so far in it) as snapshot `name`,
-    /// replacing one of that name; `completion` gets it (on the database's queue) once the
-    /// file and those writes are durable. A save whose writes are then refused (a full disk)
-    /// fails and keeps nothing. The file is written off the queue: requests go on meanwhile.
+    /// replacing one of that name; `completion` gets it once the writes it holds and then its
+    /// file are durable. It runs on the database's queue, so it must not wait for the
+    /// database (`snapshots()` there would never return). A save whose writes are refused (a
+    /// full disk) fails and keeps nothing. The file is written off the queue: requests go on
+    /// meanwhile.
     public nonisolated func saveSnapshot(_ name: String, completion: @escaping @Sendable (Result<SnapshotInfo, StoreError>) -> Void) {
         snapshotSaves.enter()
         schedule { database in
@@ -208,7 +215,7 @@ public actor Database {
                 completion(outcome)
                 database.snapshotSaves.leave()
             }
-            guard SnapshotCatalog.isValid(name) else { return finish(.failure(.failed(SnapshotInfo.nameRule(name)))) }
+            guard SnapshotInfo.isValid(name) else { return finish(.failure(.failed(SnapshotInfo.nameRule(name)))) }
             guard !database.snapshotsClosed else { return finish(.failure(.failed("the database is closing"))) }
             let id: Int
             do {
@@ -220,35 +227,30 @@ public actor Database {
             }
             database.lastSnapshotID = id
             database.storeWrites()
-            let root = database.root, folder = database.store.folder, store = database.store, saved = database.clock()
-            let through = database.committed, refusalsBefore = database.refusedFrom.count
-            DispatchQueue.global().async {
-                let written = Result { () throws -> Int in
-                    do {
-                        let bytes = try SnapshotFile.write(root, in: folder, id: id)
-                        // The writes it holds are durable (or refused) before its name is written.
-                        store.waitForRounds()
-                        return bytes
-                    } catch let failure as NodeFile.Failure {
-                        throw StoreError(failure)
-                    }
+            let root = database.root, folder = database.store.folder, saved = database.clock()
+            // The writes it holds first: one the store then refused is gone from the tree, and
+            // the snapshot must not bring it back. Once durable, none can be refused.
+            database.whenDurable(through: database.committed) { database, refused in
+                if let refused {
+                    return finish(.failure(.failed("writes the snapshot held could not be made durable (\(refused.clientDescription)); it was not saved")))
                 }
-                database.schedule { database in
-                    do {
-                        let bytes = try written.get()
-                        // A write it holds that the store then refused is gone from the tree:
-                        // the snapshot must not bring it back.
-                        if database.refusedFrom.dropFirst(refusalsBefore).contains(where: { $0 <= through }) {
-                            unlink(SnapshotFile.path(in: folder, id: id))
-                            return finish(.failure(.failed("writes the snapshot held could not be made durable; it was not saved")))
+                DispatchQueue.global().async {
+                    let written = Result { () throws -> Int in
+                        do { return try SnapshotFile.write(root, in: folder, id: id) } catch let failure as NodeFile.Failure { throw StoreError(failure) }
+                    }
+                    database.schedule { database in
+                        do {
+                            let bytes = try written.get()
+                            var catalog = try database.catalog()
+                            let replaced = catalog.entries[name]?.id
+                            catalog.entries[name] = SnapshotCatalog.Entry(id: id, saved: saved, bytes: bytes)
+                            try catalog.write(in: folder)
+                            database.snapshotCatalog = catalog
+                            if let replaced { database.release(snapshotFile: replaced) }
+                            finish(.success(SnapshotInfo(name: name, saved: saved, bytes: bytes)))
+                        } catch {
+                            finish(.failure(error as? StoreError ?? .failed("\(error)")))
                         }
-                        var catalog = try database.catalog()
-                        catalog.entries[name] = SnapshotCatalog.Entry(id: id, saved: saved, bytes: bytes)
-                        try catalog.write(in: folder)
-                        database.snapshotCatalog = catalog
-                        finish(.success(SnapshotInfo(name: name, saved: saved, bytes: bytes)))
-                    } catch {
-                        finish(.failure(error as? StoreError ?? .failed("\(error)")))
                     }
                 }
             }
@@ -262,19 +264,24 @@ public actor Database {
     /// The last snapshot number this database gave out: a save under way has one whose file
     /// is not there yet.
     private var lastSnapshotID = 0
-    /// The first record of each run of records the store refused (`takeBack`).
-    private var refusedFrom: [Int] = []
+    /// The snapshot files restores read, by the number of the record that restored each
+    /// (0: a log replayed at open): a replay after a crash reads them again, until a
+    /// checkpoint copied the tree into the database's own node file.
+    private var restoresHeld: [(number: Int, id: Int)]
+    /// Snapshot files no name holds any more, kept until no restore still needs them.
+    private var unnamedFiles: Set<Int> = []
 
     /// Makes snapshot `name` the whole tree, as one write of `/` would: listeners get what
     /// changed, and the answer comes once it is durable. It costs the same for any size: the
-    /// snapshot's file is read where requests look, and the log holds its number.
+    /// snapshot's file is read where requests look, and the log holds its number. (Damage in
+    /// the file is found as its parts are read, and reported as the node file's is.)
     public nonisolated func restoreSnapshot(_ name: String, completion: @escaping @Sendable (Response) -> Void) {
         schedule { database in
             guard !database.snapshotsClosed else { return completion(.error(.writeFailed, "the database is closing")) }
             let snapshot: Node
             let id: Int
             do {
-                guard SnapshotCatalog.isValid(name), let entry = try database.catalog().entries[name] else {
+                guard SnapshotInfo.isValid(name), let entry = try database.catalog().entries[name] else {
                     return completion(.error(.invalidRequest, "there is no snapshot named \(name.prefix(80))"))
                 }
                 id = entry.id
@@ -286,22 +293,38 @@ public actor Database {
             }
             let record = LogRecord(sets: [(.root, snapshot)], restoring: id)
             database.commit(record, after: snapshot, reply: completion)
+            database.restoresHeld.append((database.committed, id))
         }
     }
 
-    /// Forgets snapshot `name`; its file goes when the database next opens and no log
-    /// restores it. False when there was none.
+    /// Forgets snapshot `name`, and its file unless a restore still needs it (then the
+    /// checkpoint that makes it unneeded removes it). False when there was none.
     public nonisolated func removeSnapshot(_ name: String) throws -> Bool {
         try runAndWait { database in
             Result { () throws -> Bool in
                 guard !database.snapshotsClosed else { throw StoreError.failed("the database is closing") }
                 var catalog = try database.catalog()
-                guard catalog.entries.removeValue(forKey: name) != nil else { return false }
+                guard let removed = catalog.entries.removeValue(forKey: name) else { return false }
                 try catalog.write(in: database.store.folder)
                 database.snapshotCatalog = catalog
+                database.release(snapshotFile: removed.id)
                 return true
             }
         }.get()
+    }
+
+    /// Removes snapshot file `id`, which no name holds now, once no restore needs it.
+    private func release(snapshotFile id: Int) {
+        unnamedFiles.insert(id)
+        removeUnneededSnapshotFiles()
+    }
+
+    private func removeUnneededSnapshotFiles() {
+        let needed = Set(restoresHeld.map(\.id))
+        for id in unnamedFiles where !needed.contains(id) {
+            unlink(SnapshotFile.path(in: store.folder, id: id))
+            unnamedFiles.remove(id)
+        }
     }
 
     // MARK: Rules
@@ -745,7 +768,6 @@ public actor Database {
     /// out of the tree, newest first, each listen told as of a write; those not handed to
     /// the store yet are refused too. Then the store takes records again.
     private func takeBack(from first: Int, _ error: StoreError) {
-        refusedFrom.append(first)
         let waiting = unstored
         unstored = []
         for (_, completion) in waiting { completion(error) }
@@ -762,12 +784,9 @@ public actor Database {
         notifyListeners(restored)
         recheckListens(touchedBy: restored)
         store.recover(from: first)
-        // A write sent again is answered as its first copy was: durable, or refused.
-        let resent = awaitingDurable.filter { $0.number >= first }
+        let refused = awaitingDurable.filter { $0.number >= first }
         awaitingDurable.removeAll { $0.number >= first }
-        for entry in resent {
-            entry.reply(receipts.contains(entry.client, entry.request) ? .ok : Database.completionResponse(error))
-        }
+        for entry in refused { entry.done(self, error) }
     }
 
     /// The sets that take listens from `live` to `rebuilt` where refused writes wrote
@@ -796,20 +815,29 @@ public actor Database {
     }
 
     /// Answers a write sent again, once every record applied so far is durable (its first
-    /// copy among them).
+    /// copy among them): as its first copy was answered, durable or refused.
     private func answerWhenDurable(_ client: String, _ request: Int, _ reply: @escaping @Sendable (Response) -> Void) {
-        if undo.isEmpty { return reply(.ok) }
-        awaitingDurable.append((committed, client, request, reply))
+        whenDurable(through: committed) { database, error in
+            guard let error, !database.receipts.contains(client, request) else { return reply(.ok) }
+            reply(Database.completionResponse(error))
+        }
     }
 
-    /// The records through `through` are durable: their undo goes, and the writes sent
-    /// again that waited for them are answered.
+    /// Runs `done` once the records through `number` are durable (nil), or when one of them
+    /// is refused (its error); at once when they are durable already.
+    private func whenDurable(through number: Int, _ done: @escaping @Sendable (isolated Database, StoreError?) -> Void) {
+        if !undo.contains(where: { $0.number <= number }) { return done(self, nil) }
+        awaitingDurable.append((number, done))
+    }
+
+    /// The records through `through` are durable: their undo goes, and what waited for them
+    /// runs.
     private func madeDurable(through: Int) {
         undo.removeAll { $0.number <= through }
         guard !awaitingDurable.isEmpty else { return }
         let ready = awaitingDurable.filter { $0.number <= through }
         awaitingDurable.removeAll { $0.number <= through }
-        for entry in ready { entry.reply(.ok) }
+        for entry in ready { entry.done(self, nil) }
     }
 
     /// Hands the writes applied since the last call to the store, with the tree and indexes

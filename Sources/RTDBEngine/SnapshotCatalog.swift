@@ -21,10 +21,6 @@ struct SnapshotCatalog: Equatable {
 
     static func path(in folder: String) -> String { folder + "/" + SnapshotFile.folderName + "/NAMES" }
 
-    /// A snapshot's name: what a namespace's name may be (letters, digits, "-", "_"), so it is
-    /// safe in a URL and a file name alike.
-    static func isValid(_ name: String) -> Bool { NamespaceName.isValid(name) }
-
     /// The catalog of `folder`; empty when it has none.
     static func read(in folder: String) throws -> SnapshotCatalog {
         let path = path(in: folder)
@@ -35,7 +31,7 @@ struct SnapshotCatalog: Equatable {
         }
         var catalog = SnapshotCatalog()
         for (name, entry) in members {
-            guard isValid(name), let id = entry["id"]?.int, id > 0, id <= SnapshotFile.maximumID, let saved = entry["saved"]?.number, let size = entry["bytes"]?.int else {
+            guard SnapshotInfo.isValid(name), let id = entry["id"]?.int, id > 0, id <= SnapshotFile.maximumID, let saved = entry["saved"]?.number, let size = entry["bytes"]?.int else {
                 throw StoreError.corrupt(file: path, offset: 0, reason: "the entry of \"\(name)\" is not {\"id\", \"saved\", \"bytes\"}")
             }
             catalog.entries[name] = Entry(id: id, saved: saved, bytes: size)

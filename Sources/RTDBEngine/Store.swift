@@ -53,6 +53,9 @@ public final class Store: Sendable {
     public var recoveredRoot: Node { recovered.withLock { $0.root } }
     var recoveredIndexes: QueryIndexes { recovered.withLock { $0.indexes } }
     var recoveredReceipts: WriteReceipts { recovered.withLock { $0.receipts } }
+    /// The snapshot files the logs replayed at open restore: until a checkpoint covers those
+    /// logs, the next open reads them again.
+    let restoredAtOpen: Set<Int>
 
     /// When checkpoints run; set before writes come (tests and tools change them).
     private struct Tuning {
@@ -268,6 +271,7 @@ public final class Store: Sendable {
             // Snapshot files no name holds and no log restores: removed or saved again since.
             // (A catalog that cannot be read removes nothing: `snapshot list` says why.)
             if salvage == nil { try? SnapshotFile.removeUnused(in: folder, restored: restored) }
+            restoredAtOpen = restored
             var sequence = max(replay.last ?? (base + 1), base + 1)
             recovered = Mutex(Recovered(root: root, indexes: indexes, receipts: receipts))
             commit = Mutex(Commit(opened: (root, indexes)))

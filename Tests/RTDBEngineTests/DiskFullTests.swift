@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 import RTDBData
 import RTDBProtocol
@@ -134,5 +135,67 @@ final class DiskFullTests: XCTestCase {
         }
         let read = try XCTUnwrap(client.waitFor(response: 4))
         XCTAssertEqual(WireCodec.encode(.response(id: 4, read)), #"{"t":"d","d":{"r":4,"b":{"s":"ok","d":null}}}"#)
+    }
+    /// A restore refused with the write before it (the disk full) is taken back as any write
+    /// is: its answer says so, the tree and a listen are as before it; once there is room, it
+    /// works, and a snapshot saved meanwhile fails rather than hold a refused write.
+    func testARefusedRestoreIsTakenBack() throws {
+        let folder = mount + "/data"
+        let database = try Database(folder: folder)
+        defer { database.close() }
+        let client = SessionTests.Client(database)
+        client.request(1, .listen(path: .root, query: nil, tag: nil, hash: ""))
+        XCTAssertEqual(client.waitFor(response: 1), .ok)
+        client.request(2, .put(path: Path("a"), data: Node(1), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 2), .ok)
+        let saved = expectation(description: "saved")
+        database.saveSnapshot("s") { outcome in
+            if case .failure(let error) = outcome { XCTFail("\(error)") }
+            saved.fulfill()
+        }
+        wait(for: [saved], timeout: 30)
+        client.request(3, .put(path: Path("a"), data: Node(2), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 3), .ok)
+        var stats = statvfs()
+        XCTAssertEqual(statvfs(mount, &stats), 0)
+        let filler = mount + "/filler"
+        XCTAssertTrue(FileManager.default.createFile(atPath: filler, contents: Data(count: Int(stats.f_bavail) * Int(stats.f_frsize))))
+
+        // In this order on the database's queue: the big write fails its round, and the
+        // restore and the save behind it go with it.
+        let answers = Mutex<[String]>([])
+        let done = DispatchGroup()
+        done.enter(); done.enter(); done.enter()
+        database.write(Path("big"), Node(String(repeating: "x", count: 64 << 10))) { response in
+            answers.withLock { $0.append("write: \(response.status)") }; done.leave()
+        }
+        database.restoreSnapshot("s") { response in answers.withLock { $0.append("restore: \(response.status)") }; done.leave() }
+        database.saveSnapshot("t") { outcome in
+            if case .failure(let error) = outcome { answers.withLock { $0.append("save: \(error)".prefix(64).description) } }
+            done.leave()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
+        XCTAssertEqual(answers.withLock { $0.sorted() }, ["restore: write_failed", "save: writes the snapshot held could not be made durable (cannot",
+                                                          "write: write_failed"])
+        XCTAssertEqual(JSONWriter.string(database.value(at: .root)), #"{"a":2}"#)
+        XCTAssertEqual(try database.snapshots().map(\.name), ["s"])
+
+        try FileManager.default.removeItem(atPath: filler)
+        let again = expectation(description: "restored")
+        database.restoreSnapshot("s") { response in
+            XCTAssertTrue(response.isOK, response.message)
+            again.fulfill()
+        }
+        wait(for: [again], timeout: 30)
+        XCTAssertEqual(JSONWriter.string(database.value(at: .root)), #"{"a":1}"#)
+        // The listen saw the first restore come and go (the tree before it sent again), then
+        // the second one.
+        client.lock.lock()
+        let values = client.received.compactMap { message -> String? in
+            guard case .push(.data(let path, let data, nil)) = message, path == .root || path == Path("a") else { return nil }
+            return "\(path) \(JSONWriter.string(data))"
+        }
+        client.lock.unlock()
+        XCTAssertEqual(values, ["/ null", "/a 1", "/a 2", "/ {\"a\":1}", "/ {\"a\":2}", "/ {\"a\":1}"])
     }
 }

@@ -168,4 +168,94 @@ final class SnapshotTests: XCTestCase {
         }
         database.close()
     }
+    func snapshotFiles(_ folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: folder + "/snapshots")) ?? []).filter { $0.hasSuffix(".rtdb") }.sorted()
+    }
+
+    /// A file no name holds goes at once when no restore needs it (removed, or its name saved
+    /// again); one a restore in the log still needs stays until a checkpoint covers it.
+    func testUnnamedFilesGoOnceNoRestoreNeedsThem() throws {
+        let folder = temporaryFolder()
+        let database = try Database(folder: folder)
+        try write(database, "/", #"{"n": 1}"#)
+        _ = try save(database, "a")
+        _ = try save(database, "b")
+        XCTAssertEqual(snapshotFiles(folder), ["0000000001.rtdb", "0000000002.rtdb"])
+        XCTAssertTrue(try database.removeSnapshot("a"))
+        XCTAssertEqual(snapshotFiles(folder), ["0000000002.rtdb"])
+        _ = try save(database, "b")
+        XCTAssertEqual(snapshotFiles(folder), ["0000000003.rtdb"], "the name saved again frees its old file")
+
+        XCTAssertTrue(restore(database, "b").isOK)
+        XCTAssertTrue(try database.removeSnapshot("b"))
+        XCTAssertEqual(snapshotFiles(folder), ["0000000003.rtdb"], "the log's restore still reads it")
+        // Checkpoints after every round: the next write's covers the restore.
+        database.store.checkpointThreshold = 0
+        try write(database, "/m", "2")
+        try write(database, "/m", "3")
+        let deadline = Date().addingTimeInterval(30)
+        while !snapshotFiles(folder).isEmpty && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(snapshotFiles(folder), [])
+        database.close()
+        let reopened = try Database(folder: folder)
+        XCTAssertEqual(json(reopened), #"{"m":3,"n":1}"#)
+        reopened.close()
+    }
+
+    /// A restore among writes while checkpoints run in the background: the tree each
+    /// checkpoint rebases onto holds it, and so does a reopen from the log.
+    func testARestoreAmongCheckpoints() throws {
+        let folder = temporaryFolder()
+        var database: Database? = try Database(folder: folder)
+        try write(database!, "/", #"{"base": true}"#)
+        _ = try save(database!, "s")
+        database!.store.checkpointThreshold = 200
+        let answers = Mutex<[Response]>([])
+        let done = DispatchGroup()
+        for i in 0..<300 {
+            done.enter()
+            if i == 150 {
+                database!.restoreSnapshot("s") { response in answers.withLock { $0.append(response) }; done.leave() }
+            } else {
+                database!.write(Path("w/k\(i % 20)"), Node(Double(i))) { response in answers.withLock { $0.append(response) }; done.leave() }
+            }
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(answers.withLock { $0.filter { !$0.isOK }.count }, 0)
+        let expected = "{\"base\":true,\"w\":{" + (0..<20).map { k -> String in
+            let last = (151..<300).last { $0 % 20 == k }!
+            return "\"k\(k)\":\(last)"
+        }.sorted().joined(separator: ",") + "}}"
+        XCTAssertEqual(json(database!), expected)
+        database!.store.checkpointOnClose = false
+        database!.close()
+        database = try Database(folder: folder)
+        XCTAssertEqual(json(database!), expected)
+        database!.close()
+    }
+
+    /// A restore in a log whose snapshot file is gone stops the open, saying which; `--recover`
+    /// leaves that restore out and keeps the writes around it.
+    func testARestoreWhoseFileIsGoneIsSalvaged() throws {
+        let folder = temporaryFolder()
+        var database: Database? = try Database(folder: folder)
+        try write(database!, "/", #"{"a": 1}"#)
+        _ = try save(database!, "s")
+        try write(database!, "/b", "2")
+        XCTAssertTrue(restore(database!, "s").isOK)
+        try write(database!, "/c", "3")
+        database!.store.checkpointOnClose = false
+        database!.close()
+        database = nil
+        unlink(SnapshotFile.path(in: folder, id: 1))
+        XCTAssertThrowsError(try Database(folder: folder)) { error in
+            XCTAssertTrue("\(error)".contains("it restores snapshot 1, which cannot be opened"), "\(error)")
+        }
+        let report = RecoveryReport()
+        let store = try Store(folder: folder, salvage: report)
+        XCTAssertEqual(report.skipped.count, 1, "\(report.skipped)")
+        XCTAssertTrue(report.skipped.first?.contains("the restore at byte") ?? false, "\(report.skipped)")
+        XCTAssertEqual(JSONWriter.string(store.recoveredRoot), #"{"a":1,"b":2,"c":3}"#)
+        store.close()
+    }
 }
