@@ -431,7 +431,12 @@ public final class Store: Sendable {
             // Enqueued under the lock: a round for records appended later runs after it, so
             // they go to the next log, which this checkpoint does not cover.
             committer.async {
-                guard !self.commit.withLock({ $0.stopped }) else { return }
+                // A round under way when this was queued may have taken records appended
+                // after `marker` into the log this checkpoint would cover (and remove): then
+                // the tree is asked for again, as of them.
+                let (stopped, current) = self.commit.withLock { ($0.stopped, $0.appended) }
+                guard !stopped else { return }
+                guard current == marker else { return self.requestSnapshot() }
                 guard self.log.withLock({ !$0.checkpointRunning && $0.bytes > 0 }) else { return }
                 self.startCheckpoint(of: root, indexes: indexes, marker: marker)
             }
@@ -439,7 +444,7 @@ public final class Store: Sendable {
     }
 
     /// Asks the database for its tree (once) to checkpoint it; on the committer's queue.
-    private func requestSnapshot() {
+    func requestSnapshot() {
         let ask = commit.withLock { state in
             let ask = !state.snapshotWanted && !state.stopped
             if ask { state.snapshotWanted = true }

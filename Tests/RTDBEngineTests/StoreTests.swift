@@ -257,6 +257,40 @@ final class StoreTests: XCTestCase {
         store.close()
     }
 
+    /// A checkpoint offered while a round is still in its loop, and a record appended before
+    /// that loop ends: the record goes to the log the checkpoint would cover, so the
+    /// checkpoint waits for a tree that holds it; a crash after loses nothing.
+    func testARecordAppendedBehindAnOfferedCheckpointIsKept() throws {
+        let folder = temporaryFolder()
+        var store = try Store(folder: folder)
+        store.checkpointOnClose = false  // the logs as a killed process leaves them
+        nonisolated(unsafe) var root = Node.empty
+        let first = LogRecord(sets: [(Path("a"), Node(1))]), second = LogRecord(sets: [(Path("b"), Node(2))])
+        let both = expectation(description: "both durable")
+        both.expectedFulfillmentCount = 2
+        nonisolated(unsafe) var offered = false
+        store.callbacks.onSnapshotWanted = { [unowned store] in store.offer(root: root, indexes: QueryIndexes()) }
+        store.callbacks.onCheckpoint = { [unowned store] replayed, indexes, through, marker in
+            _ = store.rebase(replayed, indexes: indexes, through: through, marker: marker, live: QueryIndexes())
+        }
+        // In the first round's loop, after its write: the tree as of it is offered, then the
+        // second record is appended, which that same loop writes next.
+        store.callbacks.onDurable = { [unowned store] through in
+            guard through == 1, !offered else { return }
+            offered = true
+            store.requestSnapshot()
+            root = second.apply(to: root)
+            store.append([(second, { @Sendable error in XCTAssertNil(error); both.fulfill() })]) { (root, QueryIndexes()) }
+        }
+        root = first.apply(to: root)
+        store.append([(first, { @Sendable error in XCTAssertNil(error); both.fulfill() })]) { (root, QueryIndexes()) }
+        wait(for: [both], timeout: 10)
+        store.close(root: root, indexes: QueryIndexes())
+        store = try Store(folder: folder)
+        XCTAssertEqual(JSONWriter.string(store.recoveredRoot), #"{"a":1,"b":2}"#)
+        store.close()
+    }
+
     func testSecondOwnerIsRefused() throws {
         let folder = temporaryFolder()
         let store = try Store(folder: folder)
