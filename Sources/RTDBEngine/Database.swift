@@ -71,7 +71,11 @@ public actor Database {
         root = store.recoveredRoot
         indexes = store.recoveredIndexes
         receipts = store.recoveredReceipts
-        restoresHeld = store.restoredAtOpen.map { (0, $0) }
+        let restored = store.restoredAtOpen
+        // Restored by the logs but named no more: they go once a checkpoint covers those logs.
+        let named = (try? SnapshotCatalog.read(in: folder)).map { Set($0.entries.values.map(\.id)) } ?? restored
+        unnamedFiles = restored.subtracting(named)
+        restoresHeld = restored.map { (0, $0) }
         store.releaseRecoveredRoot()
         store.callbacks = Store.Callbacks(
             // After a checkpoint the tree is read from the node file again, so memory holds
@@ -207,7 +211,8 @@ public actor Database {
     /// file are durable. It runs on the database's queue, so it must not wait for the
     /// database (`snapshots()` there would never return). A save whose writes are refused (a
     /// full disk) fails and keeps nothing. The file is written off the queue: requests go on
-    /// meanwhile.
+    /// meanwhile, and a removal of `name` before the save ends is followed by it (the name
+    /// is back). Of two saves of one name, the later one's tree is kept.
     public nonisolated func saveSnapshot(_ name: String, completion: @escaping @Sendable (Result<SnapshotInfo, StoreError>) -> Void) {
         snapshotSaves.enter()
         schedule { database in
@@ -243,6 +248,12 @@ public actor Database {
                             let bytes = try written.get()
                             var catalog = try database.catalog()
                             let replaced = catalog.entries[name]?.id
+                            if let replaced, replaced > id {
+                                // A save of the same name started after this one finished first:
+                                // the name holds the later tree, as if this one came first.
+                                unlink(SnapshotFile.path(in: folder, id: id))
+                                return finish(.success(SnapshotInfo(name: name, saved: saved, bytes: bytes)))
+                            }
                             catalog.entries[name] = SnapshotCatalog.Entry(id: id, saved: saved, bytes: bytes)
                             try catalog.write(in: folder)
                             database.snapshotCatalog = catalog
@@ -269,7 +280,7 @@ public actor Database {
     /// checkpoint copied the tree into the database's own node file.
     private var restoresHeld: [(number: Int, id: Int)]
     /// Snapshot files no name holds any more, kept until no restore still needs them.
-    private var unnamedFiles: Set<Int> = []
+    private var unnamedFiles: Set<Int>
 
     /// Makes snapshot `name` the whole tree, as one write of `/` would: listeners get what
     /// changed, and the answer comes once it is durable. It costs the same for any size: the
@@ -313,10 +324,13 @@ public actor Database {
         }.get()
     }
 
-    /// Removes snapshot file `id`, which no name holds now, once no restore needs it.
+    /// Removes snapshot file `id`, which no name holds now, once no restore needs it; one a
+    /// restore in the log needs goes at the next checkpoint, asked for now (a restore's
+    /// record is small, and the log alone would wait long for one).
     private func release(snapshotFile id: Int) {
         unnamedFiles.insert(id)
         removeUnneededSnapshotFiles()
+        if !unnamedFiles.isEmpty { store.checkpointSoon() }
     }
 
     private func removeUnneededSnapshotFiles() {
@@ -768,9 +782,11 @@ public actor Database {
     /// out of the tree, newest first, each listen told as of a write; those not handed to
     /// the store yet are refused too. Then the store takes records again.
     private func takeBack(from first: Int, _ error: StoreError) {
+        // Handed over all the same: the store counts them (and refuses them), so its record
+        // numbers stay those of `committed`, which `undo` and the waits compare with its.
         let waiting = unstored
         unstored = []
-        for (_, completion) in waiting { completion(error) }
+        store.append(waiting) { (root, indexes) }
         let undone = undo.filter { $0.number >= first }
         undo.removeAll { $0.number >= first }
         for entry in undone {

@@ -443,6 +443,11 @@ public final class Store: Sendable {
         }
     }
 
+    /// Asks for a checkpoint before the log's size or idleness would (on any queue).
+    func checkpointSoon() {
+        committer.async { self.requestSnapshot() }
+    }
+
     /// Asks the database for its tree (once) to checkpoint it; on the committer's queue.
     func requestSnapshot() {
         let ask = commit.withLock { state in

@@ -161,11 +161,13 @@ final class DiskFullTests: XCTestCase {
         let filler = mount + "/filler"
         XCTAssertTrue(FileManager.default.createFile(atPath: filler, contents: Data(count: Int(stats.f_bavail) * Int(stats.f_frsize))))
 
-        // In this order on the database's queue: the big write fails its round, and the
-        // restore and the save behind it go with it.
+        // In this order on the database's queue, held until all three are on it: the big
+        // write fails its round, and the restore and the save behind it go with it.
         let answers = Mutex<[String]>([])
         let done = DispatchGroup()
         done.enter(); done.enter(); done.enter()
+        let queued = DispatchSemaphore(value: 0)
+        database.queue.async { queued.wait() }
         database.write(Path("big"), Node(String(repeating: "x", count: 64 << 10))) { response in
             answers.withLock { $0.append("write: \(response.status)") }; done.leave()
         }
@@ -174,6 +176,7 @@ final class DiskFullTests: XCTestCase {
             if case .failure(let error) = outcome { answers.withLock { $0.append("save: \(error)".prefix(64).description) } }
             done.leave()
         }
+        queued.signal()
         XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
         XCTAssertEqual(answers.withLock { $0.sorted() }, ["restore: write_failed", "save: writes the snapshot held could not be made durable (cannot",
                                                           "write: write_failed"])
@@ -197,5 +200,12 @@ final class DiskFullTests: XCTestCase {
         }
         client.lock.unlock()
         XCTAssertEqual(values, ["/ null", "/a 1", "/a 2", "/ {\"a\":1}", "/ {\"a\":2}", "/ {\"a\":1}"])
+        // Saves wait for durability as writes do, counted alike after the refusal.
+        let later = expectation(description: "saved")
+        database.saveSnapshot("u") { outcome in
+            if case .failure(let error) = outcome { XCTFail("\(error)") }
+            later.fulfill()
+        }
+        wait(for: [later], timeout: 30)
     }
 }

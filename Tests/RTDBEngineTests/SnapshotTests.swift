@@ -66,8 +66,9 @@ final class SnapshotTests: XCTestCase {
     }
 
     /// A restore in the log (no checkpoint since) reopens as the snapshot's tree with the
-    /// writes after it; after a checkpoint the tree is in the node file, and a removed
-    /// snapshot's file is gone at the next open.
+    /// writes after it. A snapshot removed while a log restores it keeps its file until a
+    /// checkpoint covers that log (a crash before it leaves the file to the next open, which
+    /// removes it at its first checkpoint); the tree is whole throughout.
     func testARestoreOutlivesAReopenAndACheckpoint() throws {
         let folder = temporaryFolder()
         var database: Database? = try Database(folder: folder)
@@ -82,19 +83,25 @@ final class SnapshotTests: XCTestCase {
 
         database = try Database(folder: folder)
         XCTAssertEqual(json(database!), #"{"a":1,"b":3,"list":{"x":{"v":1}}}"#)
-        XCTAssertTrue(try database!.removeSnapshot("s"))
-        // Still restored by the log: the file stays until a checkpoint covers it.
+        database!.store.idleCheckpointDelay = nil
         database!.store.checkpointOnClose = false
         database!.close()
         database = nil
-        let files = { (try? FileManager.default.contentsOfDirectory(atPath: folder + "/snapshots")) ?? [] }
+        // Removed, as if the process were killed before the checkpoint that would free it.
+        var catalog = try SnapshotCatalog.read(in: folder)
+        catalog.entries = [:]
+        try catalog.write(in: folder)
+
         database = try Database(folder: folder)
-        XCTAssertEqual(files().filter { $0.hasSuffix(".rtdb") }.count, 1)
+        XCTAssertEqual(snapshotFiles(folder), ["0000000001.rtdb"], "the log still restores it")
         XCTAssertEqual(json(database!), #"{"a":1,"b":3,"list":{"x":{"v":1}}}"#)
-        database!.close()  // checkpoints: the log no longer restores it
-        database = nil
+        database!.store.checkpointSoon()
+        let deadline = Date().addingTimeInterval(30)
+        while !snapshotFiles(folder).isEmpty && Date() < deadline { usleep(10_000) }
+        XCTAssertEqual(snapshotFiles(folder), [], "gone at the first checkpoint")
+        XCTAssertEqual(json(database!), #"{"a":1,"b":3,"list":{"x":{"v":1}}}"#)
+        database!.close()
         database = try Database(folder: folder)
-        XCTAssertEqual(files().filter { $0.hasSuffix(".rtdb") }, [])
         XCTAssertEqual(json(database!), #"{"a":1,"b":3,"list":{"x":{"v":1}}}"#)
         database!.close()
     }
@@ -173,7 +180,7 @@ final class SnapshotTests: XCTestCase {
     }
 
     /// A file no name holds goes at once when no restore needs it (removed, or its name saved
-    /// again); one a restore in the log still needs stays until a checkpoint covers it.
+    /// again); one a restore in the log still needs goes at the checkpoint its removal asks for.
     func testUnnamedFilesGoOnceNoRestoreNeedsThem() throws {
         let folder = temporaryFolder()
         let database = try Database(folder: folder)
@@ -187,15 +194,13 @@ final class SnapshotTests: XCTestCase {
         XCTAssertEqual(snapshotFiles(folder), ["0000000003.rtdb"], "the name saved again frees its old file")
 
         XCTAssertTrue(restore(database, "b").isOK)
+        database.store.idleCheckpointDelay = nil  // only the checkpoint the removal asks for
         XCTAssertTrue(try database.removeSnapshot("b"))
-        XCTAssertEqual(snapshotFiles(folder), ["0000000003.rtdb"], "the log's restore still reads it")
-        // Checkpoints after every round: the next write's covers the restore.
-        database.store.checkpointThreshold = 0
-        try write(database, "/m", "2")
-        try write(database, "/m", "3")
+        // The log's restore reads it until a checkpoint, which the removal asked for.
         let deadline = Date().addingTimeInterval(30)
         while !snapshotFiles(folder).isEmpty && Date() < deadline { usleep(10_000) }
         XCTAssertEqual(snapshotFiles(folder), [])
+        try write(database, "/m", "3")
         database.close()
         let reopened = try Database(folder: folder)
         XCTAssertEqual(json(reopened), #"{"m":3,"n":1}"#)
@@ -203,7 +208,8 @@ final class SnapshotTests: XCTestCase {
     }
 
     /// A restore among writes while checkpoints run in the background: the tree each
-    /// checkpoint rebases onto holds it, and so does a reopen from the log.
+    /// checkpoint rebases onto holds it, and so does a reopen from the log, the snapshot
+    /// removed meanwhile.
     func testARestoreAmongCheckpoints() throws {
         let folder = temporaryFolder()
         var database: Database? = try Database(folder: folder)
@@ -227,6 +233,9 @@ final class SnapshotTests: XCTestCase {
             return "\"k\(k)\":\(last)"
         }.sorted().joined(separator: ",") + "}}"
         XCTAssertEqual(json(database!), expected)
+        // Removed while checkpoints may still be covering the restore: its file stays for as
+        // long as a log would read it.
+        XCTAssertTrue(try database!.removeSnapshot("s"))
         database!.store.checkpointOnClose = false
         database!.close()
         database = try Database(folder: folder)
@@ -257,5 +266,24 @@ final class SnapshotTests: XCTestCase {
         XCTAssertTrue(report.skipped.first?.contains("the restore at byte") ?? false, "\(report.skipped)")
         XCTAssertEqual(JSONWriter.string(store.recoveredRoot), #"{"a":1,"b":2,"c":3}"#)
         store.close()
+    }
+    /// Two saves of one name under way together: the later one's tree is kept, whichever
+    /// file is written first, and the other file goes.
+    func testTheLaterOfTwoSavesOfOneNameWins() throws {
+        let folder = temporaryFolder()
+        let database = try Database(folder: folder)
+        // The first tree large, so its file takes longer to write than the second's.
+        try write(database, "/", "{" + (0..<20_000).map { #""k\#($0)": \#($0)"# }.joined(separator: ",") + "}")
+        let both = DispatchGroup()
+        both.enter(); both.enter()
+        database.saveSnapshot("s") { _ in both.leave() }
+        database.write(.root, Node("small")) { _ in }
+        database.saveSnapshot("s") { _ in both.leave() }
+        XCTAssertEqual(both.wait(timeout: .now() + 60), .success)
+        try write(database, "/", #""other""#)
+        XCTAssertTrue(restore(database, "s").isOK)
+        XCTAssertTrue(database.value(at: .root) == Node("small"), "the earlier save's tree was kept")
+        XCTAssertEqual(snapshotFiles(folder), ["0000000002.rtdb"])
+        database.close()
     }
 }
