@@ -23,7 +23,7 @@ _rtdb() {
     fi
     local cword=$((${#words[@]} - 1))
     local cur=${words[cword]} prev=${words[cword-1]}
-    local commands="get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules namespaces use sleep timing pager cd pwd help history exit quit serve completions"
+    local commands="get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit serve completions"
     local options="--data --url --emulator --ns --timeout --cacert --credentials --no-persistence --cache-size -c --keep-going --json --no-color --no-pager --timing --recover --version --help -h"
 
     local i cmd="" cmdi=0 nokeys=""
@@ -75,9 +75,21 @@ _rtdb() {
         return
     fi
     if [[ $cmd == help ]]; then
-        COMPREPLY=($(compgen -W "get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules namespaces use sleep timing pager cd pwd help history exit quit" -- "$cur"))
+        COMPREPLY=($(compgen -W "get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit" -- "$cur"))
         return
     fi
+    # The words some commands take first (rules check read, snapshot save).
+    case $cmd in
+            rules)
+                case "${words[*]:cmdi+1:cword-cmdi-1}" in
+                    '') COMPREPLY=($(compgen -W "get set check coverage" -- "$cur")); return ;;
+                    'check') COMPREPLY=($(compgen -W "read write update" -- "$cur")); return ;;
+                esac ;;
+            snapshot)
+                case "${words[*]:cmdi+1:cword-cmdi-1}" in
+                    '') COMPREPLY=($(compgen -W "save restore list rm" -- "$cur")); return ;;
+                esac ;;
+        esac
     # The first argument of the data commands is a path: complete it key by key.
     case $cmd in get|set|update|push|remove|rm|priority|ls|edit|tree|du|import|export|query|watch|tx|ondisconnect|keepsynced|cd) ;; *) return ;; esac
     ((cword == cmdi + 1)) && [[ -z $nokeys ]] || return

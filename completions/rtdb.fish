@@ -1,6 +1,17 @@
 # fish completion for rtdb: commands, flags, and child keys read from the database.
 # Made by 'rtdb completions fish'. Copy to ~/.config/fish/completions/rtdb.fish.
 
+# True when the words typed after command $argv[1] are exactly $argv[2..].
+function __rtdb_words_after
+    set -l words (commandline -opc)
+    set -l at (contains -i -- $argv[1] $words); or return 1
+    set -l after
+    test (count $words) -gt $at; and set after $words[(math $at + 1)..-1]
+    set -l typed (string join ' ' -- $after)
+    set -l wanted (string join ' ' -- $argv[2..-1])
+    test "$typed" = "$wanted"
+end
+
 function __rtdb_paths
     set -l cur (commandline -ct)
     set -l dir ''
@@ -22,7 +33,7 @@ function __rtdb_paths
     end
 end
 
-set -l commands get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules namespaces use sleep timing pager cd pwd help history exit quit serve completions
+set -l commands get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit serve completions
 complete -c rtdb -f
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l data -r -a '(__fish_complete_directories)' -d 'the embedded database data folder'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l url -x -d 'a server database URL (ws://127.0.0.1:9000?ns=demo)'
@@ -70,6 +81,7 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'cache' -d 't
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'auth' -d 'sign in: the server'\''s rules see who you are'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'logout' -d 'forget the credential'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'rules' -d 'read, replace and try out the security rules'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'snapshot' -d 'save the whole database under a name, and put it back'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'namespaces' -d 'list the server'\''s namespaces'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'use' -d 'move to another namespace of the server'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'sleep' -d 'wait, as scripts do for other writers'
@@ -98,7 +110,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from serve" -l recover -d 'salvage d
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l help -s h -d 'show help'
 complete -c rtdb -n "__fish_seen_subcommand_from completions" -a 'bash zsh fish'
 complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch tx ondisconnect keepsynced cd" -a '(__rtdb_paths)'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules namespaces use sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l shallow -d 'children as true instead of their values'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l export -d 'include priorities (.priority, .value)'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l orderByChild -x -d 'order by the value of this child (a path like a/b)'
@@ -159,4 +171,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from auth" -l claims -x -d 'with --u
 complete -c rtdb -n "__fish_seen_subcommand_from rules" -l as -x -d 'rules check: as this user (auth.uid); no one without it'
 complete -c rtdb -n "__fish_seen_subcommand_from rules" -l claims -x -d 'rules check: with these claims in auth.token, a JSON object'
 complete -c rtdb -n "__fish_seen_subcommand_from rules" -l rules -x -d 'rules check: these rules instead of the database'\''s'
-complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules namespaces use sleep timing pager cd pwd help history exit quit'
+complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit'
+complete -c rtdb -n "__rtdb_words_after rules " -a 'get set check coverage'
+complete -c rtdb -n "__rtdb_words_after rules check" -a 'read write update'
+complete -c rtdb -n "__rtdb_words_after snapshot " -a 'save restore list rm'

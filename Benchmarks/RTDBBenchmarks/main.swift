@@ -11,6 +11,7 @@ import RTDBData
 import RTDBEngine
 import RTDBServer
 import RTDBTestSupport
+import Synchronization
 
 func seconds(_ body: () throws -> Void) rethrows -> Double {
     let start = DispatchTime.now().uptimeNanoseconds
@@ -265,6 +266,87 @@ func storesBenchmark(_ n: Int) throws {
                  n, engineWrite, sqliteWrite, engineWrite / sqliteWrite, size(engineFiles), size([file, file + "-wal"])))
     print(String(format: "stores: open and read one leaf: engine %.2f ms, SQLite %.2f ms (ratio %.2f); a subtree of 1,000 items (10,000 leaves): engine %.1f ms, SQLite %.1f ms (ratio %.2f)",
                  engineLeaf * 1000, sqliteLeaf * 1000, engineLeaf / sqliteLeaf, engineSub * 1000, sqliteSub * 1000, engineSub / sqliteSub))
+}
+
+/// `snapshot save` and `snapshot restore` of a list of `n` leaves, beside SQLite's online
+/// backup of a table holding the same rows, to a file and back from it: a restore costs the
+/// same for any size, where copying the data back costs in proportion to it.
+func snapshotsBenchmark(_ n: Int) throws {
+    let folder = NSTemporaryDirectory() + "rtdb-bench-snapshots-" + UUID().uuidString
+    let live = folder + ".sqlite", backup = folder + "-backup.sqlite"
+    defer {
+        try? FileManager.default.removeItem(atPath: folder)
+        for file in [live, backup] { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file + suffix) } }
+    }
+    let list = Node.empty.merging((0..<n).map { (Path("k\($0)"), Node(Double($0))) })
+    let database = try Database(folder: folder)
+    let done = DispatchSemaphore(value: 0)
+    let failed = Failure()
+    database.write(Path("list"), list) { response in
+        if response.status != .ok { failed.set(response.message) }
+        done.signal()
+    }
+    done.wait()
+    let bytes = Mutex(0)
+    let save = seconds {
+        database.saveSnapshot("bench") { outcome in
+            switch outcome {
+            case .success(let info): bytes.withLock { $0 = info.bytes }
+            case .failure(let error): failed.set("\(error)")
+            }
+            done.signal()
+        }
+        done.wait()
+    }
+    database.write(Path("list/k0"), Node("changed")) { _ in done.signal() }
+    done.wait()
+    let restore = seconds {
+        database.restoreSnapshot("bench") { response in
+            if response.status != .ok { failed.set(response.message) }
+            done.signal()
+        }
+        done.wait()
+    }
+    let restored = database.value(at: Path("list/k0"))
+    database.close()
+    if let message = failed.message { throw BenchmarkError("snapshots: \(message)") }
+    guard restored == Node(0.0) else { throw BenchmarkError("snapshots: the restore did not bring the saved value back") }
+
+    // SQLite: the same rows, durably, then its online backup to a file and back.
+    var handle: OpaquePointer?
+    guard sqlite3_open_v2(live, &handle, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else { throw BenchmarkError("cannot open \(live)") }
+    defer { sqlite3_close(handle) }
+    func exec(_ sql: String) throws {
+        guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else { throw BenchmarkError(String(cString: sqlite3_errmsg(handle))) }
+    }
+    try exec("PRAGMA synchronous=FULL; CREATE TABLE tree (path TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID; BEGIN")
+    var insert: OpaquePointer?
+    guard sqlite3_prepare_v2(handle, "INSERT INTO tree VALUES (?, ?)", -1, &insert, nil) == SQLITE_OK else { throw BenchmarkError("prepare failed") }
+    let transient = unsafeBitCast(-1, to: sqlite3_destructor_type.self)
+    for i in 0..<n {
+        sqlite3_bind_text(insert, 1, "/list/k\(i)", -1, transient)
+        sqlite3_bind_text(insert, 2, String(i), -1, transient)
+        guard sqlite3_step(insert) == SQLITE_DONE else { throw BenchmarkError(String(cString: sqlite3_errmsg(handle))) }
+        sqlite3_reset(insert)
+    }
+    sqlite3_finalize(insert)
+    try exec("COMMIT")
+    /// Copies database `from` (a handle) into the file `to` (or the other way), durably.
+    func copy(from source: OpaquePointer?, to destination: OpaquePointer?) throws {
+        guard let step = sqlite3_backup_init(destination, "main", source, "main") else { throw BenchmarkError("backup_init failed") }
+        let result = sqlite3_backup_step(step, -1)
+        sqlite3_backup_finish(step)
+        guard result == SQLITE_DONE else { throw BenchmarkError("backup failed: \(result)") }
+    }
+    var other: OpaquePointer?
+    guard sqlite3_open_v2(backup, &other, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nil) == SQLITE_OK else { throw BenchmarkError("cannot open \(backup)") }
+    defer { sqlite3_close(other) }
+    guard sqlite3_exec(other, "PRAGMA synchronous=FULL", nil, nil, nil) == SQLITE_OK else { throw BenchmarkError("pragma failed") }
+    let sqliteSave = try seconds { try copy(from: handle, to: other) }
+    try exec("UPDATE tree SET value = 'changed' WHERE path = '/list/k0'")
+    let sqliteRestore = try seconds { try copy(from: other, to: handle) }
+    print(String(format: "snapshots: %d leaves (%.1f MB snapshot): save %.1f ms, SQLite backup %.1f ms (ratio %.2f); restore %.2f ms, SQLite restore from its backup %.1f ms (ratio %.3f)",
+                 n, Double(bytes.withLock { $0 }) / 1_000_000, save * 1000, sqliteSave * 1000, save / sqliteSave, restore * 1000, sqliteRestore * 1000, restore / sqliteRestore))
 }
 
 final class Failure: @unchecked Sendable {
@@ -994,6 +1076,8 @@ case "stages":
     try await writeBenchmark(100_000)
     try await networkBenchmark(writesOnly: true)
 case "cache": try await cacheBenchmark(Int(arguments.dropFirst().first ?? "") ?? 20_000)
+case "snapshots":
+    for n in Int(arguments.dropFirst().first ?? "").map({ [$0] }) ?? [10_000, 100_000, 1_000_000] { try snapshotsBenchmark(n) }
 case "rules": try await rulesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 50_000, rounds: Int(arguments.dropFirst(2).first ?? "") ?? 3)
 default:
     try jsonBenchmark()
@@ -1008,4 +1092,5 @@ default:
     try await cacheBenchmark(20_000)
     try await loadBenchmark(1_000_000)
     try storesBenchmark(1_000_000)
+    for n in [10_000, 100_000, 1_000_000] { try snapshotsBenchmark(n) }
 }

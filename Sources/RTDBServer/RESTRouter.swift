@@ -11,9 +11,10 @@ import RTDBRules
 /// POST, PATCH and DELETE, `print`, `shallow`, `format=export`, queries and ETags, errors as
 /// `{"error": …}`; and what the emulator's tooling asks for besides: `/.settings/rules.json`,
 /// `/.inspect/databases.json`, `/.inspect/coverage[.json]` and `/PATH/.upload` (a form's
-/// JSON file); and the owner's
-/// `/.settings/rules/check.json` (`rules check`). It runs off the event loops (opening a namespace reads its log, a body may
-/// be megabytes of JSON) and answers through a completion, once per request.
+/// JSON file); and the owner's `/.settings/rules/check.json` (`rules check`) and
+/// `/.settings/snapshots…` (`snapshot`). It runs off the event loops (opening a namespace
+/// reads its log, a body may be megabytes of JSON) and answers through a completion, once
+/// per request.
 struct RESTRouter: Sendable {
     let namespaces: Namespaces
     /// Who a request without a credential comes from.
@@ -72,6 +73,9 @@ struct RESTRouter: Sendable {
         }
         if rawPath == "/.settings/rules/check.json" {
             return done(.reply(try checkRules(method, namespace, body, identity)))
+        }
+        if Self.isSnapshotTarget(rawPath) {
+            return try snapshots(method, rawPath, namespace, identity, done)
         }
         if method != "GET" { try Self.checkWriteParameters(items) }
         let path = try Self.path(fromTarget: rawPath)

@@ -45,6 +45,8 @@ public enum Command: Equatable, Sendable {
     case rulesCheck(RulesCheck)
     /// What the requests made of each part of the rules.
     case rulesCoverage
+    /// Save, restore, list or remove a snapshot of the whole tree.
+    case snapshot(SnapshotAction)
     /// The server's namespaces.
     case namespaces
     /// Move the session to another namespace of the server.

@@ -352,6 +352,26 @@ public enum CommandParser {
         return .help(nil)
     }
 
+    static func snapshot(_ args: Arguments, cwd: Path) throws -> Command {
+        let usage = "snapshot save NAME, snapshot restore NAME, snapshot list, or snapshot rm NAME"
+        try args.expect(1...2, usage: usage)
+        let word = args.positional[0]
+        if word.text == "list" {
+            try args.expect(1...1, usage: "snapshot list takes nothing more")
+            return .snapshot(.list)
+        }
+        guard ["save", "restore", "rm"].contains(word.text) else { throw ShellError(usage, column: word.column) }
+        try args.expect(2...2, usage: "snapshot \(word.text) needs the snapshot's name, as in snapshot \(word.text) seed")
+        let nameWord = args.positional[1]
+        let name = nameWord.unquoted
+        guard SnapshotInfo.isValid(name) else { throw ShellError(SnapshotInfo.nameRule(name), column: nameWord.column) }
+        switch word.text {
+        case "save": return .snapshot(.save(name))
+        case "restore": return .snapshot(.restore(name))
+        default: return .snapshot(.remove(name))
+        }
+    }
+
     static func use(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(1...1, usage: "use needs the namespace to move to, as in use demo")
         let word = args.positional[0]

@@ -58,6 +58,9 @@ public struct CommandSpec: Sendable {
     /// A command for a server's database only (credentials, rules): its examples assume one,
     /// signed in as the owner.
     public var needsServer = false
+    /// A command that, on a server, takes the owner's credential (`snapshot`): its examples
+    /// there are run signed in as the owner.
+    public var ownerOnServer = false
     /// The words an argument is chosen from, by the arguments before it ("" for the first,
     /// "check" for the one after it), for completion.
     public var words: [String: [String]] = [:]
@@ -312,6 +315,14 @@ public struct CommandSpec: Sendable {
                     words: ["": ["get", "set", "check", "coverage"], "check": ["read", "write", "update"]],
                     pathAfter: ["check read", "check write", "check update"],
                     build: CommandParser.rules),
+        CommandSpec(name: "snapshot", usage: "snapshot save NAME | snapshot restore NAME | snapshot list | snapshot rm NAME",
+                    summary: "save the whole database under a name, and put it back",
+                    details: "snapshot save NAME keeps the whole tree as it is now, this session's writes included, under NAME (1 to 64 letters, digits, \"-\" and \"_\"), replacing a snapshot of that name. snapshot restore NAME makes the database what it was then, in one atomic write of /: listeners (watch, other clients) hear what changed, as from any write, and a restore takes the same moment for any size (the snapshot's file is read as the database's own is, not imported). A test suite saves its fixtures once and restores them before each case. snapshot list prints each snapshot's name, when it was saved (local time) and its size; --json prints {\"NAME\": {\"saved\": MILLISECONDS, \"bytes\": SIZE}}. snapshot rm NAME forgets one.\n\nSnapshots are kept in the data folder, beside the data: the embedded database's, or the namespace's on rtdb serve, which takes the owner's credential (/.settings/snapshots.json). Hosted Firebase and the Firebase emulator keep none.",
+                    examples: ["snapshot save seed", "snapshot list", "set /users/ada/name \"Changed\"", "snapshot restore seed", "snapshot rm seed"],
+                    shortUsage: "snapshot save|restore|list|rm",
+                    ownerOnServer: true,
+                    words: ["": ["save", "restore", "list", "rm"]],
+                    build: CommandParser.snapshot),
         CommandSpec(name: "namespaces", usage: "namespaces", summary: "list the server's namespaces",
                     details: "Lists the namespaces (databases) of the server, one per line, the one in use marked with *: those that hold data or are open, as rtdb serve and the Firebase emulator list them (/.inspect/databases.json). --json prints a list of names. Hosted Firebase lists none: each database has its own URL.",
                     examples: ["namespaces", "namespaces --json"],

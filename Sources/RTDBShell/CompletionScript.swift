@@ -18,6 +18,14 @@ public enum CompletionScript {
     static var commandNames: [String] { CommandSpec.all.flatMap { [$0.name] + $0.aliases } }
     static var pathCommands: [String] { CommandSpec.all.filter { $0.argument == .path }.flatMap { [$0.name] + $0.aliases } }
 
+    /// The commands whose arguments start with fixed words (`rules check read`): for each,
+    /// the words typed after the command so far ("" for none) and what comes next.
+    static var wordCommands: [(names: [String], words: [(after: String, next: [String])])] {
+        CommandSpec.all.filter { !$0.words.isEmpty }.map { spec in
+            ([spec.name] + spec.aliases, spec.words.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        }
+    }
+
     static func names(_ flag: CommandSpec.Flag) -> [String] { [flag.name] + (flag.short.map { [$0] } ?? []) }
     static func names(_ option: ProgramOption) -> [String] { [option.name] + (option.short.map { [$0] } ?? []) }
 
@@ -43,6 +51,14 @@ public enum CompletionScript {
         let valued = ProgramOption.global.filter { $0.takesValue && !$0.selectsDatabase }.flatMap(names).joined(separator: "|")
         let fileOptions = (ProgramOption.global + ProgramOption.serve).filter { if case .file = $0.value { return true }; return false }
         let files = Array(Set(fileOptions.map(\.name))).sorted().joined(separator: "|")
+        var wordCases = ""
+        for command in wordCommands {
+            wordCases += "            \(command.names.joined(separator: "|")))\n                case \"${words[*]:cmdi+1:cword-cmdi-1}\" in\n"
+            for (after, next) in command.words {
+                wordCases += "                    \(quoted(after))) COMPREPLY=($(compgen -W \"\(next.joined(separator: " "))\" -- \"$cur\")); return ;;\n"
+            }
+            wordCases += "                esac ;;\n"
+        }
         var flagCases = ""
         flagCases += "            serve) flags=\"\(ProgramOption.serve.flatMap(names).joined(separator: " "))\" ;;\n"
         for spec in CommandSpec.all where !spec.flags.isEmpty {
@@ -115,6 +131,9 @@ public enum CompletionScript {
                 COMPREPLY=($(compgen -W "\(commandNames.joined(separator: " "))" -- "$cur"))
                 return
             fi
+            # The words some commands take first (rules check read, snapshot save).
+            case $cmd in
+        \(wordCases)        esac
             # The first argument of the data commands is a path: complete it key by key.
             case $cmd in \(pathCommands.joined(separator: "|"))) ;; *) return ;; esac
             ((cword == cmdi + 1)) && [[ -z $nokeys ]] || return
@@ -184,6 +203,14 @@ public enum CompletionScript {
             for name in [spec.name] + spec.aliases { described.append("        '\(name):\(zshQuoteSafe(spec.summary).replacingOccurrences(of: ":", with: "\\:"))'") }
         }
         for (name, summary) in ProgramOption.programCommands { described.append("        '\(name):\(zshQuoteSafe(summary).replacingOccurrences(of: ":", with: "\\:"))'") }
+        var wordCases = ""
+        for command in wordCommands {
+            wordCases += "                    \(command.names.joined(separator: "|")))\n                        case \"${(j: :)words[2,CURRENT-1]}\" in\n"
+            for (after, next) in command.words {
+                wordCases += "                            \(quoted(after))) compadd -- \(next.joined(separator: " ")); return ;;\n"
+            }
+            wordCases += "                        esac ;;\n"
+        }
         var flagCases = "                serve) flags=(\(ProgramOption.serve.map(zshOption).joined(separator: " "))) ;;\n"
         for spec in CommandSpec.all where !spec.flags.isEmpty {
             flagCases += "                \(([spec.name] + spec.aliases).joined(separator: "|"))) flags+=(\(spec.flags.map(zshFlag).joined(separator: " "))) ;;\n"
@@ -231,6 +258,11 @@ public enum CompletionScript {
         \(flagCases)                help) _describe 'command' commands; return ;;
                         completions) _values 'shell' \(shells.joined(separator: " ")); return ;;
                     esac
+                    # The words some commands take first (rules check read, snapshot save).
+                    if [[ $PREFIX != -* ]]; then
+                        case $words[1] in
+        \(wordCases)                    esac
+                    fi
                     case $words[1] in
                         \(pathCommands.joined(separator: "|")))
                             _arguments $flags '1:path:_rtdb_paths' '*:value:' ;;
@@ -291,9 +323,27 @@ public enum CompletionScript {
             }
         }
         lines.append("complete -c rtdb -n \"__fish_seen_subcommand_from help\" -a \(quoted(commandNames.joined(separator: " ")))")
+        for command in wordCommands {
+            for name in command.names {
+                for (after, next) in command.words {
+                    lines.append("complete -c rtdb -n \"__rtdb_words_after \(name) \(after)\" -a \(quoted(next.joined(separator: " ")))")
+                }
+            }
+        }
         return """
         # fish completion for rtdb: commands, flags, and child keys read from the database.
         # Made by 'rtdb completions fish'. Copy to ~/.config/fish/completions/rtdb.fish.
+
+        # True when the words typed after command $argv[1] are exactly $argv[2..].
+        function __rtdb_words_after
+            set -l words (commandline -opc)
+            set -l at (contains -i -- $argv[1] $words); or return 1
+            set -l after
+            test (count $words) -gt $at; and set after $words[(math $at + 1)..-1]
+            set -l typed (string join ' ' -- $after)
+            set -l wanted (string join ' ' -- $argv[2..-1])
+            test "$typed" = "$wanted"
+        end
 
         function __rtdb_paths
             set -l cur (commandline -ct)

@@ -59,6 +59,8 @@ public final class Shell {
         public var namespaces: NamespaceSwitch? = nil
         /// What answers `rules check`: the server, or the embedded database.
         public var rulesCheck: RulesChecking? = nil
+        /// What keeps snapshots (`snapshot`): the embedded database, or the server.
+        public var snapshots: SnapshotKeeping? = nil
         public init() {}
     }
 
@@ -111,6 +113,7 @@ public final class Shell {
         options.credential = connection.credential
         options.server = connection as? ServerAdministration
         options.rulesCheck = connection as? RulesChecking
+        options.snapshots = connection as? SnapshotKeeping
         cwd = .root
         // Transactions queued offline belonged to the core left behind.
         queuedTransactions = []
@@ -358,6 +361,8 @@ public final class Shell {
             return try await checkRules(check, json: json, renderer: renderer)
         case .rulesCoverage:
             try await showRuleCoverage(json: json)
+        case .snapshot(let action):
+            try await snapshot(action, json: json)
         case .namespaces:
             try await listNamespaces(json: json)
         case .use(let name):

@@ -10,7 +10,7 @@ import RTDBRules
 /// carries the same protocol messages a socket would; or, when another rtdb process has the
 /// folder, that process's engine through its socket (`SharedFolder`), until this one takes
 /// the folder over.
-final class EmbeddedDatabase: DatabaseConnection, RulesChecking {
+final class EmbeddedDatabase: DatabaseConnection, RulesChecking, SnapshotKeeping {
     let repo: Repo
     /// The folder; while another process has it, also that this one goes through it.
     var location: String { shared.description }
@@ -49,6 +49,35 @@ final class EmbeddedDatabase: DatabaseConnection, RulesChecking {
 
     func checkRules(_ question: RuleQuestion) async throws -> RuleAnswer {
         try await shared.answer(question, timeout: 10)
+    }
+
+    // MARK: SnapshotKeeping: by the database here when this process owns the folder, else
+    // by its owner, on the socket.
+
+    func snapshots() async throws -> [SnapshotInfo] {
+        if let database = shared.ownedDatabase { return try database.snapshots() }
+        return try await shared.ownerSnapshots(timeout: 10).list()
+    }
+
+    func saveSnapshot(_ name: String) async throws -> SnapshotInfo {
+        if let database = shared.ownedDatabase {
+            return try await withCheckedThrowingContinuation { done in database.saveSnapshot(name) { done.resume(with: $0) } }
+        }
+        return try await shared.ownerSnapshots(timeout: 10).save(name)
+    }
+
+    func restoreSnapshot(_ name: String) async throws {
+        if let database = shared.ownedDatabase {
+            let response = await withCheckedContinuation { done in database.restoreSnapshot(name) { done.resume(returning: $0) } }
+            guard response.isOK else { throw StoreError.failed(response.message) }
+            return
+        }
+        try await shared.ownerSnapshots(timeout: 10).restore(name)
+    }
+
+    func removeSnapshot(_ name: String) async throws -> Bool {
+        if let database = shared.ownedDatabase { return try database.removeSnapshot(name) }
+        return try await shared.ownerSnapshots(timeout: 10).remove(name)
     }
 
     /// `$XDG_DATA_HOME/rtdb/server`, or `~/.local/share/rtdb/server`: one folder per namespace.

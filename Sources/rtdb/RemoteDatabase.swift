@@ -11,7 +11,7 @@ import Synchronization
 
 /// A database on a server (`rtdb serve`, the Firebase emulator, hosted Firebase): the client
 /// core over a WebSocket, with TLS for `wss://` and `https://` addresses.
-final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesChecking {
+final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesChecking, SnapshotKeeping {
     let repo: Repo
     let location: String
     let credential: String
@@ -284,8 +284,22 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesCheck
         return items.compactMap { $0["name"]?.string }.sorted()
     }
 
+    // MARK: SnapshotKeeping (rtdb serve's, for its owner)
+
+    private var snapshotEndpoints: SnapshotEndpoints {
+        SnapshotEndpoints(server: address.host) { [self] method, path, slow in
+            // A save writes the whole tree: a large one takes longer than a read.
+            try await restRequest(method, path, body: [], timeout: slow ? max(timeout, SnapshotEndpoints.saveTimeout) : timeout)
+        }
+    }
+
+    func snapshots() async throws -> [SnapshotInfo] { try await snapshotEndpoints.list() }
+    func saveSnapshot(_ name: String) async throws -> SnapshotInfo { try await snapshotEndpoints.save(name) }
+    func restoreSnapshot(_ name: String) async throws { try await snapshotEndpoints.restore(name) }
+    func removeSnapshot(_ name: String) async throws -> Bool { try await snapshotEndpoints.remove(name) }
+
     /// A REST request to this namespace's server at `path`, with the credential as REST takes it.
-    private func restRequest(_ method: String, _ path: String, body: [UInt8]) async throws -> HTTPClient.Answer {
+    private func restRequest(_ method: String, _ path: String, body: [UInt8], timeout: TimeInterval? = nil) async throws -> HTTPClient.Answer {
         guard address.socketPath == nil else { throw RemoteError("the rules of a shared embedded folder cannot be read: it has none") }
         var target = path + "?ns=" + (address.namespace.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         // An access token in a header (kept out of proxies' and servers' request logs); an ID
@@ -299,7 +313,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesCheck
             }
         }
         return try await HTTPClient.send(method, host: address.host, port: address.port, target: target, headers: headers, body: body,
-                                         tls: tls, group: group, timeout: timeout)
+                                         tls: tls, group: group, timeout: timeout ?? self.timeout)
     }
 
     /// `answer` when the server took the request; its reason when it refused.

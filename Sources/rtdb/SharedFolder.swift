@@ -159,6 +159,18 @@ final class SharedFolder: Sendable {
         return answer
     }
 
+    /// The database, while this process owns the folder.
+    var ownedDatabase: Database? { state.withLock { $0.database } }
+
+    /// The snapshot endpoints of the folder's owner, on its socket (when this process is not
+    /// the owner).
+    func ownerSnapshots(timeout: TimeInterval) -> SnapshotEndpoints {
+        SnapshotEndpoints(server: "the rtdb process that has \(folder)") { [self] method, path, slow in
+            try await HTTPClient.send(method, host: "localhost", port: 80, unixSocket: socketPath, target: path, tls: nil, group: group,
+                                      timeout: slow ? SnapshotEndpoints.saveTimeout : timeout)
+        }
+    }
+
     /// Stops serving (the others take over) and closes the database: every write durable.
     func close() {
         let (server, database, group) = state.withLock { state in

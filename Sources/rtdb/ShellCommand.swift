@@ -245,6 +245,7 @@ struct ShellCommand: AsyncParsableCommand {
         if let noCache { options.noCache = noCache }
         options.server = connection as? ServerAdministration
         options.rulesCheck = connection as? RulesChecking
+        options.snapshots = connection as? SnapshotKeeping
         options.namespaces = namespaces
         let output = StandardOutput()
 

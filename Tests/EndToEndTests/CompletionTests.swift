@@ -43,6 +43,17 @@ final class CompletionTests: XCTestCase {
         XCTAssertEqual(try complete(["get", "/x", "--sh"], folder: folder), ["--shallow"])
     }
 
+    /// The words some commands take first, then the next ones after them.
+    func testTheWordsACommandTakesFirst() throws {
+        let folder = Binary.temporaryFolder()
+        XCTAssertEqual(try complete(["snapshot", ""], folder: folder), ["save", "restore", "list", "rm"])
+        XCTAssertEqual(try complete(["snapshot", "r"], folder: folder), ["restore", "rm"])
+        XCTAssertEqual(try complete(["snapshot", "save", ""], folder: folder), [])
+        XCTAssertEqual(try complete(["rules", "ch"], folder: folder), ["check"])
+        XCTAssertEqual(try complete(["rules", "check", ""], folder: folder), ["read", "write", "update"])
+        XCTAssertEqual(try complete(["rules", "check", "--a"], folder: folder), ["--as"])
+    }
+
     /// zsh and fish read the scripts without a syntax error (a quote in a help text once
     /// broke the zsh one).
     func testZshAndFishScriptsParse() throws {

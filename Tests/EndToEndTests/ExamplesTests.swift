@@ -37,16 +37,18 @@ final class ExamplesTests: XCTestCase {
         XCTAssertEqual(result.status, 0, "\(label): \(result.stderr)\n\(result.stdout)")
         // Nothing on stderr but what timing says by design.
         let messages = result.stderr.split(separator: "\n").filter { line in
-            !["timing is ", "Time: ", "imported ", "exported ", "authenticated as ", "logged out", "the rules of ", "now on namespace "].contains { line.hasPrefix($0) }
+            !["timing is ", "Time: ", "imported ", "exported ", "authenticated as ", "logged out", "the rules of ", "now on namespace ",
+              "saved snapshot ", "restored snapshot ", "removed snapshot "].contains { line.hasPrefix($0) }
         }
         XCTAssertEqual(messages, [], label)
     }
 
     /// Each command's examples after the seed; those of server-only commands (`auth`,
-    /// `rules`) only for a server, signed in as its owner (token.txt holds `owner`).
+    /// `rules`) only for a server, signed in as its owner (token.txt holds `owner`), as are
+    /// those of commands a server keeps for its owner (`snapshot`).
     func examplesScript(server: Bool) -> [(String, String)] {
         CommandSpec.all.filter { !$0.examples.isEmpty && (server || !$0.needsServer) }.map { spec in
-            let seed = Self.seed + (spec.needsServer ? "auth token.txt\n" : "")
+            let seed = Self.seed + (spec.needsServer || (server && spec.ownerOnServer) ? "auth token.txt\n" : "")
             return (spec.name, seed + spec.examples.filter { !Self.isForegroundWatch($0) }.joined(separator: "\n") + "\n")
         }
     }

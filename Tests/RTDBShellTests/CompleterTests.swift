@@ -28,7 +28,7 @@ final class CompleterTests: XCTestCase {
         XCTAssertEqual(completer.complete("get /users/ad", cwd: .root).candidates, ["/users/ada/", "/users/adam "])
         XCTAssertEqual(completer.complete("cd ad", cwd: Path("users")).candidates, ["ada/", "adam "])
         XCTAssertEqual(completer.complete("ls ", cwd: .root).candidates, ["users/", "uploads/", "version "])
-        XCTAssertEqual(completer.complete("help s", cwd: .root).candidates, ["set ", "status ", "sleep "])
+        XCTAssertEqual(completer.complete("help s", cwd: .root).candidates, ["set ", "status ", "snapshot ", "sleep "])
         XCTAssertEqual(completer.complete("tx /v", cwd: .root).candidates, ["/version "])
         XCTAssertEqual(completer.complete("keepsynced /u", cwd: .root).candidates, ["/users/", "/uploads/"])
         // Every command whose first argument is a path, from the command table.
@@ -46,5 +46,7 @@ final class CompleterTests: XCTestCase {
         XCTAssertEqual(completer.complete("rules check read /users/a", cwd: .root).candidates, ["/users/ada/", "/users/adam "])
         XCTAssertEqual(completer.complete("rules set ", cwd: .root).candidates, [])
         XCTAssertEqual(completer.complete("rules check read /users/ada --a", cwd: .root).candidates, ["--as "])
+        XCTAssertEqual(completer.complete("snapshot r", cwd: .root).candidates, ["restore ", "rm "])
+        XCTAssertEqual(completer.complete("snapshot save ", cwd: .root).candidates, [])
     }
 }
