@@ -482,6 +482,43 @@ func writeBenchmark(_ n: Int) async throws {
     try? FileManager.default.removeItem(atPath: folder)
 }
 
+/// Pipelined sets through the client core with nobody watching and with one monitor that
+/// turns each operation into its JSON line (as `monitor --json` prints it): what a monitor
+/// costs per write. Best of three alternating runs each.
+func monitorBenchmark(_ n: Int, rounds: Int = 3) async throws {
+    func run(watched: Bool) async throws -> Double {
+        let folder = NSTemporaryDirectory() + "rtdb-bench-monitor-" + UUID().uuidString
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let database = try Database(folder: folder)
+        let seen = EventCounter(), lost = EventCounter()
+        let subscription = watched ? database.operations.subscribe { records, dropped in
+            for _ in 0..<dropped { lost.add() }
+            for record in records { if !record.jsonBytes.isEmpty { seen.add() } }
+        } : nil
+        let repo = connect(database)
+        let time = try await seconds {
+            for i in 0..<n { try await repo.set(Path("bench/k\(i)"), Node(.number(Double(i)))) }
+            await repo.waitForPendingWrites(idle: 600)
+        }
+        await repo.close()
+        // Its last batch, gathered for a moment before it is handed on.
+        let deadline = Date().addingTimeInterval(5)
+        while watched && seen.count + lost.count < n && Date() < deadline { usleep(1_000) }
+        subscription?.cancel()
+        database.close()
+        if watched && seen.count + lost.count < n { throw BenchmarkError("the monitor heard of \(seen.count + lost.count) of \(n) writes") }
+        if lost.count > 0 { print("monitor: \(lost.count) of \(n) operations dropped") }
+        return time
+    }
+    var unwatched = Double.infinity, watched = Double.infinity
+    for _ in 0..<rounds {
+        unwatched = min(unwatched, try await run(watched: false))
+        watched = min(watched, try await run(watched: true))
+    }
+    print(String(format: "monitor: %d pipelined sets through the client core: nobody watching %.2f µs each, one monitor %.2f µs each (ratio %.2f)",
+                 n, unwatched / Double(n) * 1e6, watched / Double(n) * 1e6, watched / unwatched))
+}
+
 /// A realistic rules file: a few dozen rules, wildcards, `root.child()` lookups, validation
 /// of each field of a note, a regex.
 let realisticRules = #"""
@@ -1076,6 +1113,7 @@ case "stages":
     try await writeBenchmark(100_000)
     try await networkBenchmark(writesOnly: true)
 case "cache": try await cacheBenchmark(Int(arguments.dropFirst().first ?? "") ?? 20_000)
+case "monitor": try await monitorBenchmark(Int(arguments.dropFirst().first ?? "") ?? 100_000, rounds: Int(arguments.dropFirst(2).first ?? "") ?? 3)
 case "snapshots":
     for n in Int(arguments.dropFirst().first ?? "").map({ [$0] }) ?? [10_000, 100_000, 1_000_000] { try snapshotsBenchmark(n) }
 case "rules": try await rulesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 50_000, rounds: Int(arguments.dropFirst(2).first ?? "") ?? 3)
@@ -1088,6 +1126,7 @@ default:
     try await tlsBenchmark(100_000)
     try await reconnectBenchmark(10_000)
     try await writeBenchmark(100_000)
+    try await monitorBenchmark(100_000)
     try await rulesBenchmark(50_000)
     try await cacheBenchmark(20_000)
     try await loadBenchmark(1_000_000)

@@ -62,6 +62,10 @@ public actor Database {
     private var rules = SecurityRules.open
     /// Whether refusals say which rule decided, and where decisions are logged.
     public nonisolated let explanations: RuleExplanations
+    /// What it runs, for `monitor` and the profiler (`Database+Monitoring`).
+    public nonisolated let operations = OperationFeed()
+    /// Where a monitored request's JSON is written to be measured.
+    var monitorScratch: [UInt8] = []
 
     public init(folder: String, clock: @escaping @Sendable () -> Double = Database.systemClock,
                 explanations: RuleExplanations = RuleExplanations()) throws {
@@ -123,8 +127,9 @@ public actor Database {
     /// It starts as `identity` (the owner for an embedded database and the processes on its
     /// folder, no one for a network client until it sends a credential).
     @discardableResult
-    public nonisolated func accept(_ transport: Transport, host: String = "embedded", identity: Identity = .admin) -> ServerSession {
-        let session = ServerSession(database: self, transport: transport, identity: identity)
+    public nonisolated func accept(_ transport: Transport, host: String = "embedded", identity: Identity = .admin,
+                                   peer: String = "embedded") -> ServerSession {
+        let session = ServerSession(database: self, transport: transport, identity: identity, peer: peer)
         session.start(host: host)
         return session
     }
@@ -388,7 +393,7 @@ public actor Database {
     /// A query ordered by a child (or by value) that the rules give no `.indexOn` for, as
     /// Firebase warns of it. Only where rules were given: without them nothing is indexed
     /// by declaration, and the engine indexes every query as it comes anyway.
-    private func unindexed(_ query: QueryParams?, at path: Path) -> Bool {
+    func unindexed(_ query: QueryParams?, at path: Path) -> Bool {
         guard let query, rules.source != SecurityRules.open.source else { return false }
         switch query.index {
         case .child, .value: return !declares(query.index, at: path)
@@ -491,7 +496,7 @@ public actor Database {
     }
 
     /// The value at `path`, or the query's window of it (answered from an index).
-    private func evaluate(_ path: Path, query: QueryParams?) -> Node {
+    func evaluate(_ path: Path, query: QueryParams?) -> Node {
         let node = root.child(at: path)
         guard let query, !query.loadsAllData else { return node }
         return answer(query, at: path, on: node)
@@ -608,6 +613,8 @@ public actor Database {
     /// number) is applied once: sent again, it is answered as soon as it is durable.
     func handle(_ request: Request, from session: ServerSession?, as identity: Identity,
                 origin: (origin: WriteOrigin, request: Int)? = nil, echo: Bool = false, reply: @escaping @Sendable (Response) -> Void) {
+        var reply = reply
+        if let session, operations.isWatched { reply = monitored(request, from: session, as: identity, reply: reply) }
         // Only writes read `origin`; one out of range is none.
         let origin = origin.flatMap { $0.origin.admits(request: $0.request) ? $0 : nil }
         switch request {
@@ -964,7 +971,11 @@ public actor Database {
     /// Firebase. A write at or above the location sends the whole window; below it, the
     /// children written that are in the window (null for those that left it) and, under a
     /// limit, the children others pushed in or out. Nothing goes out when nothing changed.
-    private func sendWindowChange(_ listen: Listen, by record: LogRecord) {
+    private func sendWindowChange(_ listen: Listen, by record: LogRecord, counting broadcast: inout Broadcast?) {
+        func send(_ push: Push) {
+            broadcast?.count(push, to: listen.session)
+            listen.session.send(push)
+        }
         guard let params = listen.params else { return }
         // The children written, each once; most writes name one, so a set (byte-wise, as
         // keys are; a String set is not) answers only past a few.
@@ -986,7 +997,7 @@ public actor Database {
             // the next window reuses these children.
             let unchanged = window == listen.lastSent
             listen.lastSent = window
-            if !unchanged { listen.session.send(.data(path: listen.path, data: window, tag: listen.tag)) }
+            if !unchanged { send(.data(path: listen.path, data: window, tag: listen.tag)) }
             return
         }
         let node = root.child(at: listen.path)
@@ -1030,9 +1041,9 @@ public actor Database {
             listen.lastSent = window
         }
         if updates.count == 1 {
-            listen.session.send(.data(path: listen.path.appending(updates[0].path), data: updates[0].value, tag: listen.tag))
+            send(.data(path: listen.path.appending(updates[0].path), data: updates[0].value, tag: listen.tag))
         } else if !updates.isEmpty {
-            listen.session.send(.merge(path: listen.path, data: updates, tag: listen.tag))
+            send(.merge(path: listen.path, data: updates, tag: listen.tag))
         }
     }
 
@@ -1081,17 +1092,20 @@ public actor Database {
     private func notifyListeners(_ record: LogRecord) {
         guard listeners.count > 0 else { return }
         let paths = record.sets.map(\.path)
+        var broadcast = operations.isWatched ? Broadcast() : nil
         // Listens at one location are sent the same push (untagged): its bytes are made once.
         var whole: [Path: SharedEncoding] = [:], below: [Path: SharedEncoding] = [:], merged: [Path: SharedEncoding] = [:]
         func send(_ push: Push, to listen: Listen, _ shared: inout [Path: SharedEncoding], at path: Path) {
+            broadcast?.count(push, to: listen.session)
             guard listen.tag == nil else { return listen.session.send(push) }
             let encoding = shared[path] ?? SharedEncoding(.push(push))
             shared[path] = encoding
             listen.session.send(sharing: encoding)
         }
+        defer { if let broadcast { publish(broadcast, of: record) } }
         for listen in listeners.affected(by: paths) {
             if listen.isFiltered {
-                sendWindowChange(listen, by: record)
+                sendWindowChange(listen, by: record, counting: &broadcast)
                 continue
             }
             let relevant = record.sets.filter { listen.path.overlaps($0.path) }

@@ -10,6 +10,8 @@ public final class ServerSession: ListenSink, Sendable {
     private let database: Database
     private let transport: Transport
     public let id: String
+    /// Where the connection comes from (an address and port; "embedded" in-process).
+    public let peer: String
     /// Who it is without a credential: the owner on an embedded database's connections, no
     /// one on the network's; `unauth` and an expired credential return to it.
     let initialIdentity: Identity
@@ -28,9 +30,10 @@ public final class ServerSession: ListenSink, Sendable {
 
     private let state: Mutex<State>
 
-    init(database: Database, transport: Transport, identity: Identity) {
+    init(database: Database, transport: Transport, identity: Identity, peer: String) {
         self.database = database
         self.transport = transport
+        self.peer = peer
         state = Mutex(State(identity: identity))
         self.initialIdentity = identity
         self.id = ServerSession.makeID()
@@ -73,8 +76,10 @@ public final class ServerSession: ListenSink, Sendable {
                 }
                 database.sessionClosed(self)
                 database.runOnDisconnect(operations, as: identity)
+                if database.operations.isWatched { self.publish(.disconnect, as: identity) }
             }
         })
+        if database.operations.isWatched { publish(.connect, as: identity) }
         let now = Int64(database.clock())
         transport.send(.handshake(Handshake(timestamp: now, host: host, sessionID: id, exactlyOnce: true)))
     }
@@ -100,6 +105,17 @@ public final class ServerSession: ListenSink, Sendable {
         default:
             break  // other control messages need no answer from a server
         }
+    }
+
+    /// Who this connection is, for a monitor, as `identity`.
+    func client(as identity: Identity) -> OperationRecord.Client {
+        OperationRecord.Client(id: id, address: peer, user: identity.monitorName)
+    }
+
+    /// A connection's start or end, for the monitors.
+    private func publish(_ kind: OperationRecord.Kind, as identity: Identity) {
+        database.operations.publish(OperationRecord(kind: kind, path: nil, timestamp: database.clock(), micros: 0, bytes: 0,
+                                                    client: client(as: identity)))
     }
 
     func send(_ message: Message) { transport.send(message) }

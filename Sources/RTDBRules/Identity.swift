@@ -13,6 +13,15 @@ public enum Identity: Sendable, Equatable {
     /// The literal credential the Firebase emulator takes as the owner's.
     public static let ownerCredential = "owner"
 
+    /// Who it is in one word, as a monitor shows it: `owner`, the user's uid, or nil for no one.
+    public var monitorName: String? {
+        switch self {
+        case .admin: return "owner"
+        case .anonymous: return nil
+        case .user(let uid, _, _): return uid
+        }
+    }
+
     /// `auth` in a rule.
     var ruleValue: RuleValue {
         guard case let .user(uid, claims, _) = self else { return .null }

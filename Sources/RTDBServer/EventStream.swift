@@ -8,40 +8,27 @@ import RTDBRules
 
 /// A REST stream (`Accept: text/event-stream`): each change at the listened location goes
 /// out as a Server-Sent Event — `put` (the data at a relative path is now …) or `patch`
-/// (merge these children) — with `keep-alive` every 30 seconds; `cancel` and `auth_revoked`
-/// end it.
+/// (merge these children) — with `keep-alive` every 30 seconds (`ServerSentEvents`);
+/// `cancel` and `auth_revoked` end it.
 final class EventStream: ListenSink, Sendable {
-    let channel: Channel
     let path: Path
     let identity: Identity
-    /// Started by whoever starts the stream; cancelled when it ends (its channel closes, or
-    /// `cancel` or `auth_revoked` ends it).
-    private let keepAlive = NIOLockedValueBox<RepeatedTask?>(nil)
+    private let events: ServerSentEvents
 
     init(channel: Channel, path: Path, identity: Identity) {
-        self.channel = channel
+        self.events = ServerSentEvents(channel: channel)
         self.path = path
         self.identity = identity
     }
 
+    var channel: Channel { events.channel }
+
     /// `extraHeaders`: CORS headers for a page the server allows.
     func start(version: HTTPVersion, headers extraHeaders: [(String, String)] = []) {
-        var head = HTTPHeaders()
-        head.add(name: "Content-Type", value: "text/event-stream")
-        head.add(name: "Cache-Control", value: "no-cache")
-        for (name, value) in extraHeaders { head.add(name: name, value: value) }
-        let headers = head
-        let channel = self.channel
-        channel.eventLoop.execute {
-            channel.writeAndFlush(HTTPServerResponsePart.head(HTTPResponseHead(version: version, status: .ok, headers: headers)), promise: nil)
-        }
-        let task = channel.eventLoop.scheduleRepeatedTask(initialDelay: .seconds(30), delay: .seconds(30)) { [weak self] _ in
-            self?.write(event: "keep-alive", data: "null")
-        }
-        keepAlive.withLockedValue { $0 = task }
+        events.start(version: version, headers: extraHeaders)
     }
 
-    func stop() { keepAlive.withLockedValue { $0?.cancel() } }
+    func stop() { events.stop() }
 
     func send(_ push: Push) {
         switch push {
@@ -77,15 +64,6 @@ final class EventStream: ListenSink, Sendable {
     }
 
     private func write(event: String, data: String, thenEnd: Bool = false) {
-        let text = "event: \(event)\ndata: \(data)\n\n"
-        let channel = self.channel
-        if thenEnd { stop() }
-        channel.eventLoop.execute {
-            channel.writeBody(Array(text.utf8))
-            channel.flush()
-            if thenEnd {
-                channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
-            }
-        }
+        events.write(event: event, data: data, thenEnd: thenEnd)
     }
 }

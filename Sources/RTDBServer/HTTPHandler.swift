@@ -107,8 +107,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         let router = self.router
         let loop = context.eventLoop
         let handler = NIOLoopBound(self, eventLoop: loop)
+        let peer = PeerAddress.describe(context.channel.remoteAddress)
         HTTPHandler.work.async {
-            router.route(head, body: body) { outcome in
+            router.route(head, body: body, peer: peer) { outcome in
                 loop.execute { handler.value.answer(outcome, to: head, cors: cors) }
             }
         }
@@ -129,6 +130,15 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             channel.closeFuture.whenComplete { _ in
                 stream.stop()
                 database.detach(stream) { namespaces.release(namespace) }
+            }
+        case let .profile(database, namespace):
+            channel.triggerUserOutboundEvent(HTTPPhase.longLived, promise: nil)
+            let stream = ProfileStream(channel: channel)
+            stream.start(database.operations, version: head.version, headers: cors)
+            let namespaces = router.namespaces
+            channel.closeFuture.whenComplete { _ in
+                stream.stop()
+                namespaces.release(namespace)
             }
         }
     }

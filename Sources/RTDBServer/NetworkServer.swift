@@ -139,7 +139,7 @@ public final class NetworkServer: Sendable {
                                     channel.close(promise: nil)
                                     return namespaces.release(namespace)
                                 }
-                                database.accept(transport, host: host, identity: identity)
+                                database.accept(transport, host: host, identity: identity, peer: PeerAddress.describe(channel.remoteAddress))
                                 log("connection from \(peer) to namespace \(namespace)")
                                 channel.closeFuture.whenComplete { _ in
                                     namespaces.release(namespace)

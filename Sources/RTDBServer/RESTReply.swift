@@ -8,6 +8,8 @@ enum RESTOutcome: Sendable {
     case reply(RESTReply)
     /// `Accept: text/event-stream`: the namespace stays acquired until the stream ends.
     case stream(Database, namespace: String, Path, QueryParams?, Identity)
+    /// The profiler's stream of the namespace's operations; acquired until it ends.
+    case profile(Database, namespace: String)
 }
 
 /// One REST answer: its status, body (JSON unless said) and extra headers.

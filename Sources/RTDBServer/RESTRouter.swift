@@ -12,7 +12,8 @@ import RTDBRules
 /// `{"error": …}`; and what the emulator's tooling asks for besides: `/.settings/rules.json`,
 /// `/.inspect/databases.json`, `/.inspect/coverage[.json]` and `/PATH/.upload` (a form's
 /// JSON file); and the owner's `/.settings/rules/check.json` (`rules check`) and
-/// `/.settings/snapshots…` (`snapshot`). It runs off the event loops (opening a namespace
+/// `/.settings/snapshots…` (`snapshot`) and `/.settings/profile.json` (`monitor`, `profile`).
+/// It runs off the event loops (opening a namespace
 /// reads its log, a body may be megabytes of JSON) and answers through a completion, once
 /// per request.
 struct RESTRouter: Sendable {
@@ -22,10 +23,11 @@ struct RESTRouter: Sendable {
     /// Where failures to open a namespace are reported in full (the client gets less).
     let log: @Sendable (String) -> Void
 
-    /// Routes one whole request; `done` gets its outcome, from any thread.
-    func route(_ head: HTTPRequestHead, body: [UInt8], _ done: @escaping @Sendable (RESTOutcome) -> Void) {
+    /// Routes one whole request from `peer` (its address); `done` gets its outcome, from any
+    /// thread.
+    func route(_ head: HTTPRequestHead, body: [UInt8], peer: String = "?", _ done: @escaping @Sendable (RESTOutcome) -> Void) {
         do {
-            try routeTarget(head, body, done)
+            try routeTarget(head, body, peer, done)
         } catch let failure as RESTFailure {
             done(.reply(.error(failure.status, failure.message)))
         } catch {
@@ -33,7 +35,7 @@ struct RESTRouter: Sendable {
         }
     }
 
-    private func routeTarget(_ head: HTTPRequestHead, _ body: [UInt8], _ done: @escaping @Sendable (RESTOutcome) -> Void) throws {
+    private func routeTarget(_ head: HTTPRequestHead, _ body: [UInt8], _ peer: String, _ done: @escaping @Sendable (RESTOutcome) -> Void) throws {
         var (rawPath, items) = Self.split(head.uri)
         var body = body
         if rawPath == "/.ws" {
@@ -77,6 +79,9 @@ struct RESTRouter: Sendable {
         if Self.isSnapshotTarget(rawPath) {
             return try snapshots(method, rawPath, namespace, identity, done)
         }
+        if rawPath == Self.profilePath {
+            return done(try profile(head, method, namespace, identity))
+        }
         if method != "GET" { try Self.checkWriteParameters(items) }
         let path = try Self.path(fromTarget: rawPath)
         let streaming = method == "GET" && head.headers.first(name: "Accept")?.contains("text/event-stream") == true
@@ -105,11 +110,12 @@ struct RESTRouter: Sendable {
         let release: @Sendable () -> Void = {
             if held.withLockedValue({ let was = $0; $0 = false; return was }) { namespaces.release(namespace) }
         }
+        let respond = Self.monitored(method, path, items, body: body.count, peer: peer, identity: identity, database: acquired) { reply in
+            release()
+            done(.reply(reply))
+        }
         do {
-            try route(method, head, items, path, body, acquired, namespace, identity) { reply in
-                release()
-                done(.reply(reply))
-            }
+            try route(method, head, items, path, body, acquired, namespace, identity, respond)
         } catch {
             release()
             throw error
@@ -341,7 +347,7 @@ struct RESTRouter: Sendable {
     /// its children in key order unless `orderBy` says otherwise, as the emulator answers
     /// `firebase emulators:export`'s probe (`shallow=true&limitToFirst=1`); hosted Firebase
     /// refuses the pair.
-    private static func query(_ items: [String: String]) throws -> QueryParams? {
+    static func query(_ items: [String: String]) throws -> QueryParams? {
         var items = items
         if items["shallow"] == "true", items["orderBy"] == nil, RESTQuery.filters.contains(where: { items[$0] != nil }) {
             items["orderBy"] = #""$key""#

@@ -45,6 +45,8 @@ public enum Command: Equatable, Sendable {
     case rulesCheck(RulesCheck)
     /// What the requests made of each part of the rules.
     case rulesCoverage
+    /// Every operation of every client at or below the path, as it runs.
+    case monitor(Path, background: Bool)
     /// Save, restore, list or remove a snapshot of the whole tree.
     case snapshot(SnapshotAction)
     /// The server's namespaces.

@@ -157,6 +157,11 @@ public enum CommandParser {
                       events: try QueryFlags.events(from: args.value("--events")), background: args.has("--bg"))
     }
 
+    static func monitor(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...1, usage: "monitor takes at most a path")
+        return .monitor(try args.path(0, cwd: cwd, writing: false) ?? cwd, background: args.has("--bg"))
+    }
+
     static func watches(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(0...0)
         return .watches

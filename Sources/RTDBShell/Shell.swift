@@ -61,6 +61,8 @@ public final class Shell {
         public var rulesCheck: RulesChecking? = nil
         /// What keeps snapshots (`snapshot`): the embedded database, or the server.
         public var snapshots: SnapshotKeeping? = nil
+        /// Whose operations `monitor` shows: the embedded database, or the server's namespace.
+        public var monitor: OperationMonitoring? = nil
         public init() {}
     }
 
@@ -79,9 +81,11 @@ public final class Shell {
     public private(set) var history: [String] = []
 
     private var backgroundWatches: [BackgroundWatch] = []
+    /// `monitor --bg`s, numbered with the watches.
+    var backgroundMonitors: [BackgroundMonitor] = []
     /// `pager on|off`.
     private var pagingOn = true
-    private var nextWatchID = 1
+    var nextWatchID = 1
     /// Rejections of writes nobody waited for, reported after the line that follows them.
     let rejected = RejectedWrites()
     /// Transactions a script started while offline by choice; `online` reports them.
@@ -114,6 +118,7 @@ public final class Shell {
         options.server = connection as? ServerAdministration
         options.rulesCheck = connection as? RulesChecking
         options.snapshots = connection as? SnapshotKeeping
+        options.monitor = connection as? OperationMonitoring
         cwd = .root
         // Transactions queued offline belonged to the core left behind.
         queuedTransactions = []
@@ -300,17 +305,27 @@ public final class Shell {
                          ("events", .array(watch.events.map(\.rawValue).sorted().map(JSONValue.string))),
                          ("seen", .number(Double(watch.eventCount)))])
             }
-            output.write(JSONValue.array(list).serialized() + "\n")
+            let monitors = backgroundMonitors.map { monitor -> JSONValue in
+                .object([("id", .number(Double(monitor.id))), ("path", .string(monitor.path.description)), ("monitor", .bool(true)),
+                         ("seen", .number(Double(monitor.operationCount)))])
+            }
+            output.write(JSONValue.array(list + monitors).serialized() + "\n")
         case .watches:
-            if backgroundWatches.isEmpty { output.write("no background watches\n") }
+            if backgroundWatches.isEmpty && backgroundMonitors.isEmpty { output.write("no background watches\n") }
             for watch in backgroundWatches {
                 let query = watch.query.params.isDefault ? "" : " \(watch.query.identifier)"
                 let events = watch.events.count == EventType.allCases.count ? "all events" : watch.events.map(\.rawValue).sorted().joined(separator: ",")
                 output.write("\(watch.id)  \(watch.query.path)\(query)  \(events)  \(watch.eventCount) seen\n")
             }
+            for monitor in backgroundMonitors {
+                output.write("\(monitor.id)  \(monitor.path)  monitor  \(monitor.operationCount) seen\n")
+            }
         case .unwatch(let id):
             let stopping = backgroundWatches.filter { id == nil || $0.id == id }
-            if let id, stopping.isEmpty { throw ShellError("no background watch \(id): see 'watches'") }
+            let monitors = backgroundMonitors.filter { id == nil || $0.id == id }
+            if let id, stopping.isEmpty && monitors.isEmpty { throw ShellError("no background watch \(id): see 'watches'") }
+            for monitor in monitors { monitor.task.cancel() }
+            backgroundMonitors.removeAll { m in monitors.contains { $0 === m } }
             // A script's writes before it are not awaited one by one: their events may still
             // be on the way (a query's window moves when the server answers, before its ack).
             if !options.waitForWrites, repo.pendingWriteCount > 0, await repo.isConnected {
@@ -363,6 +378,8 @@ public final class Shell {
             try await showRuleCoverage(json: json)
         case .snapshot(let action):
             try await snapshot(action, json: json)
+        case let .monitor(path, background):
+            return try await monitor(path, background: background, json: json, renderer: renderer)
         case .namespaces:
             try await listNamespaces(json: json)
         case .use(let name):
@@ -457,7 +474,7 @@ public final class Shell {
                 ("location", .string(options.location())), ("online", .bool(connected)), ("offlineByChoice", .bool(byChoice)),
                 ("serverTimeOffset", .number(offset.rounded())), ("credential", .string(options.credential)),
                 ("pendingWrites", .number(Double(writes))), ("pendingTransactions", .number(Double(transactions))),
-                ("backgroundWatches", .array(backgroundWatches.map { .number(Double($0.id)) })),
+                ("backgroundWatches", .array((backgroundWatches.map(\.id) + backgroundMonitors.map(\.id)).sorted().map { .number(Double($0)) })),
                 ("keptSynced", .array(kept.map { .string($0.description) })), ("onDisconnectWrites", .number(Double(onDisconnect))),
                 ("cache", cache.map(Self.cacheObject) ?? .null),
             ])
@@ -472,7 +489,8 @@ public final class Shell {
             ("credential", options.credential),
             ("pending", "\(plural(writes, "write")), \(plural(transactions, "transaction"))"),
             ("cache", cacheText),
-            ("watches", backgroundWatches.isEmpty ? "none in the background" : backgroundWatches.map { "\($0.id) \($0.query.path)" }.joined(separator: ", ")),
+            ("watches", backgroundWatches.isEmpty && backgroundMonitors.isEmpty ? "none in the background"
+                : (backgroundWatches.map { "\($0.id) \($0.query.path)" } + backgroundMonitors.map { "\($0.id) monitor \($0.path)" }).joined(separator: ", ")),
             ("keepsynced", kept.isEmpty ? "none" : kept.map(\.description).joined(separator: ", ")),
             ("ondisconnect", plural(onDisconnect, "write")),
         ]
@@ -618,6 +636,8 @@ public final class Shell {
     public func stopBackgroundWatches() async {
         for watch in backgroundWatches { await repo.unlisten(watch.query, watch.registration) }
         backgroundWatches.removeAll()
+        for monitor in backgroundMonitors { monitor.task.cancel() }
+        backgroundMonitors.removeAll()
     }
 
     /// A write's refusal, naming where it wrote when the rules refused it (hosted Firebase

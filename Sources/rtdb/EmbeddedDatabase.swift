@@ -10,7 +10,7 @@ import RTDBRules
 /// carries the same protocol messages a socket would; or, when another rtdb process has the
 /// folder, that process's engine through its socket (`SharedFolder`), until this one takes
 /// the folder over.
-final class EmbeddedDatabase: DatabaseConnection, RulesChecking, SnapshotKeeping {
+final class EmbeddedDatabase: DatabaseConnection, RulesChecking, SnapshotKeeping, OperationMonitoring {
     let repo: Repo
     /// The folder; while another process has it, also that this one goes through it.
     var location: String { shared.description }
@@ -78,6 +78,13 @@ final class EmbeddedDatabase: DatabaseConnection, RulesChecking, SnapshotKeeping
     func removeSnapshot(_ name: String) async throws -> Bool {
         if let database = shared.ownedDatabase { return try database.removeSnapshot(name) }
         return try await shared.ownerSnapshots(timeout: 10).remove(name)
+    }
+
+    /// Every operation on the folder's database: from its feed when this process owns the
+    /// folder, else from the owner's profiler stream on its socket.
+    func operations() async throws -> AsyncThrowingStream<MonitorEvent, Error> {
+        if let database = shared.ownedDatabase { return ProfileEvents.from(database.operations) }
+        return ProfileEvents.from(try await shared.ownerProfile(timeout: 10))
     }
 
     /// `$XDG_DATA_HOME/rtdb/server`, or `~/.local/share/rtdb/server`: one folder per namespace.

@@ -11,7 +11,7 @@ import Synchronization
 
 /// A database on a server (`rtdb serve`, the Firebase emulator, hosted Firebase): the client
 /// core over a WebSocket, with TLS for `wss://` and `https://` addresses.
-final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesChecking, SnapshotKeeping {
+final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesChecking, SnapshotKeeping, OperationMonitoring {
     let repo: Repo
     let location: String
     let credential: String
@@ -298,12 +298,33 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesCheck
     func restoreSnapshot(_ name: String) async throws { try await snapshotEndpoints.restore(name) }
     func removeSnapshot(_ name: String) async throws -> Bool { try await snapshotEndpoints.remove(name) }
 
+    // MARK: OperationMonitoring (the profiler's stream: rtdb serve's, and hosted Firebase's)
+
+    func operations() async throws -> AsyncThrowingStream<MonitorEvent, Error> {
+        let (target, headers) = restTarget("/.settings/profile.json")
+        do {
+            let events = try await EventStreamClient.open(host: address.host, port: address.port, target: target, headers: headers,
+                                                          tls: tls, group: group, timeout: timeout)
+            return ProfileEvents.from(events)
+        } catch let refusal as EventStreamClient.Refusal {
+            let hint = refusal.status == 401 ? " (auth with owner, or an access token for a hosted database)" : ""
+            throw RemoteError("\(address.host) refused the monitor: \(refusal.reason)\(hint)")
+        }
+    }
+
     /// A REST request to this namespace's server at `path`, with the credential as REST takes it.
     private func restRequest(_ method: String, _ path: String, body: [UInt8], timeout: TimeInterval? = nil) async throws -> HTTPClient.Answer {
         guard address.socketPath == nil else { throw RemoteError("the rules of a shared embedded folder cannot be read: it has none") }
+        let (target, headers) = restTarget(path)
+        return try await HTTPClient.send(method, host: address.host, port: address.port, target: target, headers: headers, body: body,
+                                         tls: tls, group: group, timeout: timeout ?? self.timeout)
+    }
+
+    /// `path` on this namespace, with the credential as REST takes it: an access token in a
+    /// header (kept out of proxies' and servers' request logs); an ID token or secret as
+    /// Firebase's REST API takes it, in auth=.
+    private func restTarget(_ path: String) -> (target: String, headers: [(String, String)]) {
         var target = path + "?ns=" + (address.namespace.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
-        // An access token in a header (kept out of proxies' and servers' request logs); an ID
-        // token or secret as Firebase's REST API takes it, in auth=.
         var headers: [(String, String)] = []
         if let credential = state.withLock({ $0.restCredential }) {
             if credential.google {
@@ -312,8 +333,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesCheck
                 target += "&auth=" + (credential.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
             }
         }
-        return try await HTTPClient.send(method, host: address.host, port: address.port, target: target, headers: headers, body: body,
-                                         tls: tls, group: group, timeout: timeout ?? self.timeout)
+        return (target, headers)
     }
 
     /// `answer` when the server took the request; its reason when it refused.

@@ -171,6 +171,12 @@ final class SharedFolder: Sendable {
         }
     }
 
+    /// The owner's profiler stream, on its socket (when this process is not the owner).
+    func ownerProfile(timeout: TimeInterval) async throws -> AsyncThrowingStream<EventStreamClient.Event, Error> {
+        try await EventStreamClient.open(host: "localhost", port: 80, unixSocket: socketPath, target: "/.settings/profile.json",
+                                         tls: nil, group: group, timeout: timeout)
+    }
+
     /// Stops serving (the others take over) and closes the database: every write durable.
     func close() {
         let (server, database, group) = state.withLock { state in

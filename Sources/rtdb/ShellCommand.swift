@@ -246,6 +246,7 @@ struct ShellCommand: AsyncParsableCommand {
         options.server = connection as? ServerAdministration
         options.rulesCheck = connection as? RulesChecking
         options.snapshots = connection as? SnapshotKeeping
+        options.monitor = connection as? OperationMonitoring
         options.namespaces = namespaces
         let output = StandardOutput()
 

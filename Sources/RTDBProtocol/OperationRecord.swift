@@ -1,0 +1,187 @@
+import RTDBData
+
+/// One operation a database ran, as `monitor` shows it and the profiler's stream
+/// (`/.settings/profile.json`) sends it: named as Firebase's profiler names them, with the
+/// fields `firebase database:profile` reads (`path` as keys, `querySet`, `millis`, `bytes`,
+/// `client`, `allowed`, `unIndexed`, `timestamp`) and this server's own beside them.
+public struct OperationRecord: Sendable, Equatable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case connect = "concurrent-connect"
+        case disconnect = "concurrent-disconnect"
+        case realtimeRead = "realtime-read"
+        case realtimeWrite = "realtime-write"
+        case realtimeUpdate = "realtime-update"
+        case realtimeTransaction = "realtime-transaction"
+        case listen = "listener-listen"
+        case broadcast = "listener-broadcast"
+        case unlisten = "listener-unlisten"
+        case restRead = "rest-read"
+        case restWrite = "rest-write"
+        case restUpdate = "rest-update"
+
+        /// Whether it carries data to the database (its bytes came in) rather than out.
+        public var isWrite: Bool {
+            switch self {
+            case .realtimeWrite, .realtimeUpdate, .realtimeTransaction, .restWrite, .restUpdate: return true
+            default: return false
+            }
+        }
+    }
+
+    /// Who an operation came from: its connection (the REST request's, for REST), the
+    /// address it came from and the credential's user (`owner` for the owner, nil for none).
+    public struct Client: Sendable, Equatable {
+        public var id: String
+        public var address: String
+        public var user: String?
+
+        public init(id: String, address: String, user: String?) {
+            self.id = id
+            self.address = address
+            self.user = user
+        }
+    }
+
+    public var kind: Kind
+    /// Where; nil for a connection's start and end.
+    public var path: Path?
+    public var query: QueryParams?
+    /// When it ended, in milliseconds since the epoch.
+    public var timestamp: Double
+    /// Its time on the database, in microseconds.
+    public var micros: Int
+    /// The bytes it carried: a write's data in, a read's or a broadcast's out.
+    public var bytes: Int
+    /// Nil for a broadcast, which is the database's own.
+    public var client: Client?
+    /// Nil where the rules do not decide (a connection, an unlisten, a broadcast).
+    public var allowed: Bool?
+    /// A query ordered by a child the rules give no `.indexOn`.
+    public var unindexed: Bool
+    /// A broadcast's number of connections sent to.
+    public var clientsUpdated: Int?
+
+    public init(kind: Kind, path: Path?, query: QueryParams? = nil, timestamp: Double, micros: Int, bytes: Int, client: Client?,
+                allowed: Bool? = nil, unindexed: Bool = false, clientsUpdated: Int? = nil) {
+        self.kind = kind
+        self.path = path
+        self.query = query
+        self.timestamp = timestamp
+        self.micros = micros
+        self.bytes = bytes
+        self.client = client
+        self.allowed = allowed
+        self.unindexed = unindexed
+        self.clientsUpdated = clientsUpdated
+    }
+
+    /// `json`'s text, written straight to bytes (a monitored server writes one per
+    /// operation): the same members in the same order.
+    public var jsonBytes: [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(256)
+        var first = true
+        func member(_ name: StaticString) {
+            if !first { out.append(UInt8(ascii: ",")) }
+            first = false
+            out.append(UInt8(ascii: "\""))
+            name.withUTF8Buffer { out.append(contentsOf: $0) }
+            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        }
+        func number(_ value: Double) { JSONWriter.writeNumber(value, to: &out) }
+        out.append(UInt8(ascii: "{"))
+        member("name")
+        JSONWriter.writeString(kind.rawValue, to: &out)
+        if let path {
+            member("path")
+            out.append(UInt8(ascii: "["))
+            for (i, key) in path.keys.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONWriter.writeString(key, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
+        if let query, !query.isDefault, case .object(let members) = json, let set = members.first(where: { $0.0 == "querySet" })?.1 {
+            member("querySet")
+            set.write(to: &out)
+        }
+        member("millis")
+        number(Double(micros) / 1000)
+        member("micros")
+        number(Double(micros))
+        member("bytes")
+        number(Double(bytes))
+        if let client {
+            member("client")
+            out.append(contentsOf: Array("{\"id\":".utf8))
+            JSONWriter.writeString(client.id, to: &out)
+            out.append(contentsOf: Array(",\"remoteAddress\":".utf8))
+            JSONWriter.writeString(client.address, to: &out)
+            out.append(contentsOf: Array(",\"user\":".utf8))
+            if let user = client.user { JSONWriter.writeString(user, to: &out) } else { out.append(contentsOf: Array("null".utf8)) }
+            out.append(UInt8(ascii: "}"))
+        }
+        if let allowed {
+            member("allowed")
+            out.append(contentsOf: Array((allowed ? "true" : "false").utf8))
+        }
+        if unindexed {
+            member("unIndexed")
+            out.append(contentsOf: Array("true".utf8))
+        }
+        if let clientsUpdated {
+            member("clientsUpdated")
+            number(Double(clientsUpdated))
+        }
+        member("timestamp")
+        number(timestamp)
+        out.append(UInt8(ascii: "}"))
+        return out
+    }
+
+    /// The profiler's shape: `millis` with microseconds as its fraction, and `querySet`'s
+    /// entry naming the index as the profiler's report reads it (`orderBy`, `index.path`).
+    public var json: JSONValue {
+        var members: [(String, JSONValue)] = [("name", .string(kind.rawValue))]
+        if let path { members.append(("path", .array(path.keys.map { .string($0) }))) }
+        if let query, !query.isDefault {
+            var entry: [(String, JSONValue)] = [("orderBy", .string(query.index.description))]
+            if case .child(let child) = query.index { entry.append(("index", .object([("path", .array(child.keys.map { .string($0) }))]))) }
+            entry.append(("params", query.wireObject))
+            members.append(("querySet", .array([.object(entry)])))
+        }
+        members.append(("millis", .number(Double(micros) / 1000)))
+        members.append(("micros", .number(Double(micros))))
+        members.append(("bytes", .number(Double(bytes))))
+        if let client {
+            members.append(("client", .object([("id", .string(client.id)), ("remoteAddress", .string(client.address)),
+                                               ("user", client.user.map(JSONValue.string) ?? .null)])))
+        }
+        if let allowed { members.append(("allowed", .bool(allowed))) }
+        if unindexed { members.append(("unIndexed", .bool(true))) }
+        if let clientsUpdated { members.append(("clientsUpdated", .number(Double(clientsUpdated)))) }
+        members.append(("timestamp", .number(timestamp)))
+        return .object(members)
+    }
+
+    /// The operation `json` describes; nil when it is not one (a stream's other events).
+    public init?(json: JSONValue) {
+        guard let name = json["name"]?.string, let kind = Kind(rawValue: name), let timestamp = json["timestamp"]?.number else { return nil }
+        var path: Path?
+        if case .array(let keys)? = json["path"] {
+            let strings = keys.compactMap(\.string)
+            guard strings.count == keys.count else { return nil }
+            path = Path(keys: strings)
+        }
+        var query: QueryParams?
+        if case .array(let set)? = json["querySet"], let params = set.first?["params"] { query = QueryParams(wire: params) }
+        let micros = json["micros"]?.number ?? (json["millis"]?.number).map { $0 * 1000 } ?? 0
+        var client: Client?
+        if let object = json["client"], let id = object["id"]?.string, let address = object["remoteAddress"]?.string {
+            client = Client(id: id, address: address, user: object["user"]?.string)
+        }
+        self.init(kind: kind, path: path, query: query, timestamp: timestamp, micros: Int(clamping: Int64(exactly: micros.rounded()) ?? 0),
+                  bytes: json["bytes"]?.int ?? 0, client: client, allowed: json["allowed"]?.bool,
+                  unindexed: json["unIndexed"]?.bool ?? false, clientsUpdated: json["clientsUpdated"]?.int)
+    }
+}

@@ -1,0 +1,134 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import XCTest
+
+/// `monitor` as a user runs it: against a server (the owner's, every client's operations,
+/// REST's included, with their bytes and verdicts) and on an embedded folder shared by
+/// several processes (the others' operations too).
+final class MonitorTests: XCTestCase {
+    /// A monitor's JSON line without what changes from run to run (times, connection ids,
+    /// ports).
+    static func fixed(_ line: Substring) -> String? {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let name = object["name"] as? String else { return nil }
+        var text = name + " /" + ((object["path"] as? [String]) ?? []).joined(separator: "/")
+        if let set = object["querySet"] as? [[String: Any]], let orderBy = set.first?["orderBy"] as? String { text += " by " + orderBy }
+        text += " \(object["bytes"] as? Int ?? -1) B"
+        if let allowed = object["allowed"] as? Bool { text += allowed ? " allowed" : " denied" }
+        if object["unIndexed"] as? Bool == true { text += " unindexed" }
+        if let count = object["clientsUpdated"] as? Int { text += " to \(count)" }
+        if let client = object["client"] as? [String: Any] {
+            text += " from " + ((client["id"] as? String) == "rest" ? "rest" : "conn") + " " + ((client["user"] as? String) ?? "no-one")
+            let address = client["remoteAddress"] as? String ?? ""
+            text += address.hasPrefix("127.0.0.1:") ? " 127.0.0.1" : " " + address
+        }
+        return text
+    }
+
+    /// Writes `/probe` until `monitor` shows it: from then on, it hears everything.
+    func waitUntilListening(_ monitor: Binary.Running, _ write: () throws -> Void) throws {
+        let deadline = Date().addingTimeInterval(30)
+        while !monitor.stdout.current().contains("probe") && Date() < deadline {
+            try write()
+            usleep(50_000)
+        }
+        XCTAssertTrue(monitor.stdout.current().contains("probe"), monitor.stderr.current())
+    }
+
+    /// A REST PUT of `json` at `path`, waited for.
+    func put(_ port: Int, _ path: String, _ json: String) throws {
+        var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/\(path).json?ns=demo")!)
+        request.httpMethod = "PUT"
+        request.httpBody = Data(json.utf8)
+        let done = DispatchSemaphore(value: 0)
+        URLSession.shared.dataTask(with: request) { _, _, _ in done.signal() }.resume()
+        XCTAssertEqual(done.wait(timeout: .now() + 30), .success)
+    }
+
+    func testOnAServerEveryClientsOperations() throws {
+        let folder = Binary.temporaryFolder()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let rules = folder + "/rules.json"
+        try #"{"rules": {"pub": {".read": true, ".write": true, ".indexOn": ["n"]}, "probe": {".write": true}, "locked": {".read": false, ".write": false}}}"#
+            .write(toFile: rules, atomically: true, encoding: .utf8)
+        let (server, port) = try Binary.startServer(folder: folder + "/data", arguments: ["--rules", rules])
+        defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
+        let url = "ws://127.0.0.1:\(port)?ns=demo"
+
+        let refused = try Binary.run(["--url", url, "monitor"], timeout: 30)
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(refused.stderr, "error: 127.0.0.1 refused the monitor: Permission denied: only the owner may profile the database (auth with owner, or an access token for a hosted database)\n")
+
+        let monitor = try Binary.start(["--url", url, "monitor", "--json"], environment: ["RTDB_AUTH_TOKEN": "owner"])
+        // Probes over REST: a write each, no connection of its own, left out below.
+        try waitUntilListening(monitor) { try self.put(port, "probe", "1") }
+        let start = monitor.stdout.current().count
+
+        // A shell without a credential, and a REST client.
+        let shell = try Binary.run(["--url", url, "--keep-going"], input: """
+            watch /pub --bg
+            set /pub/a {"n": 1}
+            update /pub {"b/n": 2}
+            get /pub
+            query /pub --orderByChild m
+            set /locked/x 1
+            unwatch all
+
+            """)
+        XCTAssertEqual(shell.status, 1, shell.stderr)
+        try put(port, "pub/c", #"{"n":3}"#)
+        let done = DispatchSemaphore(value: 0)
+        URLSession.shared.dataTask(with: URL(string: "http://127.0.0.1:\(port)/pub.json?ns=demo&orderBy=%22n%22")!) { _, _, _ in done.signal() }.resume()
+        done.wait()
+        let deadline = Date().addingTimeInterval(15)
+        while !monitor.stdout.current().dropFirst(start).contains("rest-read") && Date() < deadline { usleep(20_000) }
+        monitor.interrupt()
+        XCTAssertEqual(monitor.process.terminationStatus, 0, monitor.stderr.text())
+
+        let lines = monitor.stdout.text().dropFirst(start).split(separator: "\n").compactMap(Self.fixed).filter { !$0.contains(" /probe ") }
+        // Writes are told once durable, after reads that followed them: compared in order of name.
+        XCTAssertEqual(lines.sorted(), [
+            "concurrent-connect / 0 B from conn no-one 127.0.0.1",
+            "concurrent-disconnect / 0 B from conn no-one 127.0.0.1",
+            "listener-broadcast /pub/a 7 B to 1",
+            "listener-broadcast /pub/b/n 1 B to 1",
+            "listener-listen /pub 4 B allowed from conn no-one 127.0.0.1",
+            "listener-unlisten /pub 0 B from conn no-one 127.0.0.1",
+            "realtime-read /pub 25 B allowed from conn no-one 127.0.0.1",
+            "realtime-read /pub by m 25 B allowed unindexed from conn no-one 127.0.0.1",
+            "realtime-update /pub 13 B allowed from conn no-one 127.0.0.1",
+            "realtime-write /locked/x 1 B denied from conn no-one 127.0.0.1",
+            "realtime-write /pub/a 7 B allowed from conn no-one 127.0.0.1",
+            "rest-read /pub by n 37 B allowed from rest no-one 127.0.0.1",
+            "rest-write /pub/c 7 B allowed from rest no-one 127.0.0.1",
+        ].sorted(), lines.joined(separator: "\n"))
+    }
+
+    /// On an embedded folder, the owner's monitor shows what another process does through
+    /// its socket; a monitor in that other process reads the owner's stream.
+    func testOnASharedFolderTheOtherProcessesToo() throws {
+        let folder = Binary.temporaryFolder()
+        let owner = try Binary.start(["--data", folder])
+        owner.input.write(Data("monitor --bg\nset /n 1\n".utf8))
+        XCTAssertTrue(owner.stdout.waitFor(#""name":"realtime-write","path":["n"]"#), owner.stdout.current() + owner.stderr.current())
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: folder + "/socket") && Date() < deadline { usleep(20_000) }
+
+        let other = try Binary.start(["--data", folder, "monitor", "/shared"])
+        try waitUntilListening(other) { _ = try Binary.run(["--data", folder, "-c", "set /shared/probe 1"]) }
+        XCTAssertEqual(try Binary.run(["--data", folder, "-c", #"set /shared/x {"a": true}"#]).status, 0)
+        XCTAssertTrue(owner.stdout.waitFor(#""path":["shared","x"],"millis""#), owner.stdout.current())
+        XCTAssertTrue(other.stdout.waitFor(#""path":["shared","x"],"millis""#), other.stdout.current())
+        other.interrupt()
+        XCTAssertEqual(other.process.terminationStatus, 0, other.stderr.text())
+        // Only /shared: not the owner's /n, nor the connections (they have no path).
+        let shown = other.stdout.text().split(separator: "\n").compactMap(Self.fixed)
+        XCTAssertEqual(Set(shown.map { String($0.prefix { $0 != " " }) }), ["realtime-write"], shown.joined(separator: "\n"))
+        XCTAssertTrue(shown.contains("realtime-write /shared/x 10 B allowed from conn owner unix"), shown.joined(separator: "\n"))
+
+        try owner.input.close()
+        owner.process.waitUntilExit()
+        XCTAssertEqual(owner.process.terminationStatus, 0, owner.stderr.text())
+    }
+}
