@@ -3,60 +3,58 @@ import RTDBData
 import RTDBProtocol
 import RTDBRules
 
-/// What the database tells its monitors (`operations`): each realtime request as it is
-/// answered, each write's broadcast to the listens it changed, each connection's start and
-/// end (`ServerSession`), and the REST requests their router reports. Nothing is measured
-/// while no monitor watches.
+/// What the database tells its monitors (`operations`): each realtime request (a read as it
+/// is answered, a write once durable), each write's broadcast to the listens it changed, each
+/// connection's start and end (`ServerSession`), and the REST requests their router reports.
+/// Nothing is measured while no monitor watches, and nothing before the rules allowed it.
 extension Database {
-    /// A realtime request's answer, wrapped to tell the monitors of it first: what it was,
-    /// how long it took (a write's until durable), the bytes it carried and whether the rules
-    /// allowed it. Requests the profiler does not name (credentials, onDisconnect) are not told.
-    func monitored(_ request: Request, from session: ServerSession, as identity: Identity,
-                   reply: @escaping @Sendable (Response) -> Void) -> @Sendable (Response) -> Void {
+    /// A realtime request being monitored: who sent it, and when it began.
+    struct Monitored {
+        let client: OperationRecord.Client
+        let started = DispatchTime.now().uptimeNanoseconds
+
+        init(session: ServerSession?, identity: Identity) {
+            client = session?.client(as: identity) ?? OperationRecord.Client(id: "?", address: "?", user: nil)
+        }
+
+        var micros: Int { Int(clamping: (DispatchTime.now().uptimeNanoseconds &- started) / 1000) }
+    }
+
+    /// A write's answer, wrapped to tell the monitors of it first: how long it took (until
+    /// durable), the bytes of its data and whether the rules allowed it. Other requests are
+    /// told where they are answered (`note`), or not at all (credentials, onDisconnect).
+    func monitored(_ request: Request, _ monitored: Monitored, reply: @escaping @Sendable (Response) -> Void) -> @Sendable (Response) -> Void {
         let kind: OperationRecord.Kind
         let path: Path
-        var query: QueryParams?
-        var bytes = 0
-        var unindexed = false
+        let bytes: Int
         switch request {
         case let .put(at, data, hash):
             (kind, path, bytes) = (hash == nil ? .realtimeWrite : .realtimeTransaction, at, jsonLength(data))
         case let .merge(at, updates):
-            (kind, path) = (.realtimeUpdate, at)
-            bytes = jsonLength(Node.empty.merging(updates.map { ($0.path, $0.value) }))
-        case let .get(at, filter):
-            (kind, path, query) = (.realtimeRead, at, filter)
-            unindexed = self.unindexed(filter, at: at)
-        case let .listen(at, filter, _, _):
-            (kind, path, query) = (.listen, at, filter)
-            unindexed = self.unindexed(filter, at: at)
-            // What the listen is sent first, were it allowed (a refusal sends nothing).
-            if Database.checkPath(at, writing: false) == nil { bytes = jsonLength(evaluate(at, query: filter)) }
-        case let .unlisten(at, filter, _):
-            (kind, path, query) = (.unlisten, at, filter)
+            (kind, path, bytes) = (.realtimeUpdate, at, jsonLength(Node.empty.merging(updates.map { ($0.path, $0.value) })))
         default:
             return reply
         }
-        let client = session.client(as: identity)
         let feed = operations, clock = self.clock
-        let (carriedIn, filter, unindexedQuery) = (bytes, query, unindexed)
-        let started = DispatchTime.now().uptimeNanoseconds
         return { response in
-            let micros = Int((DispatchTime.now().uptimeNanoseconds &- started) / 1000)
-            let allowed = response.status != .permissionDenied
-            var carried = carriedIn
-            if kind == .realtimeRead { carried = response.isOK ? JSONWriter.bytes(response.data).count : 0 }
-            if kind == .listen && !response.isOK { carried = 0 }
-            feed.publish(OperationRecord(kind: kind, path: path, query: filter, timestamp: clock(), micros: micros, bytes: carried,
-                                         client: client, allowed: kind == .unlisten ? nil : allowed,
-                                         unindexed: unindexedQuery))
+            feed.publish(OperationRecord(kind: kind, path: path, timestamp: clock(), micros: monitored.micros, bytes: bytes,
+                                         client: monitored.client, allowed: response.status != .permissionDenied))
             reply(response)
         }
     }
 
-    /// The length of `node`'s JSON, written into a buffer kept for it (a monitored write
-    /// allocates nothing for it).
-    private func jsonLength(_ node: Node) -> Int {
+    /// A read, listen or unlisten answered now, when monitored, having sent `bytes`.
+    func note(_ monitored: Monitored?, _ kind: OperationRecord.Kind, _ path: Path, _ query: QueryParams?, allowed: Bool?, bytes: Int = 0) {
+        guard let monitored else { return }
+        let unindexed = allowed == true && kind != .unlisten && unindexed(query, at: path)
+        operations.publish(OperationRecord(kind: kind, path: path, query: query, timestamp: clock(), micros: monitored.micros,
+                                           bytes: bytes, client: monitored.client, allowed: allowed,
+                                           unindexed: unindexed))
+    }
+
+    /// The length of `node`'s JSON, written into a buffer kept for it (measuring allocates
+    /// nothing).
+    func jsonLength(_ node: Node) -> Int {
         monitorScratch.removeAll(keepingCapacity: true)
         JSONWriter.write(node, to: &monitorScratch)
         let length = monitorScratch.count
@@ -73,13 +71,19 @@ extension Database {
 
         var clients: Int { sessions.count }
 
-        mutating func count(_ push: Push, to session: ListenSink) {
+        /// A push of `bytes` to `session`.
+        mutating func count(_ bytes: Int, to session: ListenSink) {
             sessions.insert(ObjectIdentifier(session))
-            switch push {
-            case let .data(_, data, _): bytes += JSONWriter.bytes(data).count
-            case let .merge(_, updates, _): bytes += JSONWriter.bytes(Node.empty.merging(updates.map { ($0.path, $0.value) })).count
-            default: break
-            }
+            self.bytes += bytes
+        }
+    }
+
+    /// The length of a push's data (a merge's as one object).
+    func pushLength(_ push: Push) -> Int {
+        switch push {
+        case let .data(_, data, _): return jsonLength(data)
+        case let .merge(_, updates, _): return jsonLength(Node.empty.merging(updates.map { ($0.path, $0.value) }))
+        default: return 0
         }
     }
 
@@ -89,7 +93,7 @@ extension Database {
         for (path, _) in record.sets.dropFirst() {
             while !common.contains(path) { common = common.parent ?? .root }
         }
-        let micros = Int((DispatchTime.now().uptimeNanoseconds &- broadcast.started) / 1000)
+        let micros = Int(clamping: (DispatchTime.now().uptimeNanoseconds &- broadcast.started) / 1000)
         operations.publish(OperationRecord(kind: .broadcast, path: common, timestamp: clock(), micros: micros, bytes: broadcast.bytes,
                                            client: nil, clientsUpdated: broadcast.clients))
     }

@@ -614,7 +614,6 @@ public actor Database {
     func handle(_ request: Request, from session: ServerSession?, as identity: Identity,
                 origin: (origin: WriteOrigin, request: Int)? = nil, echo: Bool = false, reply: @escaping @Sendable (Response) -> Void) {
         var reply = reply
-        if let session, operations.isWatched { reply = monitored(request, from: session, as: identity, reply: reply) }
         // Only writes read `origin`; one out of range is none.
         let origin = origin.flatMap { $0.origin.admits(request: $0.request) ? $0 : nil }
         switch request {
@@ -628,11 +627,18 @@ public actor Database {
             // hears of its writes as soon as it would without the wait.
             storeWrites()
         }
+        // A realtime request, for the monitors (`Database+Monitoring`): a write once answered,
+        // a read here, with what it sent.
+        let monitored = session != nil && operations.isWatched ? Monitored(session: session, identity: identity) : nil
+        if let monitored { reply = self.monitored(request, monitored, reply: reply) }
         switch request {
         case let .listen(path, query, tag, hash):
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
             guard let session else { return reply(.error(.invalidRequest, "listens need a connection")) }
-            if let refusal = refusedRead(path, query, as: identity) { return reply(refusal) }
+            if let refusal = refusedRead(path, query, as: identity) {
+                note(monitored, .listen, path, query, allowed: false)
+                return reply(refusal)
+            }
             let listen = Listen(session: session, path: path, params: query, tag: tag)
             guard addListen(listen, clientHash: hash) else {
                 // Its data is more than the client takes in one message: refused as a read
@@ -641,16 +647,26 @@ public actor Database {
                 release(listen)
                 return reply(.error(.tooBig, Database.tooBigListen))
             }
+            // Nothing was sent for a client that held the data already (its hash).
+            var sent = 0
+            if monitored != nil, let data = listen.lastSent, hash.isEmpty || hash != data.hashString { sent = jsonLength(data) }
+            note(monitored, .listen, path, query, allowed: true, bytes: sent)
             reply(unindexed(query, at: path) ? .ok(warnings: ["no_index"]) : .ok)
         case let .unlisten(path, query, _):
             if let session, let removed = listeners.remove(session: session, path: path, identifier: query?.identifier ?? "default") {
                 release(removed)
             }
+            note(monitored, .unlisten, path, query, allowed: nil)
             reply(.ok)
         case let .get(path, query):
             if let error = Database.checkPath(path, writing: false, priorityLast: true) { return reply(error) }
-            if let refusal = refusedRead(path, query, as: identity) { return reply(refusal) }
-            reply(.value(evaluate(path, query: query)))
+            if let refusal = refusedRead(path, query, as: identity) {
+                note(monitored, .realtimeRead, path, query, allowed: false)
+                return reply(refusal)
+            }
+            let value = evaluate(path, query: query)
+            note(monitored, .realtimeRead, path, query, allowed: true, bytes: monitored == nil ? 0 : jsonLength(value))
+            reply(.value(value))
         case let .put(path, data, hash):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }
             if let error = Database.checkValue(data, at: path) { return reply(error) }
@@ -973,7 +989,7 @@ public actor Database {
     /// limit, the children others pushed in or out. Nothing goes out when nothing changed.
     private func sendWindowChange(_ listen: Listen, by record: LogRecord, counting broadcast: inout Broadcast?) {
         func send(_ push: Push) {
-            broadcast?.count(push, to: listen.session)
+            if broadcast != nil { broadcast?.count(pushLength(push), to: listen.session) }
             listen.session.send(push)
         }
         guard let params = listen.params else { return }
@@ -1095,11 +1111,20 @@ public actor Database {
         var broadcast = operations.isWatched ? Broadcast() : nil
         // Listens at one location are sent the same push (untagged): its bytes are made once.
         var whole: [Path: SharedEncoding] = [:], below: [Path: SharedEncoding] = [:], merged: [Path: SharedEncoding] = [:]
+        // A shared push's bytes, measured once for the monitors.
+        var lengths: [ObjectIdentifier: Int] = [:]
         func send(_ push: Push, to listen: Listen, _ shared: inout [Path: SharedEncoding], at path: Path) {
-            broadcast?.count(push, to: listen.session)
-            guard listen.tag == nil else { return listen.session.send(push) }
+            guard listen.tag == nil else {
+                if broadcast != nil { broadcast?.count(pushLength(push), to: listen.session) }
+                return listen.session.send(push)
+            }
             let encoding = shared[path] ?? SharedEncoding(.push(push))
             shared[path] = encoding
+            if broadcast != nil {
+                let length = lengths[ObjectIdentifier(encoding)] ?? pushLength(push)
+                lengths[ObjectIdentifier(encoding)] = length
+                broadcast?.count(length, to: listen.session)
+            }
             listen.session.send(sharing: encoding)
         }
         defer { if let broadcast { publish(broadcast, of: record) } }

@@ -109,7 +109,7 @@ public final class ServerSession: ListenSink, Sendable {
 
     /// Who this connection is, for a monitor, as `identity`.
     func client(as identity: Identity) -> OperationRecord.Client {
-        OperationRecord.Client(id: id, address: peer, user: identity.monitorName)
+        OperationRecord.Client(id: id, address: peer, owner: identity == .admin, user: identity.uid)
     }
 
     /// A connection's start or end, for the monitors.

@@ -28,16 +28,18 @@ public struct OperationRecord: Sendable, Equatable {
         }
     }
 
-    /// Who an operation came from: its connection (the REST request's, for REST), the
-    /// address it came from and the credential's user (`owner` for the owner, nil for none).
+    /// Who an operation came from: its connection (`rest` for a REST request), the address
+    /// it came from, and whose credential it carried: the owner's, a user's (its uid), or none.
     public struct Client: Sendable, Equatable {
         public var id: String
         public var address: String
+        public var owner: Bool
         public var user: String?
 
-        public init(id: String, address: String, user: String?) {
+        public init(id: String, address: String, owner: Bool = false, user: String?) {
             self.id = id
             self.address = address
+            self.owner = owner
             self.user = user
         }
     }
@@ -119,6 +121,7 @@ public struct OperationRecord: Sendable, Equatable {
             JSONWriter.writeString(client.address, to: &out)
             out.append(contentsOf: Array(",\"user\":".utf8))
             if let user = client.user { JSONWriter.writeString(user, to: &out) } else { out.append(contentsOf: Array("null".utf8)) }
+            if client.owner { out.append(contentsOf: Array(",\"owner\":true".utf8)) }
             out.append(UInt8(ascii: "}"))
         }
         if let allowed {
@@ -154,8 +157,10 @@ public struct OperationRecord: Sendable, Equatable {
         members.append(("micros", .number(Double(micros))))
         members.append(("bytes", .number(Double(bytes))))
         if let client {
-            members.append(("client", .object([("id", .string(client.id)), ("remoteAddress", .string(client.address)),
-                                               ("user", client.user.map(JSONValue.string) ?? .null)])))
+            var fields: [(String, JSONValue)] = [("id", .string(client.id)), ("remoteAddress", .string(client.address)),
+                                                 ("user", client.user.map(JSONValue.string) ?? .null)]
+            if client.owner { fields.append(("owner", .bool(true))) }
+            members.append(("client", .object(fields)))
         }
         if let allowed { members.append(("allowed", .bool(allowed))) }
         if unindexed { members.append(("unIndexed", .bool(true))) }
@@ -178,7 +183,7 @@ public struct OperationRecord: Sendable, Equatable {
         let micros = json["micros"]?.number ?? (json["millis"]?.number).map { $0 * 1000 } ?? 0
         var client: Client?
         if let object = json["client"], let id = object["id"]?.string, let address = object["remoteAddress"]?.string {
-            client = Client(id: id, address: address, user: object["user"]?.string)
+            client = Client(id: id, address: address, owner: object["owner"]?.bool ?? false, user: object["user"]?.string)
         }
         self.init(kind: kind, path: path, query: query, timestamp: timestamp, micros: Int(clamping: Int64(exactly: micros.rounded()) ?? 0),
                   bytes: json["bytes"]?.int ?? 0, client: client, allowed: json["allowed"]?.bool,

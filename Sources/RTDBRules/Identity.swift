@@ -13,13 +13,10 @@ public enum Identity: Sendable, Equatable {
     /// The literal credential the Firebase emulator takes as the owner's.
     public static let ownerCredential = "owner"
 
-    /// Who it is in one word, as a monitor shows it: `owner`, the user's uid, or nil for no one.
-    public var monitorName: String? {
-        switch self {
-        case .admin: return "owner"
-        case .anonymous: return nil
-        case .user(let uid, _, _): return uid
-        }
+    /// A user's uid; nil for the owner and no one.
+    public var uid: String? {
+        if case .user(let uid, _, _) = self { return uid }
+        return nil
     }
 
     /// `auth` in a rule.

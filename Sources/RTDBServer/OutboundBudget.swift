@@ -96,15 +96,17 @@ extension Channel {
     /// slow reader's progress piece by piece rather than only at the end of one huge write.
     static var bodyPieceSize: Int { 256 << 10 }
 
-    /// Writes `bytes` as HTTP body parts of at most `bodyPieceSize` (on the event loop).
-    func writeBody(_ bytes: [UInt8]) {
+    /// Writes `bytes` as HTTP body parts of at most `bodyPieceSize` (on the event loop);
+    /// `promise` completes with the last one.
+    func writeBody(_ bytes: [UInt8], promise: EventLoopPromise<Void>? = nil) {
         var start = 0
         while start < bytes.count {
             let end = min(bytes.count, start + Self.bodyPieceSize)
             var buffer = allocator.buffer(capacity: end - start)
             buffer.writeBytes(bytes[start..<end])
-            write(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: nil)
+            write(HTTPServerResponsePart.body(.byteBuffer(buffer)), promise: end == bytes.count ? promise : nil)
             start = end
         }
+        if bytes.isEmpty { promise?.succeed() }
     }
 }

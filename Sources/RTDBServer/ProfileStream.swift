@@ -15,6 +15,8 @@ final class ProfileStream: Sendable {
     private let subscription = Mutex<OperationFeed.Subscription?>(nil)
     /// Operations lost to a connection that could not take them, not said yet.
     private let unsent = Mutex(0)
+    /// Bytes handed to the connection that its socket has not taken yet.
+    private let waiting = Mutex(0)
 
     init(channel: Channel) {
         events = ServerSentEvents(channel: channel)
@@ -32,18 +34,47 @@ final class ProfileStream: Sendable {
         subscription.withLock { $0 }?.cancel()
     }
 
+    /// At most this much waits for the socket: past it, operations are dropped (and said),
+    /// long before the connection's own budget (`OutboundBudget`) would close it.
+    static let maxWaiting = 1 << 20
+    /// And at most this much goes in one write.
+    static let maxBatch = 256 << 10
+
     private func send(_ records: [OperationRecord], dropped: Int) {
-        guard events.channel.isWritable else {
-            unsent.withLock { $0 += records.count + dropped }
-            return
-        }
         let lost = unsent.withLock { lost in
             defer { lost = 0 }
             return lost
-        } + dropped
+        }
+        var skipped = ProfileStream.sum(lost, dropped)
         var batch: [(event: String, data: String)] = []
-        if lost > 0 { batch.append(("dropped", "\(lost) operation\(lost == 1 ? " was" : "s were") dropped: this client read too slowly")) }
-        for record in records { batch.append(("log", String(decoding: record.jsonBytes, as: UTF8.self))) }
-        events.write(events: batch)
+        var size = 0
+        let room = ProfileStream.maxWaiting - waiting.withLock { $0 }
+        for record in records {
+            let text = String(decoding: record.jsonBytes, as: UTF8.self)
+            guard size + text.utf8.count <= min(room, ProfileStream.maxBatch) else {
+                skipped = ProfileStream.sum(skipped, 1)
+                continue
+            }
+            size += text.utf8.count + 20
+            batch.append(("log", text))
+        }
+        if skipped > 0 {
+            if batch.isEmpty {
+                // Nothing goes now: said with the next operations that do.
+                unsent.withLock { $0 = ProfileStream.sum($0, skipped) }
+                return
+            }
+            batch.insert(("dropped", "\(skipped) operation\(skipped == 1 ? " was" : "s were") dropped: this client read too slowly"), at: 0)
+        }
+        guard !batch.isEmpty else { return }
+        let sent = size
+        waiting.withLock { $0 += sent }
+        events.write(events: batch) { [weak self] in self?.waiting.withLock { $0 -= sent } }
+    }
+
+    /// `a + b`, or the largest count when that overflows (counts come from long runs).
+    static func sum(_ a: Int, _ b: Int) -> Int {
+        let (total, overflow) = a.addingReportingOverflow(b)
+        return overflow ? Int.max : total
     }
 }

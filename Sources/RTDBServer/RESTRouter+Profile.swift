@@ -35,7 +35,7 @@ extension RESTRouter {
 
     /// `respond`, telling `database`'s monitors of the request first, when any watch: a GET is
     /// a `rest-read` (its answer's bytes), a PATCH a `rest-update` and the other writes a
-    /// `rest-write` (the body's bytes).
+    /// `rest-write` (the body's bytes, allowed or not, as a realtime write's).
     static func monitored(_ method: String, _ path: Path, _ items: [String: String], body: Int, peer: String, identity: Identity,
                           database: Database?, _ respond: @escaping @Sendable (RESTReply) -> Void) -> @Sendable (RESTReply) -> Void {
         guard let database, database.operations.isWatched else { return respond }
@@ -49,13 +49,12 @@ extension RESTRouter {
         let query = kind == .restRead ? (try? Self.query(items)) ?? nil : nil
         // Asked here, off the database's queue (an answer may come on it).
         let unindexed = kind == .restRead && database.isUnindexed(query, at: path)
-        let client = OperationRecord.Client(id: "rest", address: peer, user: identity.monitorName)
+        let client = OperationRecord.Client(id: "rest", address: peer, owner: identity == .admin, user: identity.uid)
         let feed = database.operations, started = DispatchTime.now().uptimeNanoseconds
         return { reply in
             let micros = Int((DispatchTime.now().uptimeNanoseconds &- started) / 1000)
-            let ok = reply.status == .ok || reply.status == .noContent || reply.status == .notModified
             feed.publish(OperationRecord(kind: kind, path: path, query: query, timestamp: Database.systemClock(), micros: micros,
-                                         bytes: kind == .restRead ? reply.body.count : (ok ? body : 0), client: client,
+                                         bytes: kind == .restRead ? reply.body.count : body, client: client,
                                          allowed: reply.status != .unauthorized, unindexed: unindexed))
             respond(reply)
         }

@@ -116,6 +116,9 @@ struct RESTRouter: Sendable {
         }
         do {
             try route(method, head, items, path, body, acquired, namespace, identity, respond)
+        } catch let failure as RESTFailure {
+            // Answered as a refusal is: the monitors hear of it too.
+            respond(.error(failure.status, failure.message))
         } catch {
             release()
             throw error

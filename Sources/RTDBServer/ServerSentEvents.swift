@@ -34,15 +34,21 @@ final class ServerSentEvents: Sendable {
     func stop() { keepAlive.withLockedValue { $0?.cancel() } }
 
     /// Writes events (each `event:` and `data:` lines, then a blank one) in one flush;
-    /// `thenEnd` ends the response and closes the connection after them.
-    func write(events: [(event: String, data: String)], thenEnd: Bool = false) {
+    /// `thenEnd` ends the response and closes the connection after them. `written` is told
+    /// once the socket took them (or the connection failed).
+    func write(events: [(event: String, data: String)], thenEnd: Bool = false, written: (@Sendable () -> Void)? = nil) {
         var text = ""
         for (event, data) in events { text += "event: \(event)\ndata: \(data)\n\n" }
         let bytes = Array(text.utf8)
         let channel = self.channel
         if thenEnd { stop() }
         channel.eventLoop.execute {
-            channel.writeBody(bytes)
+            let promise = written.map { told in
+                let promise = channel.eventLoop.makePromise(of: Void.self)
+                promise.futureResult.whenComplete { _ in told() }
+                return promise
+            }
+            channel.writeBody(bytes, promise: promise)
             channel.flush()
             if thenEnd {
                 channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }

@@ -25,12 +25,13 @@ struct OperationFormatter {
         let time = Self.clock.string(from: Date(timeIntervalSince1970: record.timestamp / 1000))
         var who = "-"
         if let client = record.client {
-            who = (client.id == "rest" ? "rest" : String(client.id.prefix(6))) + " " + client.address + " " + (client.user ?? "no-one")
+            let user = client.owner ? "owner" : client.user.map(Self.uid) ?? "no-one"
+            who = Self.word(client.id == "rest" ? "rest" : String(client.id.prefix(6))) + " " + Self.word(client.address) + " " + user
         }
         var text = (watchID.map { "[\($0)] " } ?? "") + time + "  " + who + "  " + paint(record.kind.rawValue, Self.colors(record.kind))
         if let path = record.path {
-            text += " " + path.description
-            if let query = record.query, !query.isDefault { text += " " + query.identifier }
+            text += " " + Self.printable(path.description)
+            if let query = record.query, !query.isDefault { text += " " + Self.printable(query.identifier) }
         }
         switch record.kind {
         case .connect, .disconnect, .unlisten: break
@@ -41,6 +42,28 @@ struct OperationFormatter {
         if let allowed = record.allowed { text += "  " + (allowed ? "allowed" : paint("DENIED", "31")) }
         if record.unindexed { text += "  " + paint("unindexed", "33") }
         return text
+    }
+
+    /// A uid as it is, unless it could be taken for something else (`owner`, `no-one`, more
+    /// than one word, characters a terminal acts on): then quoted, as JSON quotes it.
+    static func uid(_ uid: String) -> String {
+        let plain = uid != "owner" && uid != "no-one" && !uid.isEmpty && uid.unicodeScalars.allSatisfy { !isControl($0) && $0 != " " && $0 != "\"" }
+        return plain ? uid : JSONValue.string(uid).serialized()
+    }
+
+    /// A word from the server (an address, a connection): quoted unless plain.
+    static func word(_ text: String) -> String {
+        text.unicodeScalars.allSatisfy { !isControl($0) && $0 != " " } && !text.isEmpty ? text : JSONValue.string(text).serialized()
+    }
+
+    /// `text` with the characters a terminal acts on written as escapes.
+    static func printable(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: isControl) else { return text }
+        return String(text.unicodeScalars.map { isControl($0) ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined())
+    }
+
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
     }
 
     /// What a monitor that fell behind lost.

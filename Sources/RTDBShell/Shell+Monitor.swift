@@ -23,7 +23,8 @@ extension Shell {
             let id = nextWatchID
             nextWatchID += 1
             let seen = BackgroundWatch.Counter()
-            let task = Task {
+            // Off the shell's actor: formatting each operation competes with nothing typed.
+            let task = Task.detached {
                 do {
                     for try await event in events {
                         switch event {

@@ -23,6 +23,8 @@ public enum EventStreamClient {
 
     /// One event's data may be at most this long.
     public static let maxEventBytes = 16 << 20
+    /// Events waiting for their reader, at most.
+    public static let maxWaiting = 10_000
 
     /// Connects (within `timeout`) and returns the events; a refusal (a status other than
     /// 200) is thrown with the server's `error`. With `unixSocket`, the request goes to that
@@ -30,7 +32,9 @@ public enum EventStreamClient {
     public static func open(host: String, port: Int, unixSocket: String? = nil, target: String, headers: [(String, String)] = [],
                             tls: NIOSSLContext?, group: EventLoopGroup, timeout: TimeInterval) async throws -> AsyncThrowingStream<Event, Error> {
         let name = unixSocket ?? "\(host):\(port)"
-        let (events, continuation) = AsyncThrowingStream<Event, Error>.makeStream()
+        // A reader that falls behind loses events (told in a `dropped` event) rather than
+        // hold the server's stream in memory.
+        let (events, continuation) = AsyncThrowingStream<Event, Error>.makeStream(bufferingPolicy: .bufferingOldest(maxWaiting))
         let started = Start(group.next().makePromise(of: Void.self))
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(.milliseconds(Int64(timeout * 1000)))
@@ -63,7 +67,13 @@ public enum EventStreamClient {
         channel.write(HTTPClientRequestPart.head(head), promise: nil)
         channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         do {
-            try await started.promise.futureResult.get()
+            // Ctrl-C while the server has not answered yet ends the wait.
+            try await withTaskCancellationHandler {
+                try await started.promise.futureResult.get()
+            } onCancel: {
+                started.complete(.failure(CancellationError()))
+                channel.close(promise: nil)
+            }
             deadline.cancel()
         } catch {
             deadline.cancel()
@@ -125,7 +135,7 @@ public enum EventStreamClient {
             var text = String(decoding: bytes, as: UTF8.self)
             if text.hasSuffix("\r") { text.removeLast() }
             if text.isEmpty {
-                if !data.isEmpty { continuation.yield(Event(name: event, data: data.joined(separator: "\n"))) }
+                if !data.isEmpty { yield(Event(name: event, data: data.joined(separator: "\n"))) }
                 event = "message"
                 data = []
                 dataBytes = 0
@@ -145,6 +155,21 @@ public enum EventStreamClient {
                 data.append(String(value))
             default: break
             }
+        }
+
+        /// Events the full buffer refused, said (as a `dropped` event of the profiler's
+        /// stream) before the next one it takes.
+        private var lost = 0
+
+        private func yield(_ next: Event) {
+            if lost > 0 {
+                guard case .enqueued = continuation.yield(Event(name: "dropped", data: "\(lost) events were dropped: this reader fell behind")) else {
+                    lost = lost == Int.max ? lost : lost + 1
+                    return
+                }
+                lost = 0
+            }
+            if case .dropped = continuation.yield(next) { lost = lost == Int.max ? lost : lost + 1 }
         }
 
         func channelInactive(context: ChannelHandlerContext) {

@@ -34,7 +34,8 @@ enum ProfileEvents {
                         guard let json = try? JSONValue.parse(event.data), let record = OperationRecord(json: json) else { continue }
                         sender.send(.operation(record))
                     case "dropped":
-                        sender.lost(Int(event.data.prefix { $0.isNumber }) ?? 0)
+                        // A count of at most nine digits: a larger one is no count.
+                        sender.lost(Int(event.data.prefix { $0.isNumber }.prefix(9)) ?? 0)
                     default:
                         continue  // keep-alive
                     }
@@ -57,7 +58,13 @@ enum ProfileEvents {
         init(_ continuation: AsyncThrowingStream<MonitorEvent, Error>.Continuation) { self.continuation = continuation }
 
         func lost(_ count: Int) {
-            if count > 0 { unsaid.withLock { $0 += count } }
+            if count > 0 { unsaid.withLock { $0 = Sender.sum($0, count) } }
+        }
+
+        /// `a + b`, or the largest count when that overflows.
+        static func sum(_ a: Int, _ b: Int) -> Int {
+            let (total, overflow) = a.addingReportingOverflow(b)
+            return overflow ? Int.max : total
         }
 
         func send(_ event: MonitorEvent) {
@@ -66,10 +73,10 @@ enum ProfileEvents {
                 return lost
             }
             if lost > 0, case .dropped = continuation.yield(.dropped(lost)) {
-                unsaid.withLock { $0 += lost + 1 }
+                unsaid.withLock { $0 = Sender.sum($0, Sender.sum(lost, 1)) }
                 return
             }
-            if case .dropped = continuation.yield(event) { unsaid.withLock { $0 += 1 } }
+            if case .dropped = continuation.yield(event) { unsaid.withLock { $0 = Sender.sum($0, 1) } }
         }
     }
 }

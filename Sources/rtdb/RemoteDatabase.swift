@@ -303,8 +303,8 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesCheck
     func operations() async throws -> AsyncThrowingStream<MonitorEvent, Error> {
         let (target, headers) = restTarget("/.settings/profile.json")
         do {
-            let events = try await EventStreamClient.open(host: address.host, port: address.port, target: target, headers: headers,
-                                                          tls: tls, group: group, timeout: timeout)
+            let events = try await EventStreamClient.open(host: address.host, port: address.port, unixSocket: address.socketPath,
+                                                          target: target, headers: headers, tls: tls, group: group, timeout: timeout)
             return ProfileEvents.from(events)
         } catch let refusal as EventStreamClient.Refusal {
             let hint = refusal.status == 401 ? " (auth with owner, or an access token for a hosted database)" : ""

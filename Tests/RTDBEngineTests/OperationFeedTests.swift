@@ -36,7 +36,9 @@ final class OperationFeedTests: XCTestCase {
         byAge.index = .child(Path("age"))
         client.request(4, .get(path: Path("pub"), query: byAge))
         client.request(5, .put(path: Path("locked/x"), data: Node(1.0), hash: nil))
-        for id in 1...5 { XCTAssertNotNil(client.waitFor(response: id)) }
+        // A compare-and-set: a transaction's write.
+        client.request(6, .put(path: Path("pub/t"), data: Node(1.0), hash: Node.empty.hashString))
+        for id in 1...6 { XCTAssertNotNil(client.waitFor(response: id)) }
         client.transport.close()
         let deadline = Date().addingTimeInterval(10)
         while heard.records.withLock({ $0.filter { $0.kind == .disconnect }.count }) < 1 && Date() < deadline { usleep(5_000) }
@@ -59,9 +61,11 @@ final class OperationFeedTests: XCTestCase {
             "concurrent-disconnect - 0 B",
             "listener-broadcast /pub/a 7 B to 1",
             "listener-broadcast /pub/b/n 1 B to 1",
+            "listener-broadcast /pub/t 1 B to 1",
             "listener-listen /pub 4 B allowed",
             #"realtime-read /pub 25 B allowed"#,
             #"realtime-read /pub {"i":"age"} 25 B allowed unindexed"#,
+            "realtime-transaction /pub/t 1 B allowed",
             "realtime-update /pub 13 B allowed",
             "realtime-write /locked/x 1 B denied",
             "realtime-write /pub/a 7 B allowed",

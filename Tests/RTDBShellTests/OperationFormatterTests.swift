@@ -24,8 +24,23 @@ final class OperationFormatterTests: XCTestCase {
         let broadcast = OperationRecord(kind: .broadcast, path: Path("users/ada"), timestamp: 0, micros: 40, bytes: 54, client: nil, clientsUpdated: 2)
         XCTAssertEqual(tail(plain.line(broadcast)), "  -  listener-broadcast /users/ada  out 54 B to 2 clients  40 µs")
         let connect = OperationRecord(kind: .connect, path: nil, timestamp: 0, micros: 0, bytes: 0,
-                                      client: .init(id: "zzzzzzqq", address: "unix", user: "owner"))
+                                      client: .init(id: "zzzzzzqq", address: "unix", owner: true, user: nil))
         XCTAssertEqual(tail(plain.line(connect)), "  zzzzzz unix owner  concurrent-connect")
+        // A uid that could pass for the owner, or for no one, or that a terminal would act on,
+        // is quoted; so is what a server sends that is not one plain word.
+        func who(_ uid: String, address: String = "a") -> String {
+            let record = OperationRecord(kind: .disconnect, path: nil, timestamp: 0, micros: 0, bytes: 0,
+                                         client: .init(id: "c", address: address, user: uid))
+            return String(tail(plain.line(record)).dropFirst(2).dropLast("  concurrent-disconnect".count))
+        }
+        XCTAssertEqual(who("ada"), "c a ada")
+        XCTAssertEqual(who("owner"), #"c a "owner""#)
+        XCTAssertEqual(who("no-one"), #"c a "no-one""#)
+        XCTAssertEqual(who("a b"), #"c a "a b""#)
+        XCTAssertEqual(who("\u{1B}]52;c;x\u{07}"), #"c a "\u001b]52;c;x\u0007""#)
+        XCTAssertEqual(who("ada", address: "1.2.3.4\u{1B}[2J"), #"c "1.2.3.4\u001b[2J" ada"#)
+        let hostile = OperationRecord(kind: .restRead, path: Path(keys: ["a\u{1B}[31m"]), timestamp: 0, micros: 1, bytes: 0, client: nil)
+        XCTAssertTrue(plain.line(hostile).contains(#"/a\u{1b}[31m  out"#), plain.line(hostile))
         XCTAssertEqual(plain.line(write, watchID: 3).prefix(4), "[3] ")
         let colored = OperationFormatter(json: false, color: true)
         XCTAssertTrue(colored.line(read).contains("\u{1B}[31mDENIED\u{1B}[0m"))
