@@ -33,7 +33,7 @@ function __rtdb_paths
     end
 end
 
-set -l commands get set update push remove rm priority ls edit tree du import export query watch monitor watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit serve completions
+set -l commands get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit serve completions
 complete -c rtdb -f
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l data -r -a '(__fish_complete_directories)' -d 'the embedded database data folder'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l url -x -d 'a server database URL (ws://127.0.0.1:9000?ns=demo)'
@@ -68,6 +68,7 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'export' -d '
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'query' -d 'ordered, filtered children of a path'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'watch' -d 'stream live events'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'monitor' -d 'show every operation of every client as it runs'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'profile' -d 'capture operations and report speed, bandwidth and unindexed queries'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'watches' -d 'list background watches and monitors'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'unwatch' -d 'stop background watches and monitors'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'tx' -d 'atomic read-modify-write of a value'
@@ -111,7 +112,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from serve" -l recover -d 'salvage d
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l help -s h -d 'show help'
 complete -c rtdb -n "__fish_seen_subcommand_from completions" -a 'bash zsh fish'
 complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch monitor tx ondisconnect keepsynced cd" -a '(__rtdb_paths)'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch monitor watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l shallow -d 'children as true instead of their values'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l export -d 'include priorities (.priority, .value)'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l orderByChild -x -d 'order by the value of this child (a path like a/b)'
@@ -163,6 +164,11 @@ complete -c rtdb -n "__fish_seen_subcommand_from watch" -l equalTo -x -d 'childr
 complete -c rtdb -n "__fish_seen_subcommand_from watch" -l events -x -a 'value child_added child_changed child_removed child_moved' -d 'which events: value, child_added, child_changed, child_removed, child_moved (comma-separated; default all)'
 complete -c rtdb -n "__fish_seen_subcommand_from watch" -l bg -d 'run in the background'
 complete -c rtdb -n "__fish_seen_subcommand_from monitor" -l bg -d 'run in the background'
+complete -c rtdb -n "__fish_seen_subcommand_from profile" -l duration -x -d 'capture this long, not until Ctrl-C'
+complete -c rtdb -n "__fish_seen_subcommand_from profile" -l raw -d 'the operations, one JSON object a line, not the report'
+complete -c rtdb -n "__fish_seen_subcommand_from profile" -l output -s o -x -d 'write to FILE'
+complete -c rtdb -n "__fish_seen_subcommand_from profile" -l input -x -d 'report on a raw capture instead of capturing'
+complete -c rtdb -n "__fish_seen_subcommand_from profile" -l no-collapse -d 'keep paths with many siblings apart'
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l increment -x -d 'add N to a number (nothing there counts as 0)'
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l append -x -d 'add VALUE at the end of a list'
 complete -c rtdb -n "__fish_seen_subcommand_from tx" -l set-if-absent -x -d 'write VALUE only if there is nothing there'
@@ -173,7 +179,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from auth" -l claims -x -d 'with --u
 complete -c rtdb -n "__fish_seen_subcommand_from rules" -l as -x -d 'rules check: as this user (auth.uid); no one without it'
 complete -c rtdb -n "__fish_seen_subcommand_from rules" -l claims -x -d 'rules check: with these claims in auth.token, a JSON object'
 complete -c rtdb -n "__fish_seen_subcommand_from rules" -l rules -x -d 'rules check: these rules instead of the database'\''s'
-complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch monitor watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit'
+complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit'
 complete -c rtdb -n "__rtdb_words_after rules " -a 'get set check coverage'
 complete -c rtdb -n "__rtdb_words_after rules check" -a 'read write update'
 complete -c rtdb -n "__rtdb_words_after snapshot " -a 'save restore list rm'

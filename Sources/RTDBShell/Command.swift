@@ -47,6 +47,8 @@ public enum Command: Equatable, Sendable {
     case rulesCoverage
     /// Every operation of every client at or below the path, as it runs.
     case monitor(Path, background: Bool)
+    /// The profiler's report of the operations captured (or read from a file).
+    case profile(ProfileRequest)
     /// Save, restore, list or remove a snapshot of the whole tree.
     case snapshot(SnapshotAction)
     /// The server's namespaces.

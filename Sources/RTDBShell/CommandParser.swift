@@ -162,6 +162,25 @@ public enum CommandParser {
         return .monitor(try args.path(0, cwd: cwd, writing: false) ?? cwd, background: args.has("--bg"))
     }
 
+    static func profile(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...0, usage: "profile takes flags only")
+        var request = ProfileRequest()
+        if let word = args.value("--duration") {
+            guard let seconds = DurationWord.seconds(word.unquoted), seconds > 0 else {
+                throw ShellError("'\(word.text.prefix(40))' is not a duration: use 500ms, 30s, 1.5m or 1h (at most a day)", column: word.column)
+            }
+            request.duration = seconds
+        }
+        request.raw = args.has("--raw")
+        request.output = args.value("--output")?.unquoted
+        request.input = args.value("--input")?.unquoted
+        request.collapse = !args.has("--no-collapse")
+        if request.input != nil, let flag = ["--duration", "--raw"].first(where: args.has) {
+            throw ShellError("\(flag) is for a capture, not for a report of --input", column: args.ordered.first { $0.name == flag }?.flag.column)
+        }
+        return .profile(request)
+    }
+
     static func watches(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(0...0)
         return .watches

@@ -380,6 +380,8 @@ public final class Shell {
             try await snapshot(action, json: json)
         case let .monitor(path, background):
             return try await monitor(path, background: background, json: json, renderer: renderer)
+        case .profile(let request):
+            try await profile(request, json: json)
         case .namespaces:
             try await listNamespaces(json: json)
         case .use(let name):

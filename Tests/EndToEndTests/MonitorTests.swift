@@ -134,4 +134,54 @@ final class MonitorTests: XCTestCase {
         owner.process.waitUntilExit()
         XCTAssertEqual(owner.process.terminationStatus, 0, owner.stderr.text())
     }
+    /// `profile` captures a known sequence raw to a file, and reports on the file later,
+    /// without a database: the tables have those operations, the users' paths collapsed.
+    func testProfileCapturesRawAndReportsFromTheFile() throws {
+        let folder = Binary.temporaryFolder()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        let (server, port) = try Binary.startServer(folder: folder + "/data")
+        defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
+        let url = "ws://127.0.0.1:\(port)?ns=demo"
+        let file = folder + "/capture.ndjson"
+        let capture = try Binary.start(["--url", url, "profile", "--raw", "-o", file], environment: ["RTDB_AUTH_TOKEN": "owner"])
+        XCTAssertTrue(capture.stderr.waitFor("profiling until Ctrl-C...\n"), capture.stderr.current())
+        let script = (0..<30).map { #"set /users/u\#($0) {"n": \#($0)}"# }.joined(separator: "\n") + "\nget /users\n"
+        XCTAssertEqual(try Binary.run(["--url", url], input: script).status, 0)
+        // Each write was told to the monitors before it was acknowledged: what is left is a
+        // batch's gathering (10 ms) and its way here.
+        usleep(1_000_000)
+        capture.interrupt()
+        XCTAssertEqual(capture.process.terminationStatus, 0)
+        let said = capture.stderr.text()
+        // The writer's connection, 30 writes, a read, and its end.
+        XCTAssertTrue(said.hasSuffix("33 operations recorded\nwrote 33 operations to \(file)\n"), said)
+        let lines = try String(contentsOfFile: file, encoding: .utf8).split(separator: "\n")
+        XCTAssertEqual(lines.count, 33, lines.joined(separator: "\n"))
+        XCTAssertEqual(lines.compactMap(Self.fixed).filter { $0.hasPrefix("realtime-write") }.count, 30)
+
+        let report = try Binary.run(["--data", folder + "/embedded", "profile", "--input", file])
+        XCTAssertEqual(report.status, 0, report.stderr)
+        let text = report.stdout.replacingOccurrences(of: #"[\d,]+(\.\d+)? ms"#, with: "T ms", options: .regularExpression)
+        XCTAssertTrue(text.contains("""
+            Write Speed
+            Path              Count  Average Execution Speed  Average Pending Time  Permission Denied
+            ----------------  -----  -----------------------  --------------------  -----------------
+            /users/$wildcard  30     T ms
+            """), text)
+        XCTAssertTrue(text.contains("""
+            Uploaded Bytes
+            Path              Total  Count  Average
+            ----------------  -----  -----  -------
+            /users/$wildcard  230 B  30     7.67 B
+            """), text)
+        XCTAssertTrue(text.contains("Connect Speed\nCount  Average Execution Speed  Average Pending Time\n-----  -----------------------  --------------------\n1 "), text)
+        let empty = try Binary.run(["--data", folder + "/embedded", "profile", "--input", rulesFile(in: folder)])
+        XCTAssertEqual(empty.status, 1)
+        XCTAssertEqual(empty.stderr, "error: \(folder)/rules.json holds no operations (1 line is not one): write one with profile --raw -o \(folder)/rules.json\n")
+    }
+
+    func rulesFile(in folder: String) throws -> String {
+        try #"{"rules": {}}"#.write(toFile: folder + "/rules.json", atomically: true, encoding: .utf8)
+        return folder + "/rules.json"
+    }
 }

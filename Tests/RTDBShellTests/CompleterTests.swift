@@ -15,7 +15,7 @@ final class CompleterTests: XCTestCase {
 
     func testCommands() {
         XCTAssertEqual(completer.complete("se", cwd: .root).candidates, ["set "])
-        XCTAssertEqual(completer.complete("p", cwd: .root).candidates, ["pager ", "pending ", "priority ", "purge-writes ", "push ", "pwd "])
+        XCTAssertEqual(completer.complete("p", cwd: .root).candidates, ["pager ", "pending ", "priority ", "profile ", "purge-writes ", "push ", "pwd "])
     }
 
     func testFlags() {
