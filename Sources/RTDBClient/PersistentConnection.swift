@@ -104,6 +104,8 @@ final class PersistentConnection {
     /// An attempt to connect failed (the next one is scheduled, or the client is closed).
     var onAttemptFailed: (() -> Void)?
     var onPush: ((Push) -> Void)?
+    /// Told of the warnings a listen's `ok` carries (`no_index`), with its path and query.
+    var onListenWarnings: ((Path, QueryParams?, [String]) -> Void)?
 
     var connected: Bool { state == .connected }
     var closed: Bool { state == .closed }
@@ -368,9 +370,23 @@ final class PersistentConnection {
         inFlight[id] = { [weak self] response in
             // A refused listen is forgotten, so it is not asked again on reconnection.
             if !response.isOK { self?.listens.removeValue(forKey: key) }
+            if response.isOK {
+                let warnings = PersistentConnection.warnings(of: response)
+                if !warnings.isEmpty { self?.onListenWarnings?(spec.path, spec.query, warnings) }
+            }
             spec.onComplete(response.status)
         }
         transport.send(.request(id: id, .listen(path: spec.path, query: spec.query, tag: spec.tag, hash: spec.hash())))
+    }
+
+    /// A listen's warnings: the answer's own (in-process), or its data's `w` as the wire
+    /// carries them (`{"w": ["no_index"]}`).
+    static func warnings(of response: Response) -> [String] {
+        if !response.warnings.isEmpty { return response.warnings }
+        return response.data.child("w").children.compactMap { _, value in
+            if case .string(let text)? = value.leafValue { return text }
+            return nil
+        }
     }
 
     // MARK: Incoming

@@ -1,6 +1,7 @@
 import Foundation
 import RTDBData
 import RTDBProtocol
+import Synchronization
 
 // Follows the Firebase JS SDK's Repo (core/Repo.ts).
 
@@ -38,6 +39,23 @@ public actor Repo {
     public nonisolated func setWriteTimeout(_ seconds: TimeInterval?) {
         gate.setPatience(seconds)
     }
+    /// Where the server's warnings about a listen go (a query it has no index for).
+    private nonisolated let listenWarning = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Tells `handler` what the server warns of a listen: a query ordered by a child its rules
+    /// declare no index for, as the official clients warn of it.
+    public nonisolated func onListenWarning(_ handler: (@Sendable (String) -> Void)?) {
+        listenWarning.withLock { $0 = handler }
+    }
+
+    /// The warning a listen's `ok` carries, said as the official clients say it; nil for
+    /// none this client knows.
+    nonisolated static func warning(_ warnings: [String], path: Path, query: QueryParams?) -> String? {
+        guard warnings.contains("no_index") else { return nil }
+        let index = query?.index.description ?? ".value"
+        return "Using an unspecified index. Consider adding \".indexOn\": \"\(index)\" at \(path) to your security rules for better performance."
+    }
+
     /// The server's clock (from the handshake) and push ids, read by writers on any executor.
     private nonisolated let clock = ServerClock()
     /// Waiting for the first connection to come up or fail.
@@ -127,6 +145,10 @@ public actor Repo {
         }
         connection.onAttemptFailed = { [weak self] in self?.assumeIsolated { $0.settleFirstConnection() } }
         connection.onPush = { [weak self] push in self?.assumeIsolated { $0.receive(push) } }
+        connection.onListenWarnings = { [weak self] path, query, warnings in
+            guard let self, let message = Repo.warning(warnings, path: path, query: query) else { return }
+            self.listenWarning.withLock { $0 }?(message)
+        }
         if let diskCache { restore(from: diskCache) }
         connection.start()
     }

@@ -180,6 +180,28 @@ final class MonitorTests: XCTestCase {
         XCTAssertEqual(empty.stderr, "error: \(folder)/rules.json holds no operations (1 line is not one): write one with profile --raw -o \(folder)/rules.json\n")
     }
 
+    /// A watched query ordered by a child the rules give no `.indexOn`: the shell says the
+    /// server's `no_index` warning, with the rule to add and where, as the official clients
+    /// do; an indexed one, nothing.
+    func testAnUnindexedWatchIsWarnedOf() throws {
+        let folder = Binary.temporaryFolder()
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        try #"{"rules": {".read": true, ".write": true, "users": {".indexOn": ["age"]}}}"#.write(toFile: folder + "/rules.json", atomically: true, encoding: .utf8)
+        let (server, port) = try Binary.startServer(folder: folder + "/data", arguments: ["--rules", folder + "/rules.json"])
+        defer { kill(server.processIdentifier, SIGTERM); server.waitUntilExit() }
+        let result = try Binary.run(["--url", "ws://127.0.0.1:\(port)?ns=demo"], input: """
+            watch /users --orderByChild name --limitToFirst 10 --bg
+            watch /users --orderByChild age --limitToFirst 10 --bg
+            unwatch all
+
+            """)
+        XCTAssertEqual(result.status, 0, result.stderr)
+        XCTAssertEqual(result.stderr, """
+            warning: Using an unspecified index. Consider adding ".indexOn": "name" at /users to your security rules for better performance.
+
+            """)
+    }
+
     func rulesFile(in folder: String) throws -> String {
         try #"{"rules": {}}"#.write(toFile: folder + "/rules.json", atomically: true, encoding: .utf8)
         return folder + "/rules.json"

@@ -1,0 +1,21 @@
+import XCTest
+import RTDBData
+import RTDBProtocol
+@testable import RTDBClient
+
+/// A listen's warnings, as the wire carries them and as the shell is told of them.
+final class ListenWarningTests: XCTestCase {
+    func testTheWireFormAndTheMessage() throws {
+        guard case .response(1, let response) = try WireCodec.decode(#"{"t":"d","d":{"r":1,"b":{"s":"ok","d":{"w":["no_index"]}}}}"#) else {
+            return XCTFail("not a response")
+        }
+        XCTAssertEqual(PersistentConnection.warnings(of: response), ["no_index"])
+        XCTAssertEqual(PersistentConnection.warnings(of: .ok(warnings: ["no_index"])), ["no_index"])
+        XCTAssertEqual(PersistentConnection.warnings(of: .ok), [])
+        var query = QueryParams()
+        query.index = .child(Path("age"))
+        XCTAssertEqual(Repo.warning(["no_index"], path: Path("users"), query: query),
+                       #"Using an unspecified index. Consider adding ".indexOn": "age" at /users to your security rules for better performance."#)
+        XCTAssertNil(Repo.warning(["something_else"], path: Path("users"), query: query))
+    }
+}
