@@ -13,8 +13,8 @@ extension Database {
         let client: OperationRecord.Client
         let started = DispatchTime.now().uptimeNanoseconds
 
-        init(session: ServerSession?, identity: Identity) {
-            client = session?.client(as: identity) ?? OperationRecord.Client(id: "?", address: "?", user: nil)
+        init(session: ServerSession, identity: Identity) {
+            client = session.client(as: identity)
         }
 
         var micros: Int { Int(clamping: (DispatchTime.now().uptimeNanoseconds &- started) / 1000) }

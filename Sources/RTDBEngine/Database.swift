@@ -629,7 +629,7 @@ public actor Database {
         }
         // A realtime request, for the monitors (`Database+Monitoring`): a write once answered,
         // a read here, with what it sent.
-        let monitored = session != nil && operations.isWatched ? Monitored(session: session, identity: identity) : nil
+        let monitored = operations.isWatched ? session.map { Monitored(session: $0, identity: identity) } : nil
         if let monitored { reply = self.monitored(request, monitored, reply: reply) }
         switch request {
         case let .listen(path, query, tag, hash):

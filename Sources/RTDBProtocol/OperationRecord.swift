@@ -77,8 +77,9 @@ public struct OperationRecord: Sendable, Equatable {
         self.clientsUpdated = clientsUpdated
     }
 
-    /// `json`'s text, written straight to bytes (a monitored server writes one per
-    /// operation): the same members in the same order.
+    /// The profiler's shape, written straight to bytes (a monitored server writes one per
+    /// operation): `millis` with microseconds as its fraction, and `querySet`'s entry naming
+    /// the index as the profiler's report reads it (`orderBy`, `index.path`).
     public var jsonBytes: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)
@@ -103,9 +104,12 @@ public struct OperationRecord: Sendable, Equatable {
             }
             out.append(UInt8(ascii: "]"))
         }
-        if let query, !query.isDefault, case .object(let members) = json, let set = members.first(where: { $0.0 == "querySet" })?.1 {
+        if let query, !query.isDefault {
+            var entry: [(String, JSONValue)] = [("orderBy", .string(query.index.description))]
+            if case .child(let child) = query.index { entry.append(("index", .object([("path", .array(child.keys.map { .string($0) }))]))) }
+            entry.append(("params", query.wireObject))
             member("querySet")
-            set.write(to: &out)
+            JSONValue.array([.object(entry)]).write(to: &out)
         }
         member("millis")
         number(Double(micros) / 1000)
@@ -142,34 +146,7 @@ public struct OperationRecord: Sendable, Equatable {
         return out
     }
 
-    /// The profiler's shape: `millis` with microseconds as its fraction, and `querySet`'s
-    /// entry naming the index as the profiler's report reads it (`orderBy`, `index.path`).
-    public var json: JSONValue {
-        var members: [(String, JSONValue)] = [("name", .string(kind.rawValue))]
-        if let path { members.append(("path", .array(path.keys.map { .string($0) }))) }
-        if let query, !query.isDefault {
-            var entry: [(String, JSONValue)] = [("orderBy", .string(query.index.description))]
-            if case .child(let child) = query.index { entry.append(("index", .object([("path", .array(child.keys.map { .string($0) }))]))) }
-            entry.append(("params", query.wireObject))
-            members.append(("querySet", .array([.object(entry)])))
-        }
-        members.append(("millis", .number(Double(micros) / 1000)))
-        members.append(("micros", .number(Double(micros))))
-        members.append(("bytes", .number(Double(bytes))))
-        if let client {
-            var fields: [(String, JSONValue)] = [("id", .string(client.id)), ("remoteAddress", .string(client.address)),
-                                                 ("user", client.user.map(JSONValue.string) ?? .null)]
-            if client.owner { fields.append(("owner", .bool(true))) }
-            members.append(("client", .object(fields)))
-        }
-        if let allowed { members.append(("allowed", .bool(allowed))) }
-        if unindexed { members.append(("unIndexed", .bool(true))) }
-        if let clientsUpdated { members.append(("clientsUpdated", .number(Double(clientsUpdated)))) }
-        members.append(("timestamp", .number(timestamp)))
-        return .object(members)
-    }
-
-    /// The operation `json` describes; nil when it is not one (a stream's other events).
+    /// The operation `json` (`jsonBytes` parsed) describes; nil when it is not one (a stream's other events).
     public init?(json: JSONValue) {
         guard let name = json["name"]?.string, let kind = Kind(rawValue: name), let timestamp = json["timestamp"]?.number else { return nil }
         var path: Path?

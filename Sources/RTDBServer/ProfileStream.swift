@@ -7,7 +7,7 @@ import Synchronization
 
 /// The profiler's stream (`GET /.settings/profile.json`, `Accept: text/event-stream`): each
 /// operation of the namespace as an `event: log` whose data is its JSON
-/// (`OperationRecord.json`), as `firebase database:profile` reads it. A client that reads
+/// (`OperationRecord.jsonBytes`), as `firebase database:profile` reads it. A client that reads
 /// slower than the database runs loses operations rather than slowing it: they are counted,
 /// and said in a `dropped` event whose data is text, not JSON (the profiler skips it).
 final class ProfileStream: Sendable {
@@ -45,14 +45,14 @@ final class ProfileStream: Sendable {
             defer { lost = 0 }
             return lost
         }
-        var skipped = ProfileStream.sum(lost, dropped)
+        var skipped = lost.addingSaturated(dropped)
         var batch: [(event: String, data: String)] = []
         var size = 0
         let room = ProfileStream.maxWaiting - waiting.withLock { $0 }
         for record in records {
             let text = String(decoding: record.jsonBytes, as: UTF8.self)
             guard size + text.utf8.count <= min(room, ProfileStream.maxBatch) else {
-                skipped = ProfileStream.sum(skipped, 1)
+                skipped = skipped.addingSaturated(1)
                 continue
             }
             size += text.utf8.count + 20
@@ -61,7 +61,7 @@ final class ProfileStream: Sendable {
         if skipped > 0 {
             if batch.isEmpty {
                 // Nothing goes now: said with the next operations that do.
-                unsent.withLock { $0 = ProfileStream.sum($0, skipped) }
+                unsent.withLock { $0 = $0.addingSaturated(skipped) }
                 return
             }
             batch.insert(("dropped", "\(skipped) operation\(skipped == 1 ? " was" : "s were") dropped: this client read too slowly"), at: 0)
@@ -72,9 +72,4 @@ final class ProfileStream: Sendable {
         events.write(events: batch) { [weak self] in self?.waiting.withLock { $0 -= sent } }
     }
 
-    /// `a + b`, or the largest count when that overflows (counts come from long runs).
-    static func sum(_ a: Int, _ b: Int) -> Int {
-        let (total, overflow) = a.addingReportingOverflow(b)
-        return overflow ? Int.max : total
-    }
 }

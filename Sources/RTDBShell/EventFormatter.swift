@@ -8,7 +8,8 @@ struct EventFormatter {
     var json: Bool
     var color: Bool
 
-    private static let clock: DateFormatter = {
+    /// `12:00:01.250`: local time to the millisecond, as the live lines (events, operations) show it.
+    static let clock: DateFormatter = {
         let f = DateFormatter()
         f.dateFormat = "HH:mm:ss.SSS"
         return f

@@ -9,12 +9,6 @@ struct OperationFormatter {
     var json: Bool
     var color: Bool
 
-    private static let clock: DateFormatter = {
-        let formatter = DateFormatter()
-        formatter.dateFormat = "HH:mm:ss.SSS"
-        return formatter
-    }()
-
     /// `12:00:01.250  c4Xk2Q 127.0.0.1:51234 ada  realtime-write /users/ada  in 27 B  180 µs  allowed`.
     func line(_ record: OperationRecord, watchID: Int? = nil) -> String {
         if json {
@@ -22,7 +16,7 @@ struct OperationFormatter {
             guard let watchID else { return String(decoding: bytes, as: UTF8.self) }
             return "{\"watch\":\(watchID)," + String(decoding: bytes.dropFirst(), as: UTF8.self)
         }
-        let time = Self.clock.string(from: Date(timeIntervalSince1970: record.timestamp / 1000))
+        let time = EventFormatter.clock.string(from: Date(timeIntervalSince1970: record.timestamp / 1000))
         var who = "-"
         if let client = record.client {
             let user = client.owner ? "owner" : client.user.map(Self.uid) ?? "no-one"

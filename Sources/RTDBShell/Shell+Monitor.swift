@@ -3,13 +3,18 @@ import RTDBProtocol
 
 /// `monitor`: every operation on the database from every client, as it runs.
 extension Shell {
-    func monitor(_ path: Path, background: Bool, json: Bool, renderer: Renderer) async throws -> Outcome {
-        guard let source = options.monitor else { throw ShellError("this database cannot be monitored") }
-        let formatter = OperationFormatter(json: json || !renderer.pretty, color: renderer.color && !json)
-        let events: AsyncThrowingStream<MonitorEvent, Error>
-        do { events = try await source.operations() } catch let error as ShellError { throw error } catch {
+    /// The database's operations from now on (for `monitor` and `profile`); `use` names what
+    /// the database cannot be when it keeps none.
+    func operations(for use: String) async throws -> AsyncThrowingStream<MonitorEvent, Error> {
+        guard let source = options.monitor else { throw ShellError("this database cannot be \(use)") }
+        do { return try await source.operations() } catch let error as ShellError { throw error } catch {
             throw ShellError("\(error)")
         }
+    }
+
+    func monitor(_ path: Path, background: Bool, json: Bool, renderer: Renderer) async throws -> Outcome {
+        let formatter = OperationFormatter(json: json || !renderer.pretty, color: renderer.color && !json)
+        let events = try await operations(for: "monitored")
         // Operations at or below the path; those of no path (connections) only at the root.
         let shows: @Sendable (OperationRecord) -> Bool = { record in
             guard let at = record.path else { return path.isRoot }

@@ -44,11 +44,7 @@ extension Shell {
     /// Operations from now until Ctrl-C or the end of `request.duration`, counted (and kept,
     /// with `raw`), with their number said as they come.
     private func capture(_ request: ProfileRequest) async throws -> (report: ProfileReport, raw: [UInt8]) {
-        guard let source = options.monitor else { throw ShellError("this database cannot be profiled") }
-        let events: AsyncThrowingStream<MonitorEvent, Error>
-        do { events = try await source.operations() } catch let error as ShellError { throw error } catch {
-            throw ShellError("\(error)")
-        }
+        let events = try await operations(for: "profiled")
         struct Capture {
             var report: ProfileReport
             var raw: [UInt8] = []
@@ -83,7 +79,7 @@ extension Shell {
                             said = Date()
                         }
                     case .dropped(let count):
-                        state.withLock { $0.dropped = $0.dropped.addingReportingOverflow(count).overflow ? Int.max : $0.dropped + count }
+                        state.withLock { $0.dropped = $0.dropped.addingSaturated(count) }
                     }
                 }
             } catch {

@@ -36,24 +36,14 @@ public enum EventStreamClient {
         // hold the server's stream in memory.
         let (events, continuation) = AsyncThrowingStream<Event, Error>.makeStream(bufferingPolicy: .bufferingOldest(maxWaiting))
         let started = Start(group.next().makePromise(of: Void.self))
-        let bootstrap = ClientBootstrap(group: group)
-            .connectTimeout(.milliseconds(Int64(timeout * 1000)))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    if let tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: ClientTLS.serverName(for: host)))
-                    }
-                    try pipeline.addHTTPClientHandlers()
-                    try pipeline.addHandler(Reader(started: started, continuation: continuation))
-                }
-            }
         let channel: Channel
         do {
-            channel = try await (unixSocket.map { bootstrap.connect(unixDomainSocketPath: $0) } ?? bootstrap.connect(host: host, port: port)).get()
+            channel = try await HTTPClient.connect(host: host, port: port, unixSocket: unixSocket, tls: tls, group: group, timeout: timeout) {
+                Reader(started: started, continuation: continuation)
+            }
         } catch {
-            started.complete(.failure(WireError("cannot reach \(name): \(error)")))
-            throw WireError("cannot reach \(name): \(error)")
+            started.complete(.failure(error))
+            throw error
         }
         continuation.onTermination = { _ in channel.close(promise: nil) }
         let deadline = channel.eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) {
@@ -164,12 +154,12 @@ public enum EventStreamClient {
         private func yield(_ next: Event) {
             if lost > 0 {
                 guard case .enqueued = continuation.yield(Event(name: "dropped", data: "\(lost) events were dropped: this reader fell behind")) else {
-                    lost = lost == Int.max ? lost : lost + 1
+                    lost = lost.addingSaturated(1)
                     return
                 }
                 lost = 0
             }
-            if case .dropped = continuation.yield(next) { lost = lost == Int.max ? lost : lost + 1 }
+            if case .dropped = continuation.yield(next) { lost = lost.addingSaturated(1) }
         }
 
         func channelInactive(context: ChannelHandlerContext) {

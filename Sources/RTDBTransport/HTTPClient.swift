@@ -26,25 +26,14 @@ public enum HTTPClient {
                             timeout: TimeInterval) async throws -> Answer {
         let name = unixSocket ?? "\(host):\(port)"
         let promise = group.next().makePromise(of: Answer.self)
-        let bootstrap = ClientBootstrap(group: group)
-            .connectTimeout(.milliseconds(Int64(timeout * 1000)))
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    let pipeline = channel.pipeline.syncOperations
-                    if let tls {
-                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: ClientTLS.serverName(for: host)))
-                    }
-                    try pipeline.addHTTPClientHandlers()
-                    try pipeline.addHandler(Collector(promise: promise))
-                }
-            }
         let channel: Channel
         do {
-            channel = try await (unixSocket.map { bootstrap.connect(unixDomainSocketPath: $0) } ?? bootstrap.connect(host: host, port: port)).get()
+            channel = try await connect(host: host, port: port, unixSocket: unixSocket, tls: tls, group: group, timeout: timeout) {
+                Collector(promise: promise)
+            }
         } catch {
-            let failure = WireError("cannot reach \(name): \(error)")
-            promise.fail(failure)
-            throw failure
+            promise.fail(error)
+            throw error
         }
         let deadline = channel.eventLoop.scheduleTask(in: .milliseconds(Int64(timeout * 1000))) {
             promise.fail(WireError("\(name) did not answer within \(Int(timeout)) seconds"))
@@ -63,6 +52,30 @@ public enum HTTPClient {
             channel.close(promise: nil)
         }
         return try await promise.futureResult.get()
+    }
+
+    /// A connection to `host` (or `unixSocket`) for HTTP: TLS when given, the HTTP client's
+    /// handlers, then the handler `reader` makes for the answer. Throws `WireError` when the
+    /// server cannot be reached within `timeout`.
+    static func connect(host: String, port: Int, unixSocket: String?, tls: NIOSSLContext?, group: EventLoopGroup, timeout: TimeInterval,
+                        reader: @escaping @Sendable () -> any ChannelHandler) async throws -> Channel {
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(.milliseconds(Int64(timeout * 1000)))
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
+                    if let tls {
+                        try pipeline.addHandler(NIOSSLClientHandler(context: tls, serverHostname: ClientTLS.serverName(for: host)))
+                    }
+                    try pipeline.addHTTPClientHandlers()
+                    try pipeline.addHandler(reader())
+                }
+            }
+        do {
+            return try await (unixSocket.map { bootstrap.connect(unixDomainSocketPath: $0) } ?? bootstrap.connect(host: host, port: port)).get()
+        } catch {
+            throw WireError("cannot reach \(unixSocket ?? "\(host):\(port)"): \(error)")
+        }
     }
 
     /// Gathers the answer; the connection closing first is an error.

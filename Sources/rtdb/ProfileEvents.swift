@@ -58,13 +58,7 @@ enum ProfileEvents {
         init(_ continuation: AsyncThrowingStream<MonitorEvent, Error>.Continuation) { self.continuation = continuation }
 
         func lost(_ count: Int) {
-            if count > 0 { unsaid.withLock { $0 = Sender.sum($0, count) } }
-        }
-
-        /// `a + b`, or the largest count when that overflows.
-        static func sum(_ a: Int, _ b: Int) -> Int {
-            let (total, overflow) = a.addingReportingOverflow(b)
-            return overflow ? Int.max : total
+            if count > 0 { unsaid.withLock { $0 = $0.addingSaturated(count) } }
         }
 
         func send(_ event: MonitorEvent) {
@@ -73,10 +67,10 @@ enum ProfileEvents {
                 return lost
             }
             if lost > 0, case .dropped = continuation.yield(.dropped(lost)) {
-                unsaid.withLock { $0 = Sender.sum($0, Sender.sum(lost, 1)) }
+                unsaid.withLock { $0 = $0.addingSaturated(lost.addingSaturated(1)) }
                 return
             }
-            if case .dropped = continuation.yield(event) { unsaid.withLock { $0 = Sender.sum($0, 1) } }
+            if case .dropped = continuation.yield(event) { unsaid.withLock { $0 = $0.addingSaturated(1) } }
         }
     }
 }

@@ -52,16 +52,27 @@ final class OperationFormatterTests: XCTestCase {
         XCTAssertEqual(json.line(write), #"{"name":"realtime-write","path":["users","ada"],"millis":0.18,"micros":180,"bytes":27,"client":{"id":"c4Xk2QabcdefGHIJ","remoteAddress":"127.0.0.1:51234","user":"ada"},"allowed":true,"timestamp":1795000000250}"#)
         XCTAssertEqual(json.line(write, watchID: 2).prefix(11), #"{"watch":2,"#)
         XCTAssertEqual(OperationRecord(json: try JSONValue.parse(json.line(write))), write)
-        // Written straight to bytes as `json` would serialize it, every member present or not.
+        // Every member present or not, each written exactly, and read back as the same operation.
         var query = QueryParams()
         query.index = .child(Path("a/b"))
         query.limit = 3
-        let records = [write,
-                       OperationRecord(kind: .broadcast, path: Path("x"), timestamp: 1.5, micros: 7, bytes: 1, client: nil, clientsUpdated: 4),
-                       OperationRecord(kind: .listen, path: Path("q\"uote/ü"), query: query, timestamp: 2, micros: 0, bytes: 0,
-                                       client: .init(id: "i", address: "a", user: nil), allowed: false, unindexed: true),
-                       OperationRecord(kind: .connect, path: nil, timestamp: 3, micros: 0, bytes: 0, client: nil)]
-        for record in records { XCTAssertEqual(String(decoding: record.jsonBytes, as: UTF8.self), record.json.serialized()) }
+        let records: [(OperationRecord, String)] = [
+            (OperationRecord(kind: .broadcast, path: Path("x"), timestamp: 1.5, micros: 7, bytes: 1, client: nil, clientsUpdated: 4),
+             #"{"name":"listener-broadcast","path":["x"],"millis":0.007,"micros":7,"bytes":1,"clientsUpdated":4,"timestamp":1.5}"#),
+            (OperationRecord(kind: .listen, path: Path("q\"uote/ü"), query: query, timestamp: 2, micros: 0, bytes: 0,
+                             client: .init(id: "i", address: "a", owner: true, user: nil), allowed: false, unindexed: true),
+             #"{"name":"listener-listen","path":["q\"uote","ü"],"querySet":[{"orderBy":"a/b","index":{"path":["a","b"]},"params":{"l":3,"vf":"r","i":"a/b"}}],"millis":0,"micros":0,"bytes":0,"client":{"id":"i","remoteAddress":"a","user":null,"owner":true},"allowed":false,"unIndexed":true,"timestamp":2}"#),
+            (OperationRecord(kind: .connect, path: nil, timestamp: 3, micros: 0, bytes: 0, client: nil),
+             #"{"name":"concurrent-connect","millis":0,"micros":0,"bytes":0,"timestamp":3}"#),
+        ]
+        for (record, text) in records {
+            XCTAssertEqual(String(decoding: record.jsonBytes, as: UTF8.self), text)
+            var read = try XCTUnwrap(OperationRecord(json: try JSONValue.parse(text)))
+            // A query reads back as the same query (its side, left to the default, now named).
+            XCTAssertEqual(read.query?.identifier, record.query?.identifier)
+            read.query = record.query
+            XCTAssertEqual(read, record)
+        }
         XCTAssertNil(OperationRecord(json: try JSONValue.parse(#"{"name": "something-else", "timestamp": 1}"#)))
         XCTAssertNil(OperationRecord(json: try JSONValue.parse(#"{"name": "rest-read", "path": [1], "timestamp": 1}"#)))
         // Hosted Firebase's shape (no micros, a client without an id) reads too.
