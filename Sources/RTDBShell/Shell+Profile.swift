@@ -13,7 +13,7 @@ extension Shell {
             let (records, skipped) = ProfileReport.operations(inRaw: text)
             // An empty capture is a report of nothing; a file of something else is a mistake.
             guard !records.isEmpty || skipped == 0 else {
-                throw ShellError("\(input) holds no operations (\(skipped) line\(skipped == 1 ? " is" : "s are") not one): write one with profile --raw -o \(input)")
+                throw ShellError("\(input) holds no operations (\(skipped) line\(skipped == 1 ? " is" : "s are") not one): profile --raw -o FILE writes a capture to report on")
             }
             var report = ProfileReport(collapse: request.collapse)
             for record in records { report.add(record) }

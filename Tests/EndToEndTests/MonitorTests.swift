@@ -177,7 +177,7 @@ final class MonitorTests: XCTestCase {
         XCTAssertTrue(text.contains("Connect Speed\nCount  Average Execution Speed  Average Pending Time\n-----  -----------------------  --------------------\n1 "), text)
         let empty = try Binary.run(["--data", folder + "/embedded", "profile", "--input", rulesFile(in: folder)])
         XCTAssertEqual(empty.status, 1)
-        XCTAssertEqual(empty.stderr, "error: \(folder)/rules.json holds no operations (1 line is not one): write one with profile --raw -o \(folder)/rules.json\n")
+        XCTAssertEqual(empty.stderr, "error: \(folder)/rules.json holds no operations (1 line is not one): profile --raw -o FILE writes a capture to report on\n")
     }
 
     /// A watched query ordered by a child the rules give no `.indexOn`: the shell says the
