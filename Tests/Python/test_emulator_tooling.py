@@ -187,7 +187,6 @@ def write_export(folder, namespaces):
 
 
 def test_import_then_firebase_admin_reads_it_whole_and_export_on_exit_writes_it_back():
-    import firebase_admin
     from firebase_admin import db
 
     seed = tempfile.mkdtemp(prefix="rtdb-seed-")
@@ -196,17 +195,15 @@ def test_import_then_firebase_admin_reads_it_whole_and_export_on_exit_writes_it_
     write_export(seed, {"my-project": {"users": users, "count": 2}, "other": {"x": True}})
     out = tempfile.mkdtemp(prefix="rtdb-export-")
     server = wire.Server("--import", seed, "--export-on-exit", out)
-    os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = f"127.0.0.1:{server.port}"
-    app = firebase_admin.initialize_app(options={"databaseURL": "https://my-project.firebaseio.com"}, name="seed-" + uuid.uuid4().hex)
     try:
-        assert db.reference("/", app=app).get() == {"count": 2, "users": {"ada": {"name": "Ada", "langs": ["en", "fr"]},
-                                                                          "bob": {"name": "Bob"}}}
-        db.reference("/count", app=app).set(3)
-        db.reference("/", app=app).child("added").set({"by": "admin"})
-        put_as_owner(server.port, "other", "", None)  # imported, then emptied: exported as null
-        put_as_owner(server.port, "fresh", "a", 1)
+        with wire.admin_app(server.port, "my-project") as app:
+            assert db.reference("/", app=app).get() == {"count": 2, "users": {"ada": {"name": "Ada", "langs": ["en", "fr"]},
+                                                                              "bob": {"name": "Bob"}}}
+            db.reference("/count", app=app).set(3)
+            db.reference("/", app=app).child("added").set({"by": "admin"})
+            put_as_owner(server.port, "other", "", None)  # imported, then emptied: exported as null
+            put_as_owner(server.port, "fresh", "a", 1)
     finally:
-        firebase_admin.delete_app(app)
         server.process.send_signal(signal.SIGTERM)
         server.process.wait(timeout=60)
     assert server.process.returncode == 0

@@ -5,7 +5,7 @@ import time
 import pytest
 from firebase_admin import db
 
-from wire import wait_until
+from wire import close_listener, wait_until
 
 
 def test_set_get_and_types(ref):
@@ -154,13 +154,7 @@ def test_listen_streams_put_and_patch(ref):
         ref.child("a").delete()
         assert arrived.wait(10), events
     finally:
-        # The SDK's close() waits for the stream's next bytes (a keep-alive comes every
-        # 30 s); a write wakes it at once.
-        closer = threading.Thread(target=registration.close)
-        closer.start()
-        time.sleep(0.2)
-        ref.child("wake").set(True)
-        closer.join(10)
+        close_listener(registration, ref.child("wake"))
     assert events[0] == ("put", "/", {"a": 1})
     assert events[1] == ("put", "/b", 2)
     assert events[2] == ("patch", "/", {"c": 3, "d/e": 4})

@@ -2,11 +2,9 @@
 `firebase database:profile` reads it, while the official firebase-admin SDK works on the
 namespace."""
 import json
-import os
 import socket
-import uuid
 
-from wire import Server, request
+from wire import Server, admin_app, request
 
 OWNER = {"Authorization": "Bearer owner"}
 
@@ -69,38 +67,30 @@ def fixed(record):
 
 
 def test_profile_stream_shows_firebase_admin_operations():
-    import firebase_admin
     from firebase_admin import db
 
     server = Server()
-    previous = os.environ.get("FIREBASE_DATABASE_EMULATOR_HOST")
-    os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = f"127.0.0.1:{server.port}"
-    app = firebase_admin.initialize_app(options={"databaseURL": "https://profiled.firebaseio.com"}, name="profile-" + uuid.uuid4().hex)
     try:
-        s, head = open_profile(server.port, "profiled")
-        assert head.startswith("HTTP/1.1 200 OK\r\n") and "content-type: text/event-stream" in head.lower(), head
-        ref = db.reference("/items", app=app)
-        ref.set({"a": 1})
-        assert ref.get() == {"a": 1}
-        ref.update({"b": 2})
-        ref.child("a").delete()
-        assert "transfer-encoding: chunked" in head.lower(), head
-        records = [fixed(r) for r in read_events(Body(s), 4)]
-        admin = {"id": "rest", "user": None, "owner": True, "local": True}
-        assert records == [
-            # A write's bytes are its body's as sent ({"a": 1}); a read's its answer's.
-            {"name": "rest-write", "path": ["items"], "bytes": 8, "client": admin, "allowed": True},
-            {"name": "rest-read", "path": ["items"], "bytes": 7, "client": admin, "allowed": True},
-            {"name": "rest-update", "path": ["items"], "bytes": 8, "client": admin, "allowed": True},
-            {"name": "rest-write", "path": ["items", "a"], "bytes": 0, "client": admin, "allowed": True},
-        ], records
-        s.close()
+        with admin_app(server.port, "profiled") as app:
+            s, head = open_profile(server.port, "profiled")
+            assert head.startswith("HTTP/1.1 200 OK\r\n") and "content-type: text/event-stream" in head.lower(), head
+            ref = db.reference("/items", app=app)
+            ref.set({"a": 1})
+            assert ref.get() == {"a": 1}
+            ref.update({"b": 2})
+            ref.child("a").delete()
+            assert "transfer-encoding: chunked" in head.lower(), head
+            records = [fixed(r) for r in read_events(Body(s), 4)]
+            admin = {"id": "rest", "user": None, "owner": True, "local": True}
+            assert records == [
+                # A write's bytes are its body's as sent ({"a": 1}); a read's its answer's.
+                {"name": "rest-write", "path": ["items"], "bytes": 8, "client": admin, "allowed": True},
+                {"name": "rest-read", "path": ["items"], "bytes": 7, "client": admin, "allowed": True},
+                {"name": "rest-update", "path": ["items"], "bytes": 8, "client": admin, "allowed": True},
+                {"name": "rest-write", "path": ["items", "a"], "bytes": 0, "client": admin, "allowed": True},
+            ], records
+            s.close()
     finally:
-        firebase_admin.delete_app(app)
-        if previous is None:
-            os.environ.pop("FIREBASE_DATABASE_EMULATOR_HOST", None)
-        else:
-            os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = previous
         server.stop()
 
 

@@ -4,9 +4,8 @@ import json
 import os
 import threading
 import time
-import uuid
 
-from wire import Server, request, wait_until
+from wire import Server, admin_app, close_listener, request, wait_until
 
 OWNER = {"Authorization": "Bearer owner"}
 
@@ -64,52 +63,39 @@ def test_snapshot_endpoints_answer_exactly():
 
 
 def test_firebase_admin_sees_a_restore_as_one_write():
-    import firebase_admin
     from firebase_admin import db
 
     server = Server()
-    previous = os.environ.get("FIREBASE_DATABASE_EMULATOR_HOST")
-    os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = f"127.0.0.1:{server.port}"
-    app = firebase_admin.initialize_app(options={"databaseURL": "https://fixtures.firebaseio.com"}, name="snap-" + uuid.uuid4().hex)
-    registration = None
     try:
-        root = db.reference("/", app=app)
-        root.set({"users": {"ada": {"name": "Ada"}, "bob": {"name": "Bob"}}, "count": 2})
-        assert call(server, "PUT", "/.settings/snapshots/fixtures.json?ns=fixtures")[0] == 200
+        with admin_app(server.port, "fixtures") as app:
+            root = db.reference("/", app=app)
+            root.set({"users": {"ada": {"name": "Ada"}, "bob": {"name": "Bob"}}, "count": 2})
+            assert call(server, "PUT", "/.settings/snapshots/fixtures.json?ns=fixtures")[0] == 200
 
-        events = []
-        arrived = threading.Event()
+            events = []
+            arrived = threading.Event()
 
-        def on_event(event):
-            events.append((event.event_type, event.path, event.data))
-            if len(events) >= 4:
-                arrived.set()
+            def on_event(event):
+                events.append((event.event_type, event.path, event.data))
+                if len(events) >= 4:
+                    arrived.set()
 
-        registration = db.reference("/users", app=app).listen(on_event)
-        assert wait_until(lambda: len(events) >= 1), events
-        root.update({"users/cy": {"name": "Cy"}, "count": 3})
-        db.reference("/users/ada", app=app).delete()
-        assert call(server, "POST", "/.settings/snapshots/fixtures/restore.json?ns=fixtures") == (200, b"null")
-        assert arrived.wait(10), events
-        assert events == [
-            ("put", "/", {"ada": {"name": "Ada"}, "bob": {"name": "Bob"}}),
-            ("put", "/cy", {"name": "Cy"}),
-            ("put", "/ada", None),
-            # The restore: the whole tree written at once, seen at the listened path.
-            ("put", "/", {"ada": {"name": "Ada"}, "bob": {"name": "Bob"}}),
-        ]
-        assert root.get() == {"users": {"ada": {"name": "Ada"}, "bob": {"name": "Bob"}}, "count": 2}
+            registration = db.reference("/users", app=app).listen(on_event)
+            try:
+                assert wait_until(lambda: len(events) >= 1), events
+                root.update({"users/cy": {"name": "Cy"}, "count": 3})
+                db.reference("/users/ada", app=app).delete()
+                assert call(server, "POST", "/.settings/snapshots/fixtures/restore.json?ns=fixtures") == (200, b"null")
+                assert arrived.wait(10), events
+                assert events == [
+                    ("put", "/", {"ada": {"name": "Ada"}, "bob": {"name": "Bob"}}),
+                    ("put", "/cy", {"name": "Cy"}),
+                    ("put", "/ada", None),
+                    # The restore: the whole tree written at once, seen at the listened path.
+                    ("put", "/", {"ada": {"name": "Ada"}, "bob": {"name": "Bob"}}),
+                ]
+                assert root.get() == {"users": {"ada": {"name": "Ada"}, "bob": {"name": "Bob"}}, "count": 2}
+            finally:
+                close_listener(registration, db.reference("/wake", app=app))
     finally:
-        if registration is not None:
-            # The SDK's close() waits for the stream's next bytes; a write wakes it at once.
-            closer = threading.Thread(target=registration.close)
-            closer.start()
-            time.sleep(0.2)
-            db.reference("/wake", app=app).set(True)
-            closer.join(10)
-        firebase_admin.delete_app(app)
-        if previous is None:
-            os.environ.pop("FIREBASE_DATABASE_EMULATOR_HOST", None)
-        else:
-            os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = previous
         server.stop()

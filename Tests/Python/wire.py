@@ -1,6 +1,7 @@
 """A minimal client for driving `rtdb serve` byte by byte: raw HTTP, and WebSocket frames
 built by hand, so tests can send exactly what a hostile or broken peer would."""
 import base64
+import contextlib
 import json
 import os
 import re
@@ -8,7 +9,9 @@ import socket
 import struct
 import subprocess
 import tempfile
+import threading
 import time
+import uuid
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BINARY = os.environ.get("RTDB_BIN", os.path.join(ROOT, ".build", "debug", "rtdb"))
@@ -210,3 +213,32 @@ def wait_until(predicate, timeout=10):
             return True
         time.sleep(0.05)
     return False
+
+
+@contextlib.contextmanager
+def admin_app(port, namespace):
+    """The official firebase-admin SDK pointed at `rtdb serve` on `port` for `namespace`, as an
+    application would be (FIREBASE_DATABASE_EMULATOR_HOST), and put back as it was after."""
+    import firebase_admin
+    previous = os.environ.get("FIREBASE_DATABASE_EMULATOR_HOST")
+    os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = f"127.0.0.1:{port}"
+    app = firebase_admin.initialize_app(options={"databaseURL": f"https://{namespace}.firebaseio.com"},
+                                        name=namespace + "-" + uuid.uuid4().hex)
+    try:
+        yield app
+    finally:
+        firebase_admin.delete_app(app)
+        if previous is None:
+            os.environ.pop("FIREBASE_DATABASE_EMULATOR_HOST", None)
+        else:
+            os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = previous
+
+
+def close_listener(registration, wake):
+    """Closes a firebase-admin listener. The SDK's close() waits for the stream's next bytes (a
+    keep-alive comes every 30 s): a write to the reference `wake` sends some at once."""
+    closer = threading.Thread(target=registration.close)
+    closer.start()
+    time.sleep(0.2)
+    wake.set(True)
+    closer.join(10)
