@@ -56,7 +56,7 @@ _rtdb() {
         local flags="--json --no-color"
         case $cmd in
             serve) flags="--host --port --data --tls-cert --tls-key --allow-origin --allow-host --request-timeout --rules --log-rules --import --export-on-exit --recover --help -h" ;;
-            get) flags+=" --shallow --export --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo" ;;
+            get) flags+=" --shallow --export --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --explain" ;;
             set) flags+=" --priority" ;;
             remove|rm) flags+=" --force -f" ;;
             ls) flags+=" --long -l" ;;
@@ -64,7 +64,7 @@ _rtdb() {
             du) flags+=" --depth" ;;
             import) flags+=" --merge --chunk-size --quiet -q" ;;
             export) flags+=" --priorities --quiet -q" ;;
-            query) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --watch --events --bg" ;;
+            query) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --watch --events --bg --explain" ;;
             watch) flags+=" --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --events --bg" ;;
             monitor) flags+=" --bg" ;;
             profile) flags+=" --duration --raw --output -o --input --no-collapse" ;;

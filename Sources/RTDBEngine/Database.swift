@@ -17,7 +17,7 @@ public actor Database {
     nonisolated let executor = QueueExecutor(label: "rtdb.database")
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     nonisolated var queue: DispatchQueue { executor.queue }
-    private var root: Node
+    private(set) var root: Node
     nonisolated let store: Store
     private let listeners = ListenerRegistry()
     /// Ordered indexes by location and ordering, shared by the queries that use them. One is
@@ -59,7 +59,7 @@ public actor Database {
     nonisolated let clock: @Sendable () -> Double
     public static let systemClock: @Sendable () -> Double = { (Date().timeIntervalSince1970 * 1000).rounded() }
     /// Who may read and write what; open unless the server was given rules.
-    private var rules = SecurityRules.open
+    private(set) var rules = SecurityRules.open
     /// Whether refusals say which rule decided, and where decisions are logged.
     public nonisolated let explanations: RuleExplanations
     /// What it runs, for `monitor` and the profiler (`Database+Monitoring`).
@@ -402,7 +402,7 @@ public actor Database {
     }
 
     /// Whether the rules' `.indexOn` at `path` names `index`.
-    private func declares(_ index: Index, at path: Path) -> Bool {
+    func declares(_ index: Index, at path: Path) -> Bool {
         switch index {
         case .child(let child): return rules.indexOn(at: path).contains(child.wireString)
         case .value: return rules.indexOn(at: path).contains(".value")
@@ -444,7 +444,7 @@ public actor Database {
     /// Whether `identity` may read `path` with `query` now; nil if so, else the refusal. A
     /// refusal is explained (the rules are evaluated again, with a trace) when refusals
     /// are; every decision is logged when decisions are.
-    private func refusedRead(_ path: Path, _ query: QueryParams?, as identity: Identity) -> Response? {
+    func refusedRead(_ path: Path, _ query: QueryParams?, as identity: Identity) -> Response? {
         let now = clock()
         let (allowed, trace) = explanations.decide("read of \(path)", as: identity, refused: { !$0 }) { trace, counted in
             rules.canRead(path, identity: identity, query: query, data: root, now: now, trace: trace, counted: counted)
@@ -503,7 +503,7 @@ public actor Database {
     }
 
     /// Answers a query from its index, built now when there is none (and then kept).
-    private func answer(_ params: QueryParams, at path: Path, on node: Node, reusing previous: Node = .empty,
+    func answer(_ params: QueryParams, at path: Path, on node: Node, reusing previous: Node = .empty,
                         changed: (ChildKey) -> Bool = { _ in true }) -> Node {
         let key = QueryIndexes.key(path, params.index)
         indexUses += 1
@@ -881,7 +881,7 @@ public actor Database {
 
     /// Hands the writes applied since the last call to the store, with the tree and indexes
     /// as they are now (any index built meanwhile included) when a checkpoint is due.
-    private func storeWrites() {
+    func storeWrites() {
         guard !unstored.isEmpty else { return }
         store.append(unstored) { (root, indexes) }
         unstored = []

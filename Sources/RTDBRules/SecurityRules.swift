@@ -301,6 +301,27 @@ public struct SecurityRules: Sendable {
         return levels.count == path.count + 1 ? levels.last?.indexOn ?? [] : []
     }
 
+    /// Where the rules for the data at `path` are written: its keys, with a `$wildcard`'s name
+    /// at each level the rules reach through one; below where the rules stop, the data's own
+    /// keys (the levels a rule there adds). As `/users` or `/rooms/$room/messages`.
+    public func location(of path: Path) -> String {
+        var node: RuleNode? = root
+        var keys: [String] = []
+        for key in path.keys {
+            if let named = node?.children[key] {
+                keys.append(key)
+                node = named
+            } else if let wildcard = node?.wildcard {
+                keys.append(wildcard.name)
+                node = wildcard.node
+            } else {
+                keys.append(key)
+                node = nil
+            }
+        }
+        return "/" + keys.joined(separator: "/")
+    }
+
     /// The rules from the root down `path`, as far as they go (the root's level first).
     private func levels(along path: Path) -> [RuleNode] {
         var levels = [root]

@@ -3,7 +3,7 @@ import RTDBEngine
 
 /// Query parameters of a REST request: orderBy as a JSON string, bounds as JSON values
 /// optionally followed by `,"key"`, limits as integers.
-enum RESTQuery {
+public enum RESTQuery {
     struct Failure: Error { let message: String }
 
     /// The bounds and limits; with `orderBy`, every query parameter.
@@ -46,6 +46,27 @@ enum RESTQuery {
             params = name == "limitToFirst" ? params.limitToFirst(n) : params.limitToLast(n)
         }
         return params
+    }
+
+    /// The parameters that ask for `params`, as `params(_:)` reads them back (unencoded: the
+    /// caller percent-encodes them into a URL). None for the default query.
+    public static func items(for params: QueryParams) -> [(name: String, value: String)] {
+        guard !params.isDefault else { return [] }
+        let orderBy: String
+        switch params.index {
+        case .key: orderBy = "$key"
+        case .value: orderBy = "$value"
+        case .priority: orderBy = "$priority"
+        case .child(let path): orderBy = path.wireString
+        }
+        var items = [(name: "orderBy", value: JSONValue.string(orderBy).serialized())]
+        func bound(_ bound: QueryParams.Bound) -> String {
+            bound.value.plainJSON.serialized() + (bound.key.map { "," + JSONValue.string($0).serialized() } ?? "")
+        }
+        if let start = params.start { items.append((start.inclusive ? "startAt" : "startAfter", bound(start))) }
+        if let end = params.end { items.append((end.inclusive ? "endAt" : "endBefore", bound(end))) }
+        if let limit = params.limit { items.append((params.isViewFromLeft ? "limitToFirst" : "limitToLast", String(limit))) }
+        return items
     }
 
     /// `5`, `"a"`, or `5,"key"` (the key part as the official clients write it). Read in one

@@ -85,10 +85,12 @@ struct RESTRouter: Sendable {
         if method != "GET" { try Self.checkWriteParameters(items) }
         let path = try Self.path(fromTarget: rawPath)
         let streaming = method == "GET" && head.headers.first(name: "Accept")?.contains("text/event-stream") == true
+        let explaining = try method == "GET" && !streaming && Self.explains(items)
         let acquired: Database?
         do {
-            // A plain read of a namespace that does not exist opens and creates nothing.
-            acquired = try namespaces.acquire(namespace, create: method != "GET" || streaming)
+            // A plain read of a namespace that does not exist opens and creates nothing; an
+            // explained one is answered by the database (it may build an index).
+            acquired = try namespaces.acquire(namespace, create: method != "GET" || streaming || explaining)
         } catch {
             // The full reason (with the server's file names) is for the server's log only.
             log("namespace \(namespace): \(error)")
@@ -137,6 +139,14 @@ struct RESTRouter: Sendable {
             throw RESTFailure(status: .badRequest, message: "Invalid path: /.info is read-only")
         }
         switch method {
+        case "GET" where try Self.explains(items):
+            let database = try Self.opened(database)
+            database.explain(path, query: try Self.query(items), as: identity) { result in
+                switch result {
+                case .success(let explanation): respond(RESTReply(status: .ok, body: Array(explanation.json.serialized().utf8)))
+                case .failure(let refused): respond(Self.failure(refused.response))
+                }
+            }
         case "GET":
             let query = try Self.query(items)
             let shallow = items["shallow"] == "true"
@@ -356,6 +366,19 @@ struct RESTRouter: Sendable {
             items["orderBy"] = #""$key""#
         }
         do { return try RESTQuery.params(items) } catch let f as RESTQuery.Failure { throw RESTFailure(status: .badRequest, message: f.message) }
+    }
+
+    /// Whether a GET asks how it is answered (`explain=true`) rather than for the data.
+    /// Not with `shallow`, which changes the query the explanation would describe.
+    static func explains(_ items: [String: String]) throws -> Bool {
+        guard let explain = items["explain"] else { return false }
+        guard explain == "true" || explain == "false" else {
+            throw RESTFailure(status: .badRequest, message: "explain must be true or false, not \"\(explain.prefix(40))\"")
+        }
+        if explain == "true" && items["shallow"] == "true" {
+            throw RESTFailure(status: .badRequest, message: "explain and shallow cannot both be set")
+        }
+        return explain == "true"
     }
 
     /// The write parameters hosted Firebase and the emulator take, checked. `writeSizeLimit`

@@ -19,6 +19,8 @@ public enum Command: Equatable, Sendable {
     /// file nil: standard output.
     case export(Path, file: String?, priorities: Bool, quiet: Bool)
     case query(QuerySpec, watch: Bool, events: Set<EventType>, background: Bool)
+    /// How the database answers a read (`get` or `query` with `--explain`).
+    case explain(QuerySpec)
     case watch(QuerySpec, events: Set<EventType>, background: Bool)
     case watches
     case unwatch(Int?)
@@ -74,7 +76,7 @@ extension Command {
     /// Commands whose whole output comes at their end, so it can go through a pager.
     var isPageable: Bool {
         switch self {
-        case .get, .ls, .tree, .du, .help, .history, .watches, .status: return true
+        case .get, .explain, .ls, .tree, .du, .help, .history, .watches, .status: return true
         case .query(_, let watch, _, _): return !watch
         default: return false
         }

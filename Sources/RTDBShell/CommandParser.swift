@@ -32,7 +32,12 @@ public enum CommandParser {
     static func get(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(0...1)
         let path = try args.path(0, cwd: cwd, writing: false) ?? cwd
-        return .get(QuerySpec(path: path, params: try QueryFlags.params(from: args)), shallow: args.has("--shallow"), export: args.has("--export"))
+        let query = QuerySpec(path: path, params: try QueryFlags.params(from: args))
+        if args.has("--explain") {
+            try refuse(["--shallow", "--export"], with: "--explain", in: args)
+            return .explain(query)
+        }
+        return .get(query, shallow: args.has("--shallow"), export: args.has("--export"))
     }
 
     static func set(_ args: Arguments, cwd: Path) throws -> Command {
@@ -143,11 +148,22 @@ public enum CommandParser {
         try args.expect(1...1, usage: "query needs a path")
         let path = try args.requiredPath(0, cwd: cwd, writing: false)
         let params = try QueryFlags.params(from: args)
+        if args.has("--explain") {
+            try refuse(["--watch", "--events", "--bg"], with: "--explain", in: args)
+            return .explain(QuerySpec(path: path, params: params))
+        }
         if args.has("--bg") && !args.has("--watch") {
             throw ShellError("--bg goes with --watch", column: args.value("--bg")?.column)
         }
         return .query(QuerySpec(path: path, params: params), watch: args.has("--watch"),
                       events: try QueryFlags.events(from: args.value("--events")), background: args.has("--bg"))
+    }
+
+    /// Refuses each of `flags` given with `flag`, at its column.
+    private static func refuse(_ flags: [String], with flag: String, in args: Arguments) throws {
+        for other in flags where args.has(other) {
+            throw ShellError("\(other) does not go with \(flag)", column: args.flagColumn(other))
+        }
     }
 
     static func watch(_ args: Arguments, cwd: Path) throws -> Command {
@@ -176,7 +192,7 @@ public enum CommandParser {
         request.input = args.value("--input")?.unquoted
         request.collapse = !args.has("--no-collapse")
         if request.input != nil, let flag = ["--duration", "--raw"].first(where: args.has) {
-            throw ShellError("\(flag) is for a capture, not for a report of --input", column: args.ordered.first { $0.name == flag }?.flag.column)
+            throw ShellError("\(flag) is for a capture, not for a report of --input", column: args.flagColumn(flag))
         }
         return .profile(request)
     }
@@ -290,7 +306,7 @@ public enum CommandParser {
         try args.expect(1...4, usage: "rules get, rules set FILE, rules check read|write|update PATH [VALUE], or rules coverage")
         let word = args.positional[0]
         if word.text != "check", let flag = ["--as", "--claims", "--rules"].first(where: args.has) {
-            throw ShellError("\(flag) goes with rules check", column: args.ordered.first { $0.name == flag }?.flag.column)
+            throw ShellError("\(flag) goes with rules check", column: args.flagColumn(flag))
         }
         switch word.text {
         case "get":
@@ -548,6 +564,8 @@ struct Arguments {
     }
 
     func has(_ flag: String) -> Bool { flags[flag] != nil }
+    /// Where `flag` was given, for an error about it.
+    func flagColumn(_ flag: String) -> Int? { ordered.first { $0.name == flag }?.flag.column }
     func value(_ flag: String) -> Token? { flags[flag] ?? nil }
 
     func expect(_ range: ClosedRange<Int>, usage: String? = nil) throws {

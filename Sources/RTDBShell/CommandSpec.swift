@@ -24,6 +24,10 @@ public struct CommandSpec: Sendable {
         case command
     }
 
+    /// `--explain` of `get` and `query`, and what it prints.
+    static let explainFlag = Flag(name: "--explain", value: nil, help: "how the database answers it: the index, the children read, the time")
+    static let explainDetails = "With --explain, the database answers the read and says how instead of printing the data: the index that ordered the children (kept from an earlier read, stored with the data, built for this read, or none for key order and for a query with no limit or range), how many children it read (to build the index and to answer), the time it took on the server, and, for a query ordered by a child or by value that the rules give no .indexOn, the exact .indexOn to add and the rules location it goes at (a $wildcard where the rules reach the level through one). The embedded database and rtdb serve explain their reads; on a server the rules decide as for a read."
+
     /// The query flags shared by `query`, `watch` and `get`.
     public static let queryFlags: [Flag] = [
         Flag(name: "--orderByChild", value: "KEY", help: "order by the value of this child (a path like a/b)"),
@@ -115,12 +119,13 @@ public struct CommandSpec: Sendable {
     }
 
     public static let all: [CommandSpec] = [
-        CommandSpec(name: "get", argument: .path, usage: "get [PATH] [--shallow] [--export] [query flags]",
+        CommandSpec(name: "get", argument: .path, usage: "get [PATH] [--shallow] [--export] [query flags] [--explain]",
                     summary: "print the value at a path",
-                    details: "Reads the value from the database and prints it: pretty and coloured on a terminal, compact JSON otherwise or with --json. With query flags, the children the query selects, as one object whose keys come in query order; the text keeps that order, but a JSON parser or a map that sorts keys does not: use query for a list that keeps it.",
+                    details: "Reads the value from the database and prints it: pretty and coloured on a terminal, compact JSON otherwise or with --json. With query flags, the children the query selects, as one object whose keys come in query order; the text keeps that order, but a JSON parser or a map that sorts keys does not: use query for a list that keeps it.\n\n" + explainDetails,
                     flags: [Flag(name: "--shallow", value: nil, help: "children as true instead of their values"),
-                            Flag(name: "--export", value: nil, help: "include priorities (.priority, .value)")] + queryFlags,
-                    examples: ["get /users/ada", "get users --shallow", "get / --json", "get /notes --orderByChild lastModified --limitToLast 4"],
+                            Flag(name: "--export", value: nil, help: "include priorities (.priority, .value)")] + queryFlags + [explainFlag],
+                    examples: ["get /users/ada", "get users --shallow", "get / --json", "get /notes --orderByChild lastModified --limitToLast 4",
+                               "get /notes --orderByChild lastModified --limitToLast 4 --explain"],
                     build: CommandParser.get),
         CommandSpec(name: "set", argument: .path, usage: "set PATH VALUE [--priority P]",
                     summary: "overwrite the value at a path",
@@ -188,12 +193,13 @@ public struct CommandSpec: Sendable {
                             Flag(name: "--quiet", short: "-q", value: nil, help: "no progress and no summary")],
                     examples: ["export /users users.json", "export / backup.json --priorities", "export /config"],
                     build: CommandParser.export),
-        CommandSpec(name: "query", argument: .path, usage: "query PATH [--orderByChild K | --orderByKey | --orderByValue | --orderByPriority] [--limitToFirst N | --limitToLast N] [--startAt V [KEY]] [--startAfter V [KEY]] [--endAt V [KEY]] [--endBefore V [KEY]] [--equalTo V [KEY]] [--watch]",
+        CommandSpec(name: "query", argument: .path, usage: "query PATH [--orderByChild K | --orderByKey | --orderByValue | --orderByPriority] [--limitToFirst N | --limitToLast N] [--startAt V [KEY]] [--startAfter V [KEY]] [--endAt V [KEY]] [--endBefore V [KEY]] [--equalTo V [KEY]] [--watch | --explain]",
                     summary: "ordered, filtered children of a path",
-                    details: "Prints the children the query selects, in query order, as a JSON array of {\"key\": K, \"value\": V} (a JSON object would lose the order). With --watch, keeps the query open and prints its events as the window changes, like watch.",
-                    flags: queryFlags + [Flag(name: "--watch", value: nil, help: "keep watching the query's events"), eventsFlag, Flag(name: "--bg", value: nil, help: "with --watch: in the background")],
+                    details: "Prints the children the query selects, in query order, as a JSON array of {\"key\": K, \"value\": V} (a JSON object would lose the order). With --watch, keeps the query open and prints its events as the window changes, like watch.\n\n" + explainDetails,
+                    flags: queryFlags + [Flag(name: "--watch", value: nil, help: "keep watching the query's events"), eventsFlag, Flag(name: "--bg", value: nil, help: "with --watch: in the background"), explainFlag],
                     examples: ["query /notes --orderByChild lastModified --limitToLast 4", "query /users --orderByKey --startAt b --endBefore d",
-                               "query /scores --orderByValue --equalTo 10", "query /notes --orderByChild lastModified --limitToLast 4 --watch"],
+                               "query /scores --orderByValue --equalTo 10", "query /notes --orderByChild lastModified --limitToLast 4 --watch",
+                               "query /notes --orderByChild lastModified --limitToLast 4 --explain"],
                     build: CommandParser.query),
         CommandSpec(name: "watch", argument: .path, usage: "watch [PATH] [query flags] [--events LIST] [--bg]",
                     summary: "stream live events",

@@ -34,18 +34,6 @@ extension Shell {
         }
     }
 
-    /// This session's writes come before a save or a restore that follows them: the save
-    /// holds them, the restore replaces them.
-    private func writesAcknowledged(before done: String) async throws {
-        if !queuedTransactions.isEmpty {
-            let count = queuedTransactions.count
-            throw ShellError("\(count) transaction\(count == 1 ? " is" : "s are") queued until 'online', so nothing was \(done)")
-        }
-        let left = await repo.waitForPendingWrites(idle: options.scriptWriteWait)
-        guard left > 0 else { return }
-        throw ShellError("\(left) write\(left == 1 ? " is" : "s are") not acknowledged yet, so nothing was \(done): 'pending' lists them")
-    }
-
     /// One line per snapshot: its name, when it was saved (local time) and its size.
     nonisolated static func describe(_ list: [SnapshotInfo]) -> String {
         guard !list.isEmpty else { return "no snapshots\n" }

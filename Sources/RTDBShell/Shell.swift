@@ -63,6 +63,8 @@ public final class Shell {
         public var snapshots: SnapshotKeeping? = nil
         /// Whose operations `monitor` shows: the embedded database, or the server's namespace.
         public var monitor: OperationMonitoring? = nil
+        /// What says how a read is answered (`--explain`): the embedded database, or the server.
+        public var explainer: QueryExplaining? = nil
         public init() {}
     }
 
@@ -129,6 +131,7 @@ public final class Shell {
         options.rulesCheck = connection as? RulesChecking
         options.snapshots = connection as? SnapshotKeeping
         options.monitor = connection as? OperationMonitoring
+        options.explainer = connection as? QueryExplaining
         cwd = .root
         // Transactions queued offline belonged to the core left behind.
         queuedTransactions = []
@@ -252,6 +255,8 @@ public final class Shell {
         var renderer = json ? Renderer.machine : options.renderer
         if parsed.noColor { renderer.color = false }
         switch parsed.command {
+        case .explain(let query):
+            try await explain(query, json: json)
         case let .get(query, shallow, export):
             let value = try await read(query)
             // A query's children come in its order; a location's value as JSON has it.
@@ -551,6 +556,19 @@ public final class Shell {
         }
         // The stream ends when this task is cancelled: the watch's normal end.
         return .ok
+    }
+
+    /// This session's writes come before a command after them that the database answers
+    /// itself, not this session's cache: a snapshot's save holds them, a restore replaces
+    /// them, an explained read reads them.
+    func writesAcknowledged(before done: String) async throws {
+        if !queuedTransactions.isEmpty {
+            let count = queuedTransactions.count
+            throw ShellError("\(count) transaction\(count == 1 ? " is" : "s are") queued until 'online', so nothing was \(done)")
+        }
+        let left = await repo.waitForPendingWrites(idle: options.scriptWriteWait)
+        guard left > 0 else { return }
+        throw ShellError("\(left) write\(left == 1 ? " is" : "s are") not acknowledged yet, so nothing was \(done): 'pending' lists them")
     }
 
     func read(_ path: Path) async throws -> Node {

@@ -10,7 +10,7 @@ import RTDBRules
 /// carries the same protocol messages a socket would; or, when another rtdb process has the
 /// folder, that process's engine through its socket (`SharedFolder`), until this one takes
 /// the folder over.
-final class EmbeddedDatabase: DatabaseConnection, RulesChecking, SnapshotKeeping, OperationMonitoring {
+final class EmbeddedDatabase: DatabaseConnection, RulesChecking, SnapshotKeeping, OperationMonitoring, QueryExplaining {
     let repo: Repo
     /// The folder; while another process has it, also that this one goes through it.
     var location: String { shared.description }
@@ -78,6 +78,19 @@ final class EmbeddedDatabase: DatabaseConnection, RulesChecking, SnapshotKeeping
     func removeSnapshot(_ name: String) async throws -> Bool {
         if let database = shared.ownedDatabase { return try database.removeSnapshot(name) }
         return try await shared.ownerSnapshots(timeout: 10).remove(name)
+    }
+
+    /// How the folder's database answers a read: asked of it here when this process owns the
+    /// folder, else of its owner, on the socket.
+    func explain(_ path: Path, query: QueryParams?) async throws -> QueryExplanation {
+        if let database = shared.ownedDatabase {
+            let result = await withCheckedContinuation { done in database.explain(path, query: query) { done.resume(returning: $0) } }
+            switch result {
+            case .success(let explanation): return explanation
+            case .failure(let refused): throw StoreError.failed(refused.response.message)
+            }
+        }
+        return try await shared.ownerExplanation(path, query, timeout: 10)
     }
 
     /// Every operation on the folder's database: from its feed when this process owns the

@@ -11,7 +11,7 @@ import Synchronization
 
 /// A database on a server (`rtdb serve`, the Firebase emulator, hosted Firebase): the client
 /// core over a WebSocket, with TLS for `wss://` and `https://` addresses.
-final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesChecking, SnapshotKeeping, OperationMonitoring {
+final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesChecking, SnapshotKeeping, OperationMonitoring, QueryExplaining {
     let repo: Repo
     let location: String
     let credential: String
@@ -298,6 +298,12 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesCheck
     func restoreSnapshot(_ name: String) async throws { try await snapshotEndpoints.restore(name) }
     func removeSnapshot(_ name: String) async throws -> Bool { try await snapshotEndpoints.remove(name) }
 
+    // MARK: QueryExplaining (rtdb serve's, for whoever may read the query)
+
+    func explain(_ path: Path, query: QueryParams?) async throws -> QueryExplanation {
+        try ExplainEndpoint.explanation(await restRequest("GET", ExplainEndpoint.target(path, query), body: []), server: address.host)
+    }
+
     // MARK: OperationMonitoring (the profiler's stream: rtdb serve's, and hosted Firebase's)
 
     func operations() async throws -> AsyncThrowingStream<MonitorEvent, Error> {
@@ -324,7 +330,7 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesCheck
     /// header (kept out of proxies' and servers' request logs); an ID token or secret as
     /// Firebase's REST API takes it, in auth=.
     private func restTarget(_ path: String) -> (target: String, headers: [(String, String)]) {
-        var target = path + "?ns=" + (address.namespace.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        var target = path + (path.contains("?") ? "&" : "?") + "ns=" + (address.namespace.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
         var headers: [(String, String)] = []
         if let credential = state.withLock({ $0.restCredential }) {
             if credential.google {

@@ -171,6 +171,14 @@ final class SharedFolder: Sendable {
         }
     }
 
+    /// How the owner's database answers a read, asked on its socket (when this process is not
+    /// the owner).
+    func ownerExplanation(_ path: Path, _ query: QueryParams?, timeout: TimeInterval) async throws -> QueryExplanation {
+        let answer = try await HTTPClient.send("GET", host: "localhost", port: 80, unixSocket: socketPath, target: ExplainEndpoint.target(path, query),
+                                               tls: nil, group: group, timeout: timeout)
+        return try ExplainEndpoint.explanation(answer, server: "the rtdb process that has \(folder)")
+    }
+
     /// The owner's profiler stream, on its socket (when this process is not the owner).
     func ownerProfile(timeout: TimeInterval) async throws -> AsyncThrowingStream<EventStreamClient.Event, Error> {
         try await EventStreamClient.open(host: "localhost", port: 80, unixSocket: socketPath, target: "/.settings/profile.json",

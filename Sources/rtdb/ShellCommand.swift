@@ -247,6 +247,7 @@ struct ShellCommand: AsyncParsableCommand {
         options.rulesCheck = connection as? RulesChecking
         options.snapshots = connection as? SnapshotKeeping
         options.monitor = connection as? OperationMonitoring
+        options.explainer = connection as? QueryExplaining
         options.namespaces = namespaces
         let output = StandardOutput()
 

@@ -124,4 +124,16 @@ final class RulesParsingTests: XCTestCase {
             }
         }
     }
+    /// Where a data path's rules are written: named levels by name, a wildcard's levels by
+    /// the wildcard, and below where the rules stop, the data's own keys.
+    func testTheRulesLocationOfADataPath() throws {
+        let rules = try SecurityRules(parsing: #"{"rules": {"users": {".indexOn": "name"}, "rooms": {"$room": {"messages": {}, "admins": {"$uid": {}}}}, "$other": {"fixed": {}}}}"#)
+        let cases: [(String, String)] = [
+            ("/", "/"), ("/users", "/users"), ("/users/ada/posts", "/users/ada/posts"),
+            ("/rooms/lobby/messages", "/rooms/$room/messages"), ("/rooms/lobby/admins/u1/x", "/rooms/$room/admins/$uid/x"),
+            ("/rooms/lobby", "/rooms/$room"), ("/logs/fixed", "/$other/fixed"), ("/logs/2026", "/$other/2026"),
+        ]
+        for (path, location) in cases { XCTAssertEqual(rules.location(of: Path(path)), location, path) }
+        XCTAssertEqual(SecurityRules.open.location(of: Path("a/b")), "/a/b")
+    }
 }
