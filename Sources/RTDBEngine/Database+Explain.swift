@@ -1,4 +1,3 @@
-import Dispatch
 import RTDBData
 import RTDBProtocol
 import RTDBRules
@@ -23,43 +22,50 @@ extension Database {
         storeWrites()
         if let error = Database.checkPath(path, writing: false, priorityLast: true) { return .failure(Refused(response: error)) }
         if let refusal = refusedRead(path, query, as: identity) { return .failure(Refused(response: refusal)) }
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = OperationRecord.now()
         let node = root.child(at: path)
         let children = node.childCount
         guard let query, !query.loadsAllData else {
-            return .success(QueryExplanation(path: path.description, index: query.map(\.index.description), use: .whole, declared: false,
-                                             unindexed: false, children: children, ordered: 0, returned: children,
-                                             micros: Self.micros(since: started), listens: 0, add: nil))
+            return .success(Self.explanation(path, query, rules: rules, use: .whole, children: children, returned: children,
+                                             micros: OperationRecord.micros(since: started), listens: 0))
         }
         let key = QueryIndexes.key(path, query.index)
+        let before = indexes[key]
+        let returned = answer(query, at: path, on: node).childCount
+        let micros = OperationRecord.micros(since: started)
+        // Decided once answered: a stored index found damaged while answering was built again.
         let use: QueryExplanation.Use
         if query.index == .key {
             use = .keyOrder
-        } else if let index = indexes[key], !index.isStale {
-            use = index.isStored ? .stored : .kept
+        } else if let before, !before.isStale, !before.isStored || indexes[key]?.isStored == true {
+            use = before.isStored ? .stored : .kept
         } else {
             use = .built
         }
-        let answered = answer(query, at: path, on: node)
-        let micros = Self.micros(since: started)
-        let declared = declares(query.index, at: path)
-        // Key and priority order need no `.indexOn` (Firebase keeps both for every location).
-        var add: QueryExplanation.Advice?
-        switch query.index {
-        case .child, .value:
-            if !declared {
-                add = QueryExplanation.Advice(rules: rules.location(of: path), indexOn: rules.indexOn(at: path) + [query.index.description])
-            }
-        case .key, .priority:
-            break
-        }
-        return .success(QueryExplanation(path: path.description, index: query.index.description, use: use, declared: declared,
-                                         unindexed: unindexed(query, at: path), children: children,
-                                         ordered: use == .built ? children : 0, returned: answered.childCount, micros: micros,
-                                         listens: indexListens[key] ?? 0, add: add))
+        return .success(Self.explanation(path, query, rules: rules, use: use, children: children, returned: returned, micros: micros,
+                                         listens: indexListens[key] ?? 0))
     }
 
-    private static func micros(since started: UInt64) -> Int {
-        Int(clamping: (DispatchTime.now().uptimeNanoseconds &- started) / 1000)
+    /// The explanation of a read at `path` answered as `use` says, and what `rules` say of
+    /// its index: declared, warned of, or the `.indexOn` to write (key and priority order
+    /// need none). Public for a server's namespace that holds nothing yet, explained
+    /// without opening it.
+    public static func explanation(_ path: Path, _ query: QueryParams?, rules: SecurityRules, use: QueryExplanation.Use, children: Int,
+                                   returned: Int, micros: Int, listens: Int) -> QueryExplanation {
+        let declared = query.map { rules.declares($0.index, at: path) } ?? false
+        // Only a query with a limit or a range uses an index: without, clients read the whole
+        // location and order it themselves.
+        let windowed = query.map { !$0.loadsAllData } ?? false
+        var indexOn: [String]?
+        switch query?.index {
+        case .child?, .value?:
+            if windowed && !declared, let query { indexOn = rules.indexOn(at: path) + [query.index.description] }
+        case .key?, .priority?, nil:
+            break
+        }
+        return QueryExplanation(path: path.description, rules: rules.location(of: path), index: query?.index.description, use: use,
+                                declared: declared, unindexed: windowed && rules.warnsUnindexed(query, at: path), children: children,
+                                ordered: use == .built ? children : 0, returned: returned, micros: micros, listens: listens,
+                                indexOn: indexOn)
     }
 }

@@ -1,4 +1,3 @@
-import Dispatch
 import RTDBData
 import RTDBProtocol
 import RTDBRules
@@ -11,13 +10,13 @@ extension Database {
     /// A realtime request being monitored: who sent it, and when it began.
     struct Monitored {
         let client: OperationRecord.Client
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = OperationRecord.now()
 
         init(session: ServerSession, identity: Identity) {
             client = session.client(as: identity)
         }
 
-        var micros: Int { Int(clamping: (DispatchTime.now().uptimeNanoseconds &- started) / 1000) }
+        var micros: Int { OperationRecord.micros(since: started) }
     }
 
     /// A write's answer, wrapped to tell the monitors of it first: how long it took (until
@@ -67,7 +66,7 @@ extension Database {
     struct Broadcast {
         private var sessions = Set<ObjectIdentifier>()
         private(set) var bytes = 0
-        let started = DispatchTime.now().uptimeNanoseconds
+        let started = OperationRecord.now()
 
         var clients: Int { sessions.count }
 
@@ -93,8 +92,7 @@ extension Database {
         for (path, _) in record.sets.dropFirst() {
             while !common.contains(path) { common = common.parent ?? .root }
         }
-        let micros = Int(clamping: (DispatchTime.now().uptimeNanoseconds &- broadcast.started) / 1000)
-        operations.publish(OperationRecord(kind: .broadcast, path: common, timestamp: clock(), micros: micros, bytes: broadcast.bytes,
+        operations.publish(OperationRecord(kind: .broadcast, path: common, timestamp: clock(), micros: OperationRecord.micros(since: broadcast.started), bytes: broadcast.bytes,
                                            client: nil, clientsUpdated: broadcast.clients))
     }
 

@@ -390,27 +390,10 @@ public actor Database {
         runAndWait { $0.rules.canRead(path, identity: identity, query: query, data: $0.root, now: $0.clock()) }
     }
 
-    /// A query ordered by a child (or by value) that the rules give no `.indexOn` for, as
-    /// Firebase warns of it. Only where rules were given: without them nothing is indexed
-    /// by declaration, and the engine indexes every query as it comes anyway.
-    func unindexed(_ query: QueryParams?, at path: Path) -> Bool {
-        guard let query, rules.source != SecurityRules.open.source else { return false }
-        switch query.index {
-        case .child, .value: return !declares(query.index, at: path)
-        default: return false
-        }
-    }
+    /// A query the rules warn of (`no_index`): ordered by a child or by value, no `.indexOn`.
+    func unindexed(_ query: QueryParams?, at path: Path) -> Bool { rules.warnsUnindexed(query, at: path) }
 
-    /// Whether the rules' `.indexOn` at `path` names `index`.
-    func declares(_ index: Index, at path: Path) -> Bool {
-        switch index {
-        case .child(let child): return rules.indexOn(at: path).contains(child.wireString)
-        case .value: return rules.indexOn(at: path).contains(".value")
-        default: return false
-        }
-    }
-
-    private func declared(_ index: QueryIndex) -> Bool { declares(index.index, at: index.path) }
+    private func declared(_ index: QueryIndex) -> Bool { rules.declares(index.index, at: index.path) }
 
     /// Cancels those of `listens` the rules no longer allow (after new rules, a new
     /// credential, or a write the data-dependent ones are checked against); the others note

@@ -1,3 +1,4 @@
+import Dispatch
 import RTDBData
 
 /// One operation a database ran, as `monitor` shows it and the profiler's stream
@@ -76,6 +77,12 @@ public struct OperationRecord: Sendable, Equatable {
         self.unindexed = unindexed
         self.clientsUpdated = clientsUpdated
     }
+
+    /// A moment on a clock that only goes forward, for `micros(since:)`.
+    public static func now() -> UInt64 { DispatchTime.now().uptimeNanoseconds }
+
+    /// The microseconds since `started` (a `now()`).
+    public static func micros(since started: UInt64) -> Int { Int(clamping: (now() &- started) / 1000) }
 
     /// The profiler's shape, written straight to bytes (a monitored server writes one per
     /// operation): `millis` with microseconds as its fraction, and `querySet`'s entry naming

@@ -4,12 +4,12 @@ import RTDBData
 /// with `explain=true`): which index ordered the children, how many children it read, how
 /// long it took, and the `.indexOn` the rules lack for it. Sent as a JSON object:
 ///
-///     {"path": "/users", "index": "age", "use": "built", "declared": false, "unindexed": true,
-///      "children": 1000, "ordered": 1000, "returned": 2, "micros": 412, "listens": 0,
-///      "add": {"rules": "/users", ".indexOn": ["age"]}}
+///     {"path": "/rooms/a/messages", "rules": "/rooms/$room/messages", "index": "sent",
+///      "use": "built", "declared": false, "unindexed": true, "children": 1000, "ordered": 1000,
+///      "returned": 20, "micros": 412, "listens": 0, "indexOn": ["author", "sent"]}
 public struct QueryExplanation: Sendable, Equatable {
     /// Where the children's order came from.
-    public enum Use: String, Sendable, CaseIterable {
+    public enum Use: String, Sendable {
         /// No query, or one with neither a limit nor a range: the whole location is read, and
         /// a client orders it (as Firebase's clients do).
         case whole
@@ -19,38 +19,23 @@ public struct QueryExplanation: Sendable, Equatable {
         case kept
         /// An index stored with the data (at the last checkpoint) answered.
         case stored
-        /// No index was kept: this read built one, by ordering every child (and kept it).
+        /// No usable index was kept: this read built one, by ordering every child (and kept it).
         case built
     }
 
-    /// The `.indexOn` that would declare the index: the rules location it goes at (a
-    /// `$wildcard` where the rules reach the level through one) and the whole list to write
-    /// there, what is declared there already first.
-    public struct Advice: Sendable, Equatable {
-        public let rules: String
-        public let indexOn: [String]
-
-        public init(rules: String, indexOn: [String]) {
-            self.rules = rules
-            self.indexOn = indexOn
-        }
-
-        /// The rule as it is written: one name alone as a string, several as a list.
-        public var rule: String {
-            let names = indexOn.map { JSONValue.string($0).serialized() }
-            return "\".indexOn\": " + (names.count == 1 ? names[0] : "[" + names.joined(separator: ", ") + "]")
-        }
-    }
-
     public let path: String
+    /// Where the rules for `path` are written: a `$wildcard` at each level the rules reach
+    /// through one, the data's own keys below where they stop.
+    public let rules: String
     /// The ordering as `.indexOn` names it (`age`, `a/b`, `.value`), `.key` or `.priority`;
     /// nil without a query.
     public let index: String?
     public let use: Use
     /// Whether the rules' `.indexOn` at the location names the index.
     public let declared: Bool
-    /// Whether the server warns of the query (`no_index`), as it does for a listen: ordered
-    /// by a child or by value, the rules given and not declaring it.
+    /// Whether the server warns of the query (`no_index`) as it warns of a listen of it:
+    /// ordered by a child or by value with a limit or a range, the rules given and not
+    /// declaring it. (Without a limit or a range, clients read the whole location instead.)
     public let unindexed: Bool
     /// The children at the location.
     public let children: Int
@@ -62,12 +47,14 @@ public struct QueryExplanation: Sendable, Equatable {
     public let micros: Int
     /// The listens using the index now: it is kept while there are any.
     public let listens: Int
-    /// What to add to the rules, for a query they give no index.
-    public let add: Advice?
+    /// For a query ordered by a child or by value that the rules give no `.indexOn`: the
+    /// whole `.indexOn` to write at `rules`, what is declared there already first.
+    public let indexOn: [String]?
 
-    public init(path: String, index: String?, use: Use, declared: Bool, unindexed: Bool, children: Int, ordered: Int,
-                returned: Int, micros: Int, listens: Int, add: Advice?) {
+    public init(path: String, rules: String, index: String?, use: Use, declared: Bool, unindexed: Bool, children: Int, ordered: Int,
+                returned: Int, micros: Int, listens: Int, indexOn: [String]?) {
         self.path = path
+        self.rules = rules
         self.index = index
         self.use = use
         self.declared = declared
@@ -77,28 +64,33 @@ public struct QueryExplanation: Sendable, Equatable {
         self.returned = returned
         self.micros = micros
         self.listens = listens
-        self.add = add
+        self.indexOn = indexOn
     }
 
     /// The children read: those ordered to build the index and those answered.
     public var read: Int { ordered.addingSaturated(returned) }
 
+    /// An `.indexOn` rule as it is written: one name alone as a string, several as a list.
+    public static func rule(_ names: [String]) -> String {
+        let quoted = names.map { JSONValue.string($0).serialized() }
+        return "\".indexOn\": " + (quoted.count == 1 ? quoted[0] : "[" + quoted.joined(separator: ", ") + "]")
+    }
+
     public var json: JSONValue {
-        var members: [(String, JSONValue)] = [("path", .string(path)), ("index", index.map(JSONValue.string) ?? .null),
+        var members: [(String, JSONValue)] = [("path", .string(path)), ("rules", .string(rules)), ("index", index.map(JSONValue.string) ?? .null),
                                               ("use", .string(use.rawValue)), ("declared", .bool(declared)),
                                               ("unindexed", .bool(unindexed)), ("children", .number(Double(children))),
                                               ("ordered", .number(Double(ordered))), ("returned", .number(Double(returned))),
                                               ("micros", .number(Double(micros))), ("listens", .number(Double(listens)))]
-        if let add {
-            members.append(("add", .object([("rules", .string(add.rules)), (".indexOn", .array(add.indexOn.map(JSONValue.string)))])))
-        }
+        if let indexOn { members.append(("indexOn", .array(indexOn.map(JSONValue.string)))) }
         return .object(members)
     }
 
     /// The explanation `json` describes; nil when it is not one (a server that took
     /// `explain=true` for something else answers with data).
     public init?(json: JSONValue) {
-        guard let path = json["path"]?.string, let useName = json["use"]?.string, let use = Use(rawValue: useName),
+        guard let path = json["path"]?.string, let rules = json["rules"]?.string,
+              let useName = json["use"]?.string, let use = Use(rawValue: useName),
               let declared = json["declared"]?.bool, let unindexed = json["unindexed"]?.bool,
               let children = json["children"]?.int, let ordered = json["ordered"]?.int, let returned = json["returned"]?.int,
               let micros = json["micros"]?.int, let listens = json["listens"]?.int,
@@ -110,14 +102,18 @@ public struct QueryExplanation: Sendable, Equatable {
         case .null?: index = nil
         default: return nil
         }
-        var add: Advice?
-        if let advice = json["add"] {
-            guard let rules = advice["rules"]?.string, case .array(let names)? = advice[".indexOn"] else { return nil }
+        var indexOn: [String]?
+        switch json["indexOn"] {
+        case nil, .null?:
+            break
+        case .array(let names)?:
             let list = names.compactMap(\.string)
             guard list.count == names.count, !list.isEmpty else { return nil }
-            add = Advice(rules: rules, indexOn: list)
+            indexOn = list
+        default:
+            return nil
         }
-        self.init(path: path, index: index, use: use, declared: declared, unindexed: unindexed, children: children,
-                  ordered: ordered, returned: returned, micros: micros, listens: listens, add: add)
+        self.init(path: path, rules: rules, index: index, use: use, declared: declared, unindexed: unindexed, children: children,
+                  ordered: ordered, returned: returned, micros: micros, listens: listens, indexOn: indexOn)
     }
 }

@@ -301,6 +301,27 @@ public struct SecurityRules: Sendable {
         return levels.count == path.count + 1 ? levels.last?.indexOn ?? [] : []
     }
 
+    /// Whether `.indexOn` at `path` names `index` (`.value` included). Key and priority order
+    /// are never declared: Firebase keeps both for every location.
+    public func declares(_ index: Index, at path: Path) -> Bool {
+        switch index {
+        case .child(let child): return indexOn(at: path).contains(child.wireString)
+        case .value: return indexOn(at: path).contains(".value")
+        case .key, .priority: return false
+        }
+    }
+
+    /// Whether a query ordered by a child (or by value) at `path` is one the rules give no
+    /// `.indexOn` for, as Firebase warns of it (`no_index`). Only where rules were given:
+    /// without them nothing is indexed by declaration.
+    public func warnsUnindexed(_ query: QueryParams?, at path: Path) -> Bool {
+        guard let query, source != SecurityRules.open.source else { return false }
+        switch query.index {
+        case .child, .value: return !declares(query.index, at: path)
+        case .key, .priority: return false
+        }
+    }
+
     /// Where the rules for the data at `path` are written: its keys, with a `$wildcard`'s name
     /// at each level the rules reach through one; below where the rules stop, the data's own
     /// keys (the levels a rule there adds). As `/users` or `/rooms/$room/messages`.

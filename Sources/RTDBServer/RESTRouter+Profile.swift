@@ -1,4 +1,3 @@
-import Dispatch
 import NIOHTTP1
 import RTDBData
 import RTDBEngine
@@ -50,10 +49,9 @@ extension RESTRouter {
         // Asked here, off the database's queue (an answer may come on it).
         let unindexed = kind == .restRead && database.isUnindexed(query, at: path)
         let client = OperationRecord.Client(id: "rest", address: peer, owner: identity == .admin, user: identity.uid)
-        let feed = database.operations, started = DispatchTime.now().uptimeNanoseconds
+        let feed = database.operations, started = OperationRecord.now()
         return { reply in
-            let micros = Int((DispatchTime.now().uptimeNanoseconds &- started) / 1000)
-            feed.publish(OperationRecord(kind: kind, path: path, query: query, timestamp: Database.systemClock(), micros: micros,
+            feed.publish(OperationRecord(kind: kind, path: path, query: query, timestamp: Database.systemClock(), micros: OperationRecord.micros(since: started),
                                          bytes: kind == .restRead ? reply.body.count : body, client: client,
                                          allowed: reply.status != .unauthorized, unindexed: unindexed))
             respond(reply)

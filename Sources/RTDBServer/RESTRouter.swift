@@ -8,7 +8,8 @@ import RTDBProtocol
 import RTDBRules
 
 /// The REST API's meaning, apart from the connection it came on: `/path.json` with GET, PUT,
-/// POST, PATCH and DELETE, `print`, `shallow`, `format=export`, queries and ETags, errors as
+/// POST, PATCH and DELETE, `print`, `shallow`, `format=export`, queries and ETags, a GET's
+/// `explain=true` (how it is answered, not its data), errors as
 /// `{"error": …}`; and what the emulator's tooling asks for besides: `/.settings/rules.json`,
 /// `/.inspect/databases.json`, `/.inspect/coverage[.json]` and `/PATH/.upload` (a form's
 /// JSON file); and the owner's `/.settings/rules/check.json` (`rules check`) and
@@ -85,12 +86,14 @@ struct RESTRouter: Sendable {
         if method != "GET" { try Self.checkWriteParameters(items) }
         let path = try Self.path(fromTarget: rawPath)
         let streaming = method == "GET" && head.headers.first(name: "Accept")?.contains("text/event-stream") == true
-        let explaining = try method == "GET" && !streaming && Self.explains(items)
+        let explaining = try method == "GET" && Self.explains(items)
+        if explaining && streaming {
+            throw RESTFailure(status: .badRequest, message: "explain=true describes one read: it does not go with an event stream")
+        }
         let acquired: Database?
         do {
-            // A plain read of a namespace that does not exist opens and creates nothing; an
-            // explained one is answered by the database (it may build an index).
-            acquired = try namespaces.acquire(namespace, create: method != "GET" || streaming || explaining)
+            // A plain read of a namespace that does not exist opens and creates nothing.
+            acquired = try namespaces.acquire(namespace, create: method != "GET" || streaming)
         } catch {
             // The full reason (with the server's file names) is for the server's log only.
             log("namespace \(namespace): \(error)")
@@ -117,7 +120,11 @@ struct RESTRouter: Sendable {
             done(.reply(reply))
         }
         do {
-            try route(method, head, items, path, body, acquired, namespace, identity, respond)
+            if explaining {
+                try explain(items, path, acquired, namespace, identity, respond)
+            } else {
+                try route(method, head, items, path, body, acquired, namespace, identity, respond)
+            }
         } catch let failure as RESTFailure {
             // Answered as a refusal is: the monitors hear of it too.
             respond(.error(failure.status, failure.message))
@@ -139,14 +146,6 @@ struct RESTRouter: Sendable {
             throw RESTFailure(status: .badRequest, message: "Invalid path: /.info is read-only")
         }
         switch method {
-        case "GET" where try Self.explains(items):
-            let database = try Self.opened(database)
-            database.explain(path, query: try Self.query(items), as: identity) { result in
-                switch result {
-                case .success(let explanation): respond(RESTReply(status: .ok, body: Array(explanation.json.serialized().utf8)))
-                case .failure(let refused): respond(Self.failure(refused.response))
-                }
-            }
         case "GET":
             let query = try Self.query(items)
             let shallow = items["shallow"] == "true"
@@ -230,6 +229,28 @@ struct RESTRouter: Sendable {
             }
         default:
             throw RESTFailure(status: .methodNotAllowed, message: "method \(method) is not supported: use GET, PUT, POST, PATCH or DELETE")
+        }
+    }
+
+    /// `GET …?explain=true`: how the read is answered (`QueryExplanation`), not its data. A
+    /// namespace that does not exist is explained as the nothing it holds, and not opened.
+    private func explain(_ items: [String: String], _ path: Path, _ database: Database?, _ namespace: String, _ identity: Identity,
+                         _ respond: @escaping @Sendable (RESTReply) -> Void) throws {
+        let query = try Self.query(items)
+        let reply: @Sendable (QueryExplanation) -> Void = { respond(RESTReply(status: .ok, body: Array($0.json.serialized().utf8))) }
+        guard let database else {
+            let rules = namespaces.rules(for: namespace)
+            guard rules.canRead(path, identity: identity, query: query, data: .empty, now: Database.systemClock()) else {
+                throw RESTFailure(status: .unauthorized, message: "Permission denied")
+            }
+            let use: QueryExplanation.Use = query.map { $0.loadsAllData ? .whole : $0.index == .key ? .keyOrder : .built } ?? .whole
+            return reply(Database.explanation(path, query, rules: rules, use: use, children: 0, returned: 0, micros: 0, listens: 0))
+        }
+        database.explain(path, query: query, as: identity) { result in
+            switch result {
+            case .success(let explanation): reply(explanation)
+            case .failure(let refused): respond(Self.failure(refused.response))
+            }
         }
     }
 
@@ -369,7 +390,8 @@ struct RESTRouter: Sendable {
     }
 
     /// Whether a GET asks how it is answered (`explain=true`) rather than for the data.
-    /// Not with `shallow`, which changes the query the explanation would describe.
+    /// Not with `shallow`, which changes the query the explanation would describe; `print`,
+    /// `format` and ETags, which shape data, do not apply to an explanation.
     static func explains(_ items: [String: String]) throws -> Bool {
         guard let explain = items["explain"] else { return false }
         guard explain == "true" || explain == "false" else {

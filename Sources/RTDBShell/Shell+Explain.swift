@@ -41,7 +41,7 @@ extension Shell {
         case .keyOrder:
             lines.append(("index", "none needed: key order is the children's own"))
         case .kept:
-            let users = explanation.listens > 0 ? ", kept while \(count(explanation.listens, "listen")) use it" : ""
+            let users = explanation.listens == 0 ? "" : ", kept while \(count(explanation.listens, "listen")) \(explanation.listens == 1 ? "uses" : "use") it"
             lines.append(("index", "\(index): kept from an earlier read\(users)"))
         case .stored:
             lines.append(("index", "\(index): stored with the data"))
@@ -56,15 +56,15 @@ extension Shell {
         }
         lines.append(("answer", "\(ProfileReport.number(Double(explanation.returned))) of \(count(explanation.children))"))
         lines.append(("time", "\(ProfileReport.number(Double(explanation.micros))) µs on the server"))
-        if let add = explanation.add {
+        if let indexOn = explanation.indexOn {
             let warns = explanation.unindexed ? "; until then the server warns of this query (no_index)" : ""
             // The list replaces what is declared there: say what it replaces.
-            let declared = QueryExplanation.Advice(rules: add.rules, indexOn: Array(add.indexOn.dropLast()))
-            let change = declared.indexOn.isEmpty ? "add \(add.rule) at \(add.rules) in the rules"
-                                                  : "at \(add.rules) in the rules, \(declared.rule) becomes \(add.rule)"
+            let declared = indexOn.dropLast()
+            let change = declared.isEmpty ? "add \(QueryExplanation.rule(indexOn)) at \(explanation.rules) in the rules"
+                                          : "at \(explanation.rules) in the rules, \(QueryExplanation.rule(Array(declared))) becomes \(QueryExplanation.rule(indexOn))"
             lines.append((".indexOn", "missing: \(change)\(warns)"))
         } else if explanation.declared {
-            lines.append((".indexOn", "declared at \(explanation.path)"))
+            lines.append((".indexOn", "declared at \(explanation.rules) in the rules"))
         }
         let width = lines.map(\.0.count).max() ?? 0
         return lines.map { $0.0.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + $0.1 + "\n" }.joined()

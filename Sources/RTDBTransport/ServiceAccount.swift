@@ -55,8 +55,8 @@ public struct ServiceAccount: Sendable {
 
     /// An access token and how many seconds it lasts, from the token endpoint.
     public func accessToken(group: EventLoopGroup, timeout: TimeInterval) async throws -> (token: String, lifetime: Double) {
-        let form = "grant_type=" + Self.formEncoded("urn:ietf:params:oauth:grant-type:jwt-bearer")
-            + "&assertion=" + Self.formEncoded(try assertion(now: Date().timeIntervalSince1970))
+        let form = "grant_type=" + PercentEncoding.encode("urn:ietf:params:oauth:grant-type:jwt-bearer")
+            + "&assertion=" + PercentEncoding.encode(try assertion(now: Date().timeIntervalSince1970))
         let secure = tokenURI.scheme == "https"
         let host = tokenURI.host ?? ""
         let port = tokenURI.port ?? (secure ? 443 : 80)
@@ -77,11 +77,5 @@ public struct ServiceAccount: Sendable {
     /// The token endpoint answered, and not with a token: asking again will not help.
     public struct Refusal: Error, CustomStringConvertible {
         public let description: String
-    }
-
-    static func formEncoded(_ text: String) -> String {
-        var allowed = CharacterSet.alphanumerics
-        allowed.insert(charactersIn: "-._~")
-        return text.addingPercentEncoding(withAllowedCharacters: allowed) ?? ""
     }
 }

@@ -330,13 +330,13 @@ final class RemoteDatabase: DatabaseConnection, ServerAdministration, RulesCheck
     /// header (kept out of proxies' and servers' request logs); an ID token or secret as
     /// Firebase's REST API takes it, in auth=.
     private func restTarget(_ path: String) -> (target: String, headers: [(String, String)]) {
-        var target = path + (path.contains("?") ? "&" : "?") + "ns=" + (address.namespace.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+        var target = path + (path.contains("?") ? "&" : "?") + "ns=" + PercentEncoding.encode(address.namespace)
         var headers: [(String, String)] = []
         if let credential = state.withLock({ $0.restCredential }) {
             if credential.google {
                 headers.append(("Authorization", "Bearer " + credential.token))
             } else {
-                target += "&auth=" + (credential.token.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? "")
+                target += "&auth=" + PercentEncoding.encode(credential.token)
             }
         }
         return (target, headers)

@@ -53,7 +53,7 @@ final class ExplainTests: XCTestCase {
             read    3 children
             answer  3 of 3 children
             time    T µs on the server
-            {"path":"/users","index":".value","use":"built","declared":false,"unindexed":false,"children":3,"ordered":3,"returned":0,"micros":0,"listens":0,"add":{"rules":"/users",".indexOn":[".value"]}}
+            {"path":"/users","rules":"/users","index":".value","use":"built","declared":false,"unindexed":false,"children":3,"ordered":3,"returned":0,"micros":0,"listens":0,"indexOn":[".value"]}
 
             """, result.stdout)
     }
@@ -139,7 +139,7 @@ final class ExplainTests: XCTestCase {
             read      4 children: 3 to build the index, 1 answered
             answer    1 of 3 children
             time      T µs on the server
-            .indexOn  declared at /users
+            .indexOn  declared at /users in the rules
             index     sent: built for this read, the location has no children to order (kept for the next ones)
             read      0 children
             answer    0 of 0 children
@@ -153,10 +153,21 @@ final class ExplainTests: XCTestCase {
         let target = "http://127.0.0.1:\(port)/users.json?ns=demo&orderBy=%22age%22&limitToLast=2&explain=true"
         let (status, body) = try get(target)
         XCTAssertEqual(status, 200)
-        XCTAssertEqual(Self.fixed(body), #"{"path":"/users","index":"age","use":"kept","declared":false,"unindexed":true,"children":3,"ordered":0,"returned":2,"micros":0,"listens":0,"add":{"rules":"/users",".indexOn":["name","age"]}}"#)
+        XCTAssertEqual(Self.fixed(body), #"{"path":"/users","rules":"/users","index":"age","use":"kept","declared":false,"unindexed":true,"children":3,"ordered":0,"returned":2,"micros":0,"listens":0,"indexOn":["name","age"]}"#)
         let (badStatus, badBody) = try get("http://127.0.0.1:\(port)/users.json?ns=demo&explain=yes")
         XCTAssertEqual(badStatus, 400)
         XCTAssertEqual(badBody, #"{"error":"explain must be true or false, not \"yes\""}"#)
+        let (streamStatus, streamBody) = try get("http://127.0.0.1:\(port)/users.json?ns=demo&explain=true", accept: "text/event-stream")
+        XCTAssertEqual(streamStatus, 400)
+        XCTAssertEqual(streamBody, #"{"error":"explain=true describes one read: it does not go with an event stream"}"#)
+
+        // A namespace that does not exist is explained as the nothing it holds, and made by
+        // no one; its rules decide all the same.
+        let (ghostStatus, ghostBody) = try get("http://127.0.0.1:\(port)/rooms/r/messages.json?ns=ghost&orderBy=%22sent%22&limitToLast=5&explain=true")
+        XCTAssertEqual(ghostStatus, 200)
+        XCTAssertEqual(ghostBody, #"{"path":"/rooms/r/messages","rules":"/rooms/$room/messages","index":"sent","use":"built","declared":false,"unindexed":true,"children":0,"ordered":0,"returned":0,"micros":0,"listens":0,"indexOn":["sent"]}"#)
+        XCTAssertEqual(try get("http://127.0.0.1:\(port)/locked.json?ns=ghost&explain=true").0, 401)
+        XCTAssertEqual(try get("http://127.0.0.1:\(port)/.inspect/databases.json").1, #"[{"name":"demo"}]"#)
     }
 
     /// The README's example, typed as printed against a server with the rules it names.
@@ -184,10 +195,12 @@ final class ExplainTests: XCTestCase {
     }
 
     /// A GET, waited for: its status and body.
-    func get(_ url: String) throws -> (Int, String) {
+    func get(_ url: String, accept: String? = nil) throws -> (Int, String) {
         let done = DispatchSemaphore(value: 0)
         nonisolated(unsafe) var answer: (Int, String) = (0, "")
-        URLSession.shared.dataTask(with: URL(string: url)!) { data, response, _ in
+        var request = URLRequest(url: URL(string: url)!)
+        if let accept { request.setValue(accept, forHTTPHeaderField: "Accept") }
+        URLSession.shared.dataTask(with: request) { data, response, _ in
             answer = ((response as? HTTPURLResponse)?.statusCode ?? 0, String(decoding: data ?? Data(), as: UTF8.self))
             done.signal()
         }.resume()

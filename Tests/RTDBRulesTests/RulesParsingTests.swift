@@ -124,6 +124,7 @@ final class RulesParsingTests: XCTestCase {
             }
         }
     }
+
     /// Where a data path's rules are written: named levels by name, a wildcard's levels by
     /// the wildcard, and below where the rules stop, the data's own keys.
     func testTheRulesLocationOfADataPath() throws {

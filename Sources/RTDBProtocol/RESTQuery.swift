@@ -1,16 +1,17 @@
 import RTDBData
-import RTDBEngine
 
 /// Query parameters of a REST request: orderBy as a JSON string, bounds as JSON values
-/// optionally followed by `,"key"`, limits as integers.
+/// optionally followed by `,"key"`, limits as integers. The server reads them (`params`),
+/// the shell writes them (`items`) to ask rtdb serve about a query.
 public enum RESTQuery {
-    struct Failure: Error { let message: String }
+    public struct Failure: Error, Sendable { public let message: String }
 
     /// The bounds and limits; with `orderBy`, every query parameter.
-    static let filters = ["startAt", "startAfter", "endAt", "endBefore", "equalTo", "limitToFirst", "limitToLast"]
+    public static let filters = ["startAt", "startAfter", "endAt", "endBefore", "equalTo", "limitToFirst", "limitToLast"]
     static let parameters = ["orderBy"] + filters
 
-    static func params(_ items: [String: String]) throws -> QueryParams? {
+    /// The query `items` ask for; nil for none.
+    public static func params(_ items: [String: String]) throws -> QueryParams? {
         let present = filters.filter { items[$0] != nil }
         guard let orderByText = items["orderBy"] else {
             if !present.isEmpty { throw Failure(message: "orderBy must be defined when other query parameters are defined") }
@@ -49,7 +50,8 @@ public enum RESTQuery {
     }
 
     /// The parameters that ask for `params`, as `params(_:)` reads them back (unencoded: the
-    /// caller percent-encodes them into a URL). None for the default query.
+    /// caller percent-encodes them into a URL). None for the default query. A limit beyond
+    /// what REST takes is its largest: no list is that long, so the answer is the same.
     public static func items(for params: QueryParams) -> [(name: String, value: String)] {
         guard !params.isDefault else { return [] }
         let orderBy: String
@@ -65,12 +67,16 @@ public enum RESTQuery {
         }
         if let start = params.start { items.append((start.inclusive ? "startAt" : "startAfter", bound(start))) }
         if let end = params.end { items.append((end.inclusive ? "endAt" : "endBefore", bound(end))) }
-        if let limit = params.limit { items.append((params.isViewFromLeft ? "limitToFirst" : "limitToLast", String(limit))) }
+        if let limit = params.limit {
+            items.append((params.isViewFromLeft ? "limitToFirst" : "limitToLast", String(min(limit, Int(Int32.max)))))
+        }
         return items
     }
 
     /// `5`, `"a"`, or `5,"key"` (the key part as the official clients write it). Read in one
-    /// pass: the value, then optionally a comma and a JSON string.
+    /// pass: the value, then optionally a comma and a JSON string. A key of `[MIN_NAME]` or
+    /// `[MAX_NAME]` that is where the bound sits without one is none; the other one is kept
+    /// (`startAt=5,"[MAX_NAME]"` starts after every child of value 5).
     static func bound(_ text: String, _ name: String) throws -> (Node, String?) {
         var text = text
         let parsed: (Node, String?)? = text.withUTF8 { bytes in
@@ -81,13 +87,21 @@ public enum RESTQuery {
             guard bytes[i] == UInt8(ascii: ","),
                   case .string(let key)? = try? JSONValue.parse(bytes: UnsafeBufferPointer(rebasing: bytes[(i + 1)...]), capturing: nil).value
             else { return nil }
-            let sentinel = key == ChildKey.min.name || key == ChildKey.max.name
-            return (node, sentinel ? nil : key)
+            return (node, key == defaultKey(of: name) ? nil : key)
         }
         guard let parsed else {
             throw Failure(message: "\(name) must be a JSON string, number, boolean or null, optionally followed by a JSON string key")
         }
         return parsed
+    }
+
+    /// Where a bound named `name` sits among the children of its value when it has no key.
+    private static func defaultKey(of name: String) -> String? {
+        switch name {
+        case "startAt", "endBefore": return ChildKey.min.name
+        case "endAt", "startAfter": return ChildKey.max.name
+        default: return nil
+        }
     }
 
     private static func scalar(_ value: JSONValue) -> Node? {

@@ -1,6 +1,6 @@
 import XCTest
 import RTDBData
-@testable import RTDBServer
+import RTDBProtocol
 
 /// A query's REST parameters, as a client writes them (`RESTQuery.items`), read back by
 /// the server as the same query.
@@ -18,6 +18,9 @@ final class RESTQueryTests: XCTestCase {
             (QueryParams().ordered(by: .value).limitToLast(5), #"orderBy="$value"&limitToLast=5"#),
             (QueryParams().limitToFirst(1), #"orderBy="$priority"&limitToFirst=1"#),
             (QueryParams().ordered(by: .key), #"orderBy="$key""#),
+            // A bound's sentinel key that is not where the bound sits without one.
+            (age.startAt(Node(5.0), key: "[MAX_NAME]"), #"orderBy="age"&startAt=5,"[MAX_NAME]""#),
+            (age.endAt(Node(5.0), key: "[MIN_NAME]"), #"orderBy="age"&endAt=5,"[MIN_NAME]""#),
         ]
         for (params, text) in cases {
             let items = RESTQuery.items(for: params)
@@ -26,5 +29,20 @@ final class RESTQueryTests: XCTestCase {
             XCTAssertEqual(read, params, text)
         }
         XCTAssertTrue(RESTQuery.items(for: QueryParams()).isEmpty)
+
+        // The sentinels the official clients write for startAfter and endBefore, and one
+        // where a bound sits anyway: the same window.
+        let same: [(String, QueryParams)] = [
+            (#"startAfter=5,"[MAX_NAME]""#, age.startAfter(Node(5.0))),
+            (#"endBefore=5,"[MIN_NAME]""#, age.endBefore(Node(5.0))),
+            (#"startAt=5,"[MIN_NAME]""#, age.startAt(Node(5.0))),
+            (#"endAt=5,"[MAX_NAME]""#, age.endAt(Node(5.0))),
+        ]
+        for (text, params) in same {
+            let split = text.split(separator: "=", maxSplits: 1).map(String.init)
+            XCTAssertEqual(try RESTQuery.params(["orderBy": #""age""#, split[0]: split[1]]), params, text)
+        }
+        // A limit beyond what REST takes asks for as many as it takes.
+        XCTAssertEqual(RESTQuery.items(for: age.limitToFirst(3_000_000_000)).last?.value, "2147483647")
     }
 }
