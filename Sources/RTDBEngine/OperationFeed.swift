@@ -94,11 +94,17 @@ public final class OperationFeed: Sendable {
         }
 
         private func drain() {
-            let (records, dropped) = waiting.withLock { waiting in
+            var (records, dropped) = waiting.withLock { waiting in
                 defer { waiting = Waiting() }
                 return (waiting.records, waiting.dropped)
             }
             handle(records, dropped)
+            // The batch's room is the next one's, if nothing came meanwhile: the database
+            // appends to an array that need not grow (copying itself) as it fills.
+            records.removeAll(keepingCapacity: true)
+            waiting.withLock { waiting in
+                if waiting.records.isEmpty && waiting.records.capacity < records.capacity { swap(&waiting.records, &records) }
+            }
         }
     }
 }

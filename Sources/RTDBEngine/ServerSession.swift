@@ -26,6 +26,8 @@ public final class ServerSession: ListenSink, Sendable {
         var isClosed = false
         /// When the credential expires, the server says so (`ac`); replaced with the credential.
         var expiry: CancellationFlag?
+        /// Who it is for a monitor, made again when the credential changes.
+        var client: OperationRecord.Client?
     }
 
     private let state: Mutex<State>
@@ -109,7 +111,11 @@ public final class ServerSession: ListenSink, Sendable {
 
     /// Who this connection is, for a monitor, as `identity`.
     func client(as identity: Identity) -> OperationRecord.Client {
-        OperationRecord.Client(id: id, address: peer, owner: identity == .admin, user: identity.uid)
+        let owner = identity == .admin, user = identity.uid
+        if let kept = state.withLock({ $0.client }), kept.owner == owner, kept.user == user { return kept }
+        let made = OperationRecord.Client(id: id, address: peer, owner: owner, user: user)
+        state.withLock { $0.client = made }
+        return made
     }
 
     /// A connection's start or end, for the monitors.

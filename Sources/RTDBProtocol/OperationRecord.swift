@@ -31,11 +31,13 @@ public struct OperationRecord: Sendable, Equatable {
 
     /// Who an operation came from: its connection (`rest` for a REST request), the address
     /// it came from, and whose credential it carried: the owner's, a user's (its uid), or none.
-    public struct Client: Sendable, Equatable {
-        public var id: String
-        public var address: String
-        public var owner: Bool
-        public var user: String?
+    /// A class: a connection makes one and its operations share it, so a record is copied
+    /// with one retain for it, not one per string.
+    public final class Client: Sendable, Equatable {
+        public let id: String
+        public let address: String
+        public let owner: Bool
+        public let user: String?
 
         public init(id: String, address: String, owner: Bool = false, user: String?) {
             self.id = id
@@ -43,12 +45,22 @@ public struct OperationRecord: Sendable, Equatable {
             self.owner = owner
             self.user = user
         }
+
+        public static func == (a: Client, b: Client) -> Bool {
+            a === b || (a.id == b.id && a.address == b.address && a.owner == b.owner && a.user == b.user)
+        }
     }
 
     public var kind: Kind
     /// Where; nil for a connection's start and end.
     public var path: Path?
-    public var query: QueryParams?
+    /// A read's or a listen's query; held in a box of its own, so a record (most have none)
+    /// stays small to copy.
+    public var query: QueryParams? {
+        get { queryBox?.params }
+        set { queryBox = newValue.map(QueryBox.init) }
+    }
+    private var queryBox: QueryBox?
     /// When it ended, in milliseconds since the epoch.
     public var timestamp: Double
     /// Its time on the database, in microseconds.
@@ -68,7 +80,7 @@ public struct OperationRecord: Sendable, Equatable {
                 allowed: Bool? = nil, unindexed: Bool = false, clientsUpdated: Int? = nil) {
         self.kind = kind
         self.path = path
-        self.query = query
+        self.queryBox = query.map(QueryBox.init)
         self.timestamp = timestamp
         self.micros = micros
         self.bytes = bytes
@@ -76,6 +88,12 @@ public struct OperationRecord: Sendable, Equatable {
         self.allowed = allowed
         self.unindexed = unindexed
         self.clientsUpdated = clientsUpdated
+    }
+
+    private final class QueryBox: Sendable, Equatable {
+        let params: QueryParams
+        init(_ params: QueryParams) { self.params = params }
+        static func == (a: QueryBox, b: QueryBox) -> Bool { a.params == b.params }
     }
 
     /// A moment on a clock that only goes forward, for `micros(since:)`.
@@ -90,21 +108,19 @@ public struct OperationRecord: Sendable, Equatable {
     public var jsonBytes: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256)
-        var first = true
-        func member(_ name: StaticString) {
-            if !first { out.append(UInt8(ascii: ",")) }
-            first = false
-            out.append(UInt8(ascii: "\""))
-            name.withUTF8Buffer { out.append(contentsOf: $0) }
-            out.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
-        }
-        func number(_ value: Double) { JSONWriter.writeNumber(value, to: &out) }
-        out.append(UInt8(ascii: "{"))
-        member("name")
+        writeJSON(to: &out)
+        return out
+    }
+
+    /// `jsonBytes`, appended to `out`. Each member after `name` is written with the comma
+    /// before it: the order is fixed, so nothing tracks which came first.
+    public func writeJSON(to out: inout [UInt8]) {
+        @inline(__always) func raw(_ text: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)) }
+        @inline(__always) func number(_ value: Double) { JSONWriter.writeNumber(value, to: &out) }
+        raw("{\"name\":")
         JSONWriter.writeString(kind.rawValue, to: &out)
         if let path {
-            member("path")
-            out.append(UInt8(ascii: "["))
+            raw(",\"path\":[")
             for (i, key) in path.keys.enumerated() {
                 if i > 0 { out.append(UInt8(ascii: ",")) }
                 JSONWriter.writeString(key, to: &out)
@@ -115,42 +131,51 @@ public struct OperationRecord: Sendable, Equatable {
             var entry: [(String, JSONValue)] = [("orderBy", .string(query.index.description))]
             if case .child(let child) = query.index { entry.append(("index", .object([("path", .array(child.keys.map { .string($0) }))]))) }
             entry.append(("params", query.wireObject))
-            member("querySet")
+            raw(",\"querySet\":")
             JSONValue.array([.object(entry)]).write(to: &out)
         }
-        member("millis")
-        number(Double(micros) / 1000)
-        member("micros")
+        // Written from the integer, as JavaScript writes micros / 1000 (no String on the way);
+        // a negative time (only ever read from elsewhere) as any number.
+        raw(",\"millis\":")
+        if micros < 0 {
+            number(Double(micros) / 1000)
+        } else {
+            number(Double(micros / 1000))
+        }
+        if micros > 0 && micros % 1000 != 0 {
+            var fraction = micros % 1000, digits = 3
+            while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
+            out.append(UInt8(ascii: "."))
+            var divisor = 1
+            for _ in 1..<digits { divisor *= 10 }
+            while divisor > 0 {
+                out.append(UInt8(ascii: "0") + UInt8(fraction / divisor % 10))
+                divisor /= 10
+            }
+        }
+        raw(",\"micros\":")
         number(Double(micros))
-        member("bytes")
+        raw(",\"bytes\":")
         number(Double(bytes))
         if let client {
-            member("client")
-            out.append(contentsOf: Array("{\"id\":".utf8))
+            raw(",\"client\":{\"id\":")
             JSONWriter.writeString(client.id, to: &out)
-            out.append(contentsOf: Array(",\"remoteAddress\":".utf8))
+            raw(",\"remoteAddress\":")
             JSONWriter.writeString(client.address, to: &out)
-            out.append(contentsOf: Array(",\"user\":".utf8))
-            if let user = client.user { JSONWriter.writeString(user, to: &out) } else { out.append(contentsOf: Array("null".utf8)) }
-            if client.owner { out.append(contentsOf: Array(",\"owner\":true".utf8)) }
+            raw(",\"user\":")
+            if let user = client.user { JSONWriter.writeString(user, to: &out) } else { raw("null") }
+            if client.owner { raw(",\"owner\":true") }
             out.append(UInt8(ascii: "}"))
         }
-        if let allowed {
-            member("allowed")
-            out.append(contentsOf: Array((allowed ? "true" : "false").utf8))
-        }
-        if unindexed {
-            member("unIndexed")
-            out.append(contentsOf: Array("true".utf8))
-        }
+        if let allowed { allowed ? raw(",\"allowed\":true") : raw(",\"allowed\":false") }
+        if unindexed { raw(",\"unIndexed\":true") }
         if let clientsUpdated {
-            member("clientsUpdated")
+            raw(",\"clientsUpdated\":")
             number(Double(clientsUpdated))
         }
-        member("timestamp")
+        raw(",\"timestamp\":")
         number(timestamp)
         out.append(UInt8(ascii: "}"))
-        return out
     }
 
     /// The operation `json` (`jsonBytes` parsed) describes; nil when it is not one (a stream's other events).
