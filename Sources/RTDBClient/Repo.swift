@@ -39,17 +39,17 @@ public actor Repo {
     public nonisolated func setWriteTimeout(_ seconds: TimeInterval?) {
         gate.setPatience(seconds)
     }
-    /// Where the server's warnings about a listen go (a query it has no index for).
-    private nonisolated let listenWarning = Mutex<(@Sendable (String) -> Void)?>(nil)
+    /// Where the server's warnings about a query go (one it has no index for).
+    private nonisolated let queryWarning = Mutex<(@Sendable (String) -> Void)?>(nil)
 
-    /// Tells `handler` what the server warns of a listen: a query ordered by a child its rules
-    /// declare no index for, as the official clients warn of it.
-    public nonisolated func onListenWarning(_ handler: (@Sendable (String) -> Void)?) {
-        listenWarning.withLock { $0 = handler }
+    /// Tells `handler` what the server warns of a listen or a read: a query ordered by a
+    /// child its rules declare no index for, as the official clients warn of a listen.
+    public nonisolated func onQueryWarning(_ handler: (@Sendable (String) -> Void)?) {
+        queryWarning.withLock { $0 = handler }
     }
 
-    /// The warning a listen's `ok` carries, said as the official clients say it; nil for
-    /// none this client knows.
+    /// The warning an answer carries, said as the official clients say it; nil for none
+    /// this client knows.
     nonisolated static func warning(_ warnings: [String], path: Path, query: QueryParams?) -> String? {
         guard warnings.contains("no_index") else { return nil }
         let index = query?.index.description ?? ".value"
@@ -147,7 +147,7 @@ public actor Repo {
         connection.onPush = { [weak self] push in self?.assumeIsolated { $0.receive(push) } }
         connection.onListenWarnings = { [weak self] path, query, warnings in
             guard let self, let message = Repo.warning(warnings, path: path, query: query) else { return }
-            self.listenWarning.withLock { $0 }?(message)
+            self.queryWarning.withLock { $0 }?(message)
         }
         if let diskCache { restore(from: diskCache) }
         connection.start()
@@ -387,6 +387,9 @@ public actor Repo {
             if response.isOK {
                 // An answer without a value (`""`) is the empty string; a missing value is `null`.
                 let value = response.carriesValue ? response.data : Node(.string(""))
+                if let self, let message = Repo.warning(response.warnings, path: path, query: query.params) {
+                    self.queryWarning.withLock { $0 }?(message)
+                }
                 if keep {
                     self?.assumeIsolated { repo in
                         let keptFresh = repo.syncTree.wholeListenedPaths.contains { $0.contains(path) }

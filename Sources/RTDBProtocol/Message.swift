@@ -66,8 +66,9 @@ public struct Response: Sendable, Equatable {
     /// True for an answer that carries a value (`g`), sent as JSON even when empty (`null`);
     /// a write's acknowledgement carries none and is sent as `""`.
     public var carriesValue: Bool
-    /// Warnings with an `ok` to a listen (`{"w": ["no_index"]}`: the query's child has no
-    /// `.indexOn` in the rules).
+    /// Warnings with an `ok` to a listen (`{"w": ["no_index"]}` as its data: the query's
+    /// child has no `.indexOn` in the rules), and to a `g` of such a query (`"w"` beside its
+    /// data, which the official clients do not read and this one says).
     public var warnings: [String] = []
 
     public init(status: ResponseStatus, data: Node = .empty) {

@@ -81,6 +81,10 @@ public enum WireCodec {
             } else if !data(response.data) {
                 return nil
             }
+            if response.carriesValue && !response.warnings.isEmpty {
+                append(&out, #","w":"#)
+                JSONValue.array(response.warnings.map(JSONValue.string)).write(to: &out)
+            }
             append(&out, "}}}")
         case .push(let push):
             append(&out, #"{"t":"d","d":{"a":"#)
@@ -310,7 +314,9 @@ public enum WireCodec {
         if status == "ok" {
             if data.isEmptyString || data.range == nil { return .response(id: id, .ok) }
             do {
-                return .response(id: id, .value(try data.node(at: .root, serverValues: false)))
+                var answer = Response.value(try data.node(at: .root, serverValues: false))
+                if case .array(let warnings)? = body["w"] { answer.warnings = warnings.compactMap(\.string) }
+                return .response(id: id, answer)
             } catch {
                 throw WireError("invalid data in the answer: \(error)", requestID: id)
             }

@@ -106,15 +106,15 @@ public final class Shell {
         self.output = output
         self.options = options
         repo.setWriteTimeout(options.readTimeout)
-        Shell.sayListenWarnings(of: repo, output: output, options: options)
+        Shell.sayQueryWarnings(of: repo, output: output, options: options)
     }
 
-    /// The server's warnings about a listen (a query it has no index for), on standard error:
+    /// The server's warnings about a query it has no index for (watched or read), on standard error:
     /// above the prompt at a terminal.
-    private static func sayListenWarnings(of repo: Repo, output: Output, options: Options) {
+    private static func sayQueryWarnings(of repo: Repo, output: Output, options: Options) {
         let say = options.backgroundOutput ?? { output.writeError($0 + "\n") }
         let color = options.renderer.color
-        repo.onListenWarning { message in say((color ? "\u{1B}[33mwarning:\u{1B}[0m " : "warning: ") + message) }
+        repo.onQueryWarning { message in say((color ? "\u{1B}[33mwarning:\u{1B}[0m " : "warning: ") + message) }
     }
 
     public func recordHistory(_ line: String) { history.append(line) }
@@ -124,7 +124,7 @@ public final class Shell {
     func switchConnection(to connection: DatabaseConnection) {
         repo = connection.repo
         repo.setWriteTimeout(options.readTimeout)
-        Shell.sayListenWarnings(of: repo, output: output, options: options)
+        Shell.sayQueryWarnings(of: repo, output: output, options: options)
         options.location = { connection.location }
         options.credential = connection.credential
         options.server = connection as? ServerAdministration

@@ -180,9 +180,9 @@ final class MonitorTests: XCTestCase {
         XCTAssertEqual(empty.stderr, "error: \(folder)/rules.json holds no operations (1 line is not one): profile --raw -o FILE writes a capture to report on\n")
     }
 
-    /// A watched query ordered by a child the rules give no `.indexOn`: the shell says the
-    /// server's `no_index` warning, with the rule to add and where, as the official clients
-    /// do; an indexed one, nothing.
+    /// A watched or read query ordered by a child the rules give no `.indexOn`: the shell
+    /// says the server's `no_index` warning, with the rule to add and where, as the official
+    /// clients do for a listen; an indexed one, or one with no limit or range, nothing.
     func testAnUnindexedWatchIsWarnedOf() throws {
         let folder = Binary.temporaryFolder()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
@@ -193,13 +193,18 @@ final class MonitorTests: XCTestCase {
             watch /users --orderByChild name --limitToFirst 10 --bg
             watch /users --orderByChild age --limitToFirst 10 --bg
             unwatch all
+            get /users --orderByChild score --limitToLast 3
+            query /users --orderByChild age --limitToLast 3
+            query /users --orderByChild score
 
             """)
         XCTAssertEqual(result.status, 0, result.stderr)
         XCTAssertEqual(result.stderr, """
             warning: Using an unspecified index. Consider adding ".indexOn": "name" at /users to your security rules for better performance.
+            warning: Using an unspecified index. Consider adding ".indexOn": "score" at /users to your security rules for better performance.
 
             """)
+        XCTAssertTrue(result.stdout.hasSuffix("}\nnull\n[]\n[]\n"), result.stdout)
     }
 
     func rulesFile(in folder: String) throws -> String {
