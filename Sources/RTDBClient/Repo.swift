@@ -387,7 +387,9 @@ public actor Repo {
             if response.isOK {
                 // An answer without a value (`""`) is the empty string; a missing value is `null`.
                 let value = response.carriesValue ? response.data : Node(.string(""))
-                if let self, let message = Repo.warning(response.warnings, path: path, query: query.params) {
+                // Only from the answer that is the read's: a late one, after the read fell back
+                // to a listen (warned of itself) or was given up, says nothing.
+                if answer.current == nil, let self, let message = Repo.warning(response.warnings, path: path, query: query.params) {
                     self.queryWarning.withLock { $0 }?(message)
                 }
                 if keep {

@@ -64,7 +64,7 @@ extension Database {
             break
         }
         return QueryExplanation(path: path.description, rules: rules.location(of: path), index: query?.index.description, use: use,
-                                declared: declared, unindexed: windowed && rules.warnsUnindexed(query, at: path), children: children,
+                                declared: declared, unindexed: rules.warnsUnindexed(query, at: path), children: children,
                                 ordered: use == .built ? children : 0, returned: returned, micros: micros, listens: listens,
                                 indexOn: indexOn)
     }

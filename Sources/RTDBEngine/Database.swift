@@ -650,9 +650,8 @@ public actor Database {
             let value = evaluate(path, query: query)
             note(monitored, .realtimeRead, path, query, allowed: true, bytes: monitored == nil ? 0 : jsonLength(value))
             var answer = Response.value(value)
-            // Warned of as a listen of it is (`Response.warnings`); a query without a limit or
-            // a range reads the whole location and needs no index.
-            if let query, !query.loadsAllData, unindexed(query, at: path) { answer.warnings = ["no_index"] }
+            // Warned of as a listen of it is (`Response.warnings`).
+            if unindexed(query, at: path) { answer.warnings = ["no_index"] }
             reply(answer)
         case let .put(path, data, hash):
             if let error = Database.checkPath(path, writing: true, priorityLast: true) { return reply(error) }

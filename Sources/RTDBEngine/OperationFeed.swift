@@ -73,6 +73,8 @@ public final class OperationFeed: Sendable {
         private let capacity: Int
         private let handle: @Sendable ([OperationRecord], Int) -> Void
         private let queue = DispatchQueue(label: "rtdb.monitor")
+        /// The most records a batch's array is kept for the next batch (a few hundred kB).
+        static let keptRoom = 4096
 
         init(capacity: Int, handle: @escaping @Sendable ([OperationRecord], Int) -> Void) {
             self.capacity = capacity
@@ -100,7 +102,9 @@ public final class OperationFeed: Sendable {
             }
             handle(records, dropped)
             // The batch's room is the next one's, if nothing came meanwhile: the database
-            // appends to an array that need not grow (copying itself) as it fills.
+            // appends to an array that need not grow (copying itself) as it fills. Not the
+            // room of a burst, which would stay taken while the monitor runs.
+            guard records.capacity <= Subscriber.keptRoom else { return }
             records.removeAll(keepingCapacity: true)
             waiting.withLock { waiting in
                 if waiting.records.isEmpty && waiting.records.capacity < records.capacity { swap(&waiting.records, &records) }

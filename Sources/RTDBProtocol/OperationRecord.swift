@@ -114,7 +114,7 @@ public struct OperationRecord: Sendable, Equatable {
 
     /// `jsonBytes`, appended to `out`. Each member after `name` is written with the comma
     /// before it: the order is fixed, so nothing tracks which came first.
-    public func writeJSON(to out: inout [UInt8]) {
+    private func writeJSON(to out: inout [UInt8]) {
         @inline(__always) func raw(_ text: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)) }
         @inline(__always) func number(_ value: Double) { JSONWriter.writeNumber(value, to: &out) }
         raw("{\"name\":")
@@ -135,14 +135,12 @@ public struct OperationRecord: Sendable, Equatable {
             JSONValue.array([.object(entry)]).write(to: &out)
         }
         // Written from the integer, as JavaScript writes micros / 1000 (no String on the way);
-        // a negative time (only ever read from elsewhere) as any number.
+        // a time that is negative or past 2^52 µs (only ever read from elsewhere) as the
+        // number it is, since a Double no longer holds its every digit.
         raw(",\"millis\":")
-        if micros < 0 {
-            number(Double(micros) / 1000)
-        } else {
-            number(Double(micros / 1000))
-        }
-        if micros > 0 && micros % 1000 != 0 {
+        let exact = micros >= 0 && micros < 1 << 52
+        number(exact ? Double(micros / 1000) : Double(micros) / 1000)
+        if exact && micros % 1000 != 0 {
             var fraction = micros % 1000, digits = 3
             while fraction % 10 == 0 { fraction /= 10; digits -= 1 }
             out.append(UInt8(ascii: "."))
@@ -167,7 +165,7 @@ public struct OperationRecord: Sendable, Equatable {
             if client.owner { raw(",\"owner\":true") }
             out.append(UInt8(ascii: "}"))
         }
-        if let allowed { allowed ? raw(",\"allowed\":true") : raw(",\"allowed\":false") }
+        if let allowed { raw(allowed ? ",\"allowed\":true" : ",\"allowed\":false") }
         if unindexed { raw(",\"unIndexed\":true") }
         if let clientsUpdated {
             raw(",\"clientsUpdated\":")

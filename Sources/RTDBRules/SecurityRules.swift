@@ -311,11 +311,12 @@ public struct SecurityRules: Sendable {
         }
     }
 
-    /// Whether a query ordered by a child (or by value) at `path` is one the rules give no
-    /// `.indexOn` for, as Firebase warns of it (`no_index`). Only where rules were given:
-    /// without them nothing is indexed by declaration.
+    /// Whether a query ordered by a child (or by value) at `path`, with a limit or a range,
+    /// is one the rules give no `.indexOn` for, as Firebase warns of it (`no_index`). Without
+    /// a limit or a range a query reads the whole location, which needs no index; without
+    /// rules nothing is indexed by declaration.
     public func warnsUnindexed(_ query: QueryParams?, at path: Path) -> Bool {
-        guard let query, source != SecurityRules.open.source else { return false }
+        guard let query, !query.loadsAllData, source != SecurityRules.open.source else { return false }
         switch query.index {
         case .child, .value: return !declares(query.index, at: path)
         case .key, .priority: return false

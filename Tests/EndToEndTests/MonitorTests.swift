@@ -72,7 +72,7 @@ final class MonitorTests: XCTestCase {
             set /pub/a {"n": 1}
             update /pub {"b/n": 2}
             get /pub
-            query /pub --orderByChild m
+            query /pub --orderByChild m --limitToFirst 5
             set /locked/x 1
             unwatch all
 
@@ -183,7 +183,7 @@ final class MonitorTests: XCTestCase {
     /// A watched or read query ordered by a child the rules give no `.indexOn`: the shell
     /// says the server's `no_index` warning, with the rule to add and where, as the official
     /// clients do for a listen; an indexed one, or one with no limit or range, nothing.
-    func testAnUnindexedWatchIsWarnedOf() throws {
+    func testAnUnindexedQueryIsWarnedOf() throws {
         let folder = Binary.temporaryFolder()
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         try #"{"rules": {".read": true, ".write": true, "users": {".indexOn": ["age"]}}}"#.write(toFile: folder + "/rules.json", atomically: true, encoding: .utf8)

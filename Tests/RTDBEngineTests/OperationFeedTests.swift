@@ -32,8 +32,9 @@ final class OperationFeedTests: XCTestCase {
         client.request(1, .put(path: Path("pub/a"), data: try JSONReader.parse(#"{"n": 1}"#), hash: nil))
         client.request(2, .merge(path: Path("pub"), data: [UpdateEntry(Path("b/n"), Node(2.0))]))
         client.request(3, .get(path: Path("pub"), query: nil))
-        var byAge = QueryParams()
-        byAge.index = .child(Path("age"))
+        // With a limit: a query that uses an index (one with neither a limit nor a range reads
+        // the whole location).
+        let byAge = QueryParams().ordered(by: .child(Path("age"))).limitToFirst(5)
         client.request(4, .get(path: Path("pub"), query: byAge))
         client.request(5, .put(path: Path("locked/x"), data: Node(1.0), hash: nil))
         // A compare-and-set: a transaction's write.
@@ -64,7 +65,7 @@ final class OperationFeedTests: XCTestCase {
             "listener-broadcast /pub/t 1 B to 1",
             "listener-listen /pub 4 B allowed",
             #"realtime-read /pub 25 B allowed"#,
-            #"realtime-read /pub {"i":"age"} 25 B allowed unindexed"#,
+            #"realtime-read /pub {"i":"age","l":5,"vf":"l"} 25 B allowed unindexed"#,
             "realtime-transaction /pub/t 1 B allowed",
             "realtime-update /pub 13 B allowed",
             "realtime-write /locked/x 1 B denied",

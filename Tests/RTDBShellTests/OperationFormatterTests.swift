@@ -66,7 +66,8 @@ final class OperationFormatterTests: XCTestCase {
              #"{"name":"concurrent-connect","millis":0,"micros":0,"bytes":0,"timestamp":3}"#),
         ]
         // Milliseconds as JavaScript writes micros / 1000.
-        for (micros, millis) in [(1000, "1"), (1010, "1.01"), (1_234_567, "1234.567"), (5, "0.005"), (120_000, "120"), (-1500, "-1.5")] {
+        for (micros, millis) in [(1000, "1"), (1010, "1.01"), (1_234_567, "1234.567"), (5, "0.005"), (120_000, "120"), (-1500, "-1.5"),
+                                (8_910_860_442_147_108, "8910860442147.107")] {
             let text = String(decoding: OperationRecord(kind: .connect, path: nil, timestamp: 0, micros: micros, bytes: 0, client: nil).jsonBytes, as: UTF8.self)
             XCTAssertTrue(text.contains(#""millis":\#(millis),"#), text)
         }

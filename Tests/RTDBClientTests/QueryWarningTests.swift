@@ -4,7 +4,7 @@ import RTDBProtocol
 @testable import RTDBClient
 
 /// A listen's and a read's warnings, as the wire carries them and as the shell is told of them.
-final class ListenWarningTests: XCTestCase {
+final class QueryWarningTests: XCTestCase {
     func testTheWireFormAndTheMessage() throws {
         guard case .response(1, let response) = try WireCodec.decode(#"{"t":"d","d":{"r":1,"b":{"s":"ok","d":{"w":["no_index"]}}}}"#) else {
             return XCTFail("not a response")
