@@ -12,9 +12,11 @@ from wire import BINARY, wait_until
 
 def test_a_writer_reports_an_owner_that_stopped_answering():
     folder = tempfile.mkdtemp(prefix="rtdb-shared-")
-    # The owner: a shell that watches, holding the folder until it is stopped.
-    owner = subprocess.Popen([BINARY, "--data", folder, "watch", "/w", "--json"], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+    # The owner: a shell that watches, holding the folder until it is stopped. Its events (one
+    # per write the writer sent, once it runs again) go nowhere: a pipe nobody reads would
+    # fill and hold it up at the end.
+    owner = subprocess.Popen([BINARY, "--data", folder, "watch", "/w", "--json"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, text=True)
     try:
         assert wait_until(lambda: os.path.exists(os.path.join(folder, "socket")), timeout=30)
         writer = subprocess.Popen([BINARY, "--data", folder, "--timeout", "2s"], stdin=subprocess.PIPE,
