@@ -23,7 +23,7 @@ _rtdb() {
     fi
     local cword=$((${#words[@]} - 1))
     local cur=${words[cword]} prev=${words[cword-1]}
-    local commands="get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit serve completions"
+    local commands="get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit serve completions"
     local options="--data --url --emulator --ns --timeout --cacert --credentials --no-persistence --cache-size -c --keep-going --json --no-color --no-pager --timing --recover --version --help -h"
 
     local i cmd="" cmdi=0 nokeys=""
@@ -72,12 +72,13 @@ _rtdb() {
             purge-writes) flags+=" --force -f" ;;
             auth) flags+=" --uid --claims" ;;
             rules) flags+=" --as --claims --rules" ;;
+            repeat) flags+=" --every" ;;
         esac
         COMPREPLY=($(compgen -W "$flags" -- "$cur"))
         return
     fi
     if [[ $cmd == help ]]; then
-        COMPREPLY=($(compgen -W "get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit" -- "$cur"))
+        COMPREPLY=($(compgen -W "get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit" -- "$cur"))
         return
     fi
     # The words some commands take first (rules check read, snapshot save).

@@ -33,7 +33,7 @@ function __rtdb_paths
     end
 end
 
-set -l commands get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit serve completions
+set -l commands get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit serve completions
 complete -c rtdb -f
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l data -r -a '(__fish_complete_directories)' -d 'the embedded database data folder'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l url -x -d 'a server database URL (ws://127.0.0.1:9000?ns=demo)'
@@ -87,6 +87,7 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'snapshot' -d
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'namespaces' -d 'list the server'\''s namespaces'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'use' -d 'move to another namespace of the server'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'sleep' -d 'wait, as scripts do for other writers'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'repeat' -d 'run a command again and again'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'timing' -d 'print how long each command takes'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'pager' -d 'page output taller than the terminal'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'cd' -d 'change the current path'
@@ -112,7 +113,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from serve" -l recover -d 'salvage d
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l help -s h -d 'show help'
 complete -c rtdb -n "__fish_seen_subcommand_from completions" -a 'bash zsh fish'
 complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch monitor tx ondisconnect keepsynced cd" -a '(__rtdb_paths)'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l shallow -d 'children as true instead of their values'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l export -d 'include priorities (.priority, .value)'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l orderByChild -x -d 'order by the value of this child (a path like a/b)'
@@ -181,7 +182,8 @@ complete -c rtdb -n "__fish_seen_subcommand_from auth" -l claims -x -d 'with --u
 complete -c rtdb -n "__fish_seen_subcommand_from rules" -l as -x -d 'rules check: as this user (auth.uid); no one without it'
 complete -c rtdb -n "__fish_seen_subcommand_from rules" -l claims -x -d 'rules check: with these claims in auth.token, a JSON object'
 complete -c rtdb -n "__fish_seen_subcommand_from rules" -l rules -x -d 'rules check: these rules instead of the database'\''s'
-complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep timing pager cd pwd help history exit quit'
+complete -c rtdb -n "__fish_seen_subcommand_from repeat" -l every -x -d 'wait this long between runs (2s by default)'
+complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit'
 complete -c rtdb -n "__rtdb_words_after rules " -a 'get set check coverage'
 complete -c rtdb -n "__rtdb_words_after rules check" -a 'read write update'
 complete -c rtdb -n "__rtdb_words_after snapshot " -a 'save restore list rm'

@@ -58,6 +58,8 @@ public enum Command: Equatable, Sendable {
     /// Move the session to another namespace of the server.
     case use(String)
     case sleep(seconds: Double)
+    /// Another command, run again and again.
+    indirect case repeating(RepeatRequest)
     /// on, off, or nil: the other one.
     case timing(Bool?)
     /// on, off, or nil: the other one.

@@ -166,6 +166,48 @@ public enum CommandParser {
         }
     }
 
+    /// Commands a repeat cannot run: they do not end by themselves, or they ask for input.
+    static let unrepeatable: Set<String> = ["repeat", "watch", "monitor", "profile", "edit", "exit"]
+
+    static func repeatCommand(_ args: Arguments, cwd: Path) throws -> Command {
+        try args.expect(0...1)
+        var count: Int?
+        if let word = args.positional.first {
+            guard let n = Int(word.text), n >= 1 else {
+                throw ShellError("COUNT is how many runs, a whole number from 1 on, as in repeat 3 get /x", column: word.column)
+            }
+            count = n
+        }
+        var every = RepeatRequest.defaultEvery
+        if let word = args.value("--every") {
+            guard let seconds = DurationWord.seconds(word.text) else {
+                throw ShellError("'\(word.text.prefix(40))' is not a duration: use 500ms, 2s, 1.5m or 1h (at most a day)", column: word.column)
+            }
+            every = seconds
+        }
+        guard let first = args.rest.first else {
+            throw ShellError("repeat needs a command to run: usage: \(args.spec.usage)", column: args.command.column + args.command.text.count)
+        }
+        var parsed: ParsedLine
+        do {
+            guard let line = try parse(tokens: args.rest, cwd: cwd) else { throw ShellError("repeat needs a command to run", column: first.column) }
+            parsed = line
+        } catch var error as ShellError where error.message.hasPrefix("unknown flag '--every'") {
+            error.message += "; repeat's own --every comes before the command"
+            throw error
+        }
+        var name = CommandSpec.find(first.text)?.name ?? first.text
+        if case .query(_, true, _, _) = parsed.command { name = "query --watch" }
+        if unrepeatable.contains(name) || name == "query --watch" {
+            throw ShellError("\(name) cannot be repeated: it does not end by itself or asks for input", column: first.column)
+        }
+        // Output flags given to repeat are the command's.
+        parsed.json = parsed.json || args.has("--json")
+        parsed.noColor = parsed.noColor || args.has("--no-color")
+        let text = args.rest.map(\.text).joined(separator: " ")
+        return .repeating(RepeatRequest(count: count, every: every, command: parsed, text: text))
+    }
+
     static func watch(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(0...1)
         let path = try args.path(0, cwd: cwd, writing: false) ?? cwd
@@ -492,6 +534,8 @@ struct Arguments {
     var flags: [String: Token?] = [:]
     /// Flags in the order given, with their value and optional key (query flags apply in order).
     var ordered: [(name: String, flag: Token, value: Token?, key: Token?)] = []
+    /// For a command that wraps another (`repeat`): that command's tokens.
+    var rest: [Token] = []
 
     init(spec: CommandSpec, command: Token) {
         self.spec = spec
@@ -511,6 +555,11 @@ struct Arguments {
         var i = 0
         while i < tokens.count {
             let token = tokens[i]
+            // A wrapped command starts at the first word that is neither a number nor a flag.
+            if spec.wrapsCommand && !Arguments.isFlag(token) && Int(token.text) == nil {
+                rest = Array(tokens[i...])
+                return
+            }
             i += 1
             if token.kind == .word && token.text == "--" {
                 positional.append(contentsOf: tokens[i...])

@@ -71,6 +71,9 @@ public struct CommandSpec: Sendable {
     /// The arguments after which a path comes ("check read"), for completion, when the path
     /// is not the first argument.
     public var pathAfter: Set<String> = []
+    /// A command whose arguments end where another command begins (`repeat`): its own
+    /// come first, the rest is that command's line (`Arguments.rest`).
+    public var wrapsCommand = false
     /// Checks the command's arguments and flags and makes its `Command` (in `CommandParser`).
     let build: @Sendable (Arguments, Path) throws -> Command
 
@@ -361,6 +364,13 @@ public struct CommandSpec: Sendable {
                     details: "Waits for DURATION: 500ms, 2s, 1.5m, 1h, or a number of seconds (at most a day). Events of background watches keep arriving meanwhile. Ctrl-C ends the wait.",
                     examples: ["sleep 500ms", "sleep 2"],
                     build: CommandParser.sleep),
+        CommandSpec(name: "repeat", argument: .command, usage: "repeat [COUNT] [--every DURATION] COMMAND",
+                    summary: "run a command again and again",
+                    details: "Runs COMMAND (a line as you would type it) COUNT times, or until Ctrl-C without COUNT, waiting DURATION between runs: 2s unless --every says (500ms, 1.5m, …), as psql's \\watch and redis-cli -r -i do. At a terminal the screen is cleared before each run, under a line with the command, the run's number and the time; otherwise each run's output follows the last. A run that fails stops it, and so does Ctrl-C. Commands that do not end by themselves (watch, query --watch, monitor, profile) or ask for input (edit) cannot be repeated.",
+                    flags: [Flag(name: "--every", value: "DURATION", help: "wait this long between runs (2s by default)")],
+                    examples: ["repeat 3 --every 100ms get /counters", "repeat 2 push /ticks now()"],
+                    wrapsCommand: true,
+                    build: CommandParser.repeatCommand),
         CommandSpec(name: "timing", usage: "timing [on|off]", summary: "print how long each command takes",
                     details: "Turns on (or off; alone, switches) a line after each command on standard error, 'Time: 1.234 ms': from the line's start to its end, its wait for the server included. rtdb --timing starts with it on.",
                     examples: ["timing on", "timing off"],

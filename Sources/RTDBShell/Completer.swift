@@ -29,6 +29,14 @@ public struct Completer {
             return Completion(word: word, candidates: names.map { $0 + " " })
         }
         guard let spec = CommandSpec.find(words[0]) else { return Completion(word: word, candidates: []) }
+        if spec.wrapsCommand {
+            // Past its own count and flags, the words are a command line of their own.
+            var start = 1
+            while start < words.count, Int(words[start]) != nil || words[start].hasPrefix("-") {
+                start += words[start].hasPrefix("-") && spec.allFlags.first(where: { $0.name == words[start] })?.value != nil ? 2 : 1
+            }
+            if start < words.count { return complete(words[start...].joined(separator: " ") + " " + word, cwd: cwd) }
+        }
         if word.hasPrefix("-") {
             let flags = spec.allFlags.map(\.name).filter { $0.hasPrefix(word) }
             return Completion(word: word, candidates: flags.map { $0 + " " })

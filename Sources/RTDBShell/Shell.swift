@@ -41,6 +41,8 @@ public final class Shell {
         /// Prints a line while the user may be typing (above the prompt); nil when the shell
         /// is not interactive, so there is no background.
         public var backgroundOutput: (@Sendable (String) -> Void)? = nil
+        /// Whether standard output is a terminal `repeat` clears before each run.
+        public var redraws = false
         /// How import and export show their progress on standard error.
         public var progress = ProgressStyle.lines
         /// Whether `import PATH -` may read standard input (commands do not come from it).
@@ -410,6 +412,8 @@ public final class Shell {
             output.writeError("timing is \(options.timing ? "on" : "off")\n")
         case .sleep(let seconds):
             try await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
+        case .repeating(let request):
+            return try await runRepeat(request, source: source, lineNumber: lineNumber)
         case .help(let topic):
             let width = options.width()
             output.write(topic.map { Help.command($0, width: width) } ?? Help.overview(width: width))

@@ -239,6 +239,7 @@ struct ShellCommand: AsyncParsableCommand {
         options.timing = timing
         options.progress = isatty(STDERR_FILENO) == 1 ? .bar : .lines
         if stdoutIsTerminal { options.width = { Terminal.width } }
+        options.redraws = stdoutIsTerminal
         let embedded = connection is EmbeddedDatabase
         options.location = { embedded ? "embedded database in \(connection.location)" : connection.location }
         options.credential = connection.credential

@@ -38,6 +38,14 @@ final class CompleterTests: XCTestCase {
         XCTAssertEqual(Completer.commonPrefix(["/users/ada/", "/users/adam "]), "/users/ada")
     }
 
+    /// After `repeat`'s own count and flags, a command line of its own.
+    func testTheCommandARepeatRuns() {
+        XCTAssertEqual(completer.complete("repeat 3 --every 1s ge", cwd: .root).candidates, ["get "])
+        XCTAssertEqual(completer.complete("repeat 3 get /users/ad", cwd: .root).candidates, ["/users/ada/", "/users/adam "])
+        XCTAssertEqual(completer.complete("repeat get /a --sh", cwd: .root).candidates, ["--shallow "])
+        XCTAssertEqual(completer.complete("repeat 2 --ev", cwd: .root).candidates, ["--every "])
+    }
+
     /// A command's fixed words, and a path where one comes after them (`rules check read PATH`).
     func testWordsAndPathsAfterThem() {
         XCTAssertEqual(completer.complete("rules ", cwd: .root).candidates, ["get ", "set ", "check ", "coverage "])

@@ -84,6 +84,28 @@ final class ParserTests: XCTestCase {
         XCTAssertEqual(error("sleep")?.message, "sleep needs a duration, as in sleep 500ms: usage: sleep DURATION")
     }
 
+    /// `repeat`: its own count and --every, then a whole command line of its own, parsed
+    /// with its columns; commands that do not end by themselves refused.
+    func testRepeatWrapsACommand() throws {
+        let get = ParsedLine(command: .get(QuerySpec(path: Path("n"), params: QueryParams().limitToFirst(1)), shallow: false, export: false), json: true)
+        XCTAssertEqual(try CommandParser.parse("repeat 3 --every 500ms get /n --limitToFirst 1 --json", cwd: .root)?.command,
+                       .repeating(RepeatRequest(count: 3, every: 0.5, command: get, text: "get /n --limitToFirst 1 --json")))
+        XCTAssertEqual(try parse("repeat get /n --limitToFirst 1 --json"),
+                       .repeating(RepeatRequest(count: nil, every: 2, command: get, text: "get /n --limitToFirst 1 --json")))
+        XCTAssertEqual(try parse("repeat --json get /n --limitToFirst 1"),
+                       .repeating(RepeatRequest(count: nil, every: 2, command: get, text: "get /n --limitToFirst 1")))
+        XCTAssertEqual(error("repeat 0 get /n"), ShellError("COUNT is how many runs, a whole number from 1 on, as in repeat 3 get /x", column: 7))
+        XCTAssertEqual(error("repeat 2 3 get /n"), ShellError("unexpected argument '3': usage: repeat [COUNT] [--every DURATION] COMMAND", column: 9))
+        XCTAssertEqual(error("repeat 2"), ShellError("repeat needs a command to run: usage: repeat [COUNT] [--every DURATION] COMMAND", column: 6))
+        XCTAssertEqual(error("repeat --every 2x get /"), ShellError("'2x' is not a duration: use 500ms, 2s, 1.5m or 1h (at most a day)", column: 15))
+        XCTAssertEqual(error("repeat get /n --every 1s"), ShellError("unknown flag '--every' for get (see 'help get'); repeat's own --every comes before the command", column: 14))
+        XCTAssertEqual(error("repeat 2 gte /n")?.column, 9)
+        for (line, name) in [("repeat watch /n", "watch"), ("repeat query /n --watch", "query --watch"), ("repeat repeat get /n", "repeat"),
+                             ("repeat monitor", "monitor"), ("repeat edit /n", "edit"), ("repeat exit", "exit")] {
+            XCTAssertEqual(error(line), ShellError("\(name) cannot be repeated: it does not end by itself or asks for input", column: 7), line)
+        }
+    }
+
     func testValueErrorsPointIntoTheJSON() {
         XCTAssertEqual(error(#"set /a {"x": }"#), ShellError("expected a value, found '}'", column: 13))
         XCTAssertEqual(error(#"set /a {"é": 1,}"#), ShellError("expected a key in double quotes, found '}'", column: 15))

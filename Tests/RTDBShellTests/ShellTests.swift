@@ -55,6 +55,32 @@ final class ShellTests: XCTestCase {
         XCTAssertEqual(output.stderr, "")
     }
 
+    /// `repeat`: each run's output after the last in a script; at a terminal, the screen
+    /// cleared under a header before each run. A failing run stops it.
+    @MainActor
+    func testRepeatAppendsOrRedraws() async throws {
+        assertOutcome(await shell.run("set /n 1"), .ok)
+        assertOutcome(await shell.run("repeat 2 --every 10ms get /n"), .ok)
+        assertOutcome(await shell.run("repeat 3 --every 10ms update / {\"n\": increment(1)}"), .ok)
+        assertOutcome(await shell.run("get /n"), .ok)
+        XCTAssertEqual(output.stdout, "1\n1\n4\n")
+
+        let screen = BufferOutput()
+        var options = Shell.Options()
+        options.redraws = true
+        let (client, server) = InProcessTransport.pair()
+        database.accept(server)
+        let terminal = Shell(repo: Repo(transport: client), output: screen, options: options)
+        assertOutcome(await terminal.run("repeat 2 --every 10ms get /n"), .ok)
+        let header = "\u{1B}[H\u{1B}[2JEvery 10 ms: get /n  (run RUN of 2, TIME)\n\n"
+        let fixed = screen.stdout.replacingOccurrences(of: #"\d\d:\d\d:\d\d\)"#, with: "TIME)", options: .regularExpression)
+        XCTAssertEqual(fixed, header.replacingOccurrences(of: "RUN", with: "1") + "4\n" + header.replacingOccurrences(of: "RUN", with: "2") + "4\n")
+
+        assertOutcome(await shell.run("repeat 5 --every 10ms get /n/.bad"), .failed)
+        XCTAssertEqual(output.stdout, "1\n1\n4\n")
+        await terminal.repo.close()
+    }
+
     @MainActor
     func testPushPrintsAChronologicalKey() async {
         assertOutcome(await shell.run("push /log first"), .ok)
