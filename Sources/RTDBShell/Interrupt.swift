@@ -65,7 +65,9 @@ public enum Interrupt {
                     condition.unlock()
                     continue
                 }
-                let fire = (ready > 0 && InterruptPipe.drain().contains(InterruptPipe.interrupted)) || StandardOutput.closed
+                let interrupted = ready > 0 && InterruptPipe.drain().contains(InterruptPipe.interrupted)
+                if interrupted { StandardOutput.interrupted() }
+                let fire = interrupted || StandardOutput.closed
                 if fire { self.cancel = nil }
                 condition.unlock()
                 if fire { cancel() }

@@ -44,13 +44,37 @@ public final class StandardOutput: Output {
     private static let failure = Mutex<Int32?>(nil)
 
     public static func writeAll(_ text: String, to fd: Int32 = STDOUT_FILENO) {
+        let waits = fd == STDOUT_FILENO && waitsOnReader
+        if waits && abandoned.load(ordering: .relaxed) { return }
         failure.withLock { failure in
             var text = text
-            guard let code = text.withUTF8({ FileDescriptor.writeAll(fd, UnsafeRawBufferPointer($0)) }), fd == STDOUT_FILENO else { return }
+            let since = interruptions.load(ordering: .relaxed)
+            let result = text.withUTF8 { bytes in
+                waits ? FileDescriptor.writeAll(fd, UnsafeRawBufferPointer(bytes), giveUp: { interruptions.load(ordering: .relaxed) != since })
+                      : FileDescriptor.writeAll(fd, UnsafeRawBufferPointer(bytes))
+            }
+            guard let code = result, fd == STDOUT_FILENO else { return }
+            if code == ECANCELED {
+                abandoned.store(true, ordering: .relaxed)
+                return
+            }
             isClosed.store(true, ordering: .relaxed)
             if code != EPIPE && failure == nil { failure = code }
         }
     }
+
+    /// Ctrl-C or SIGTERM while a command runs. A write to a stdout that waits on a reader
+    /// who does not read gives up then, and stdout takes nothing more: the command ends
+    /// instead of waiting for ever (its acknowledged writes are durable already).
+    public static func interrupted() { interruptions.add(1, ordering: .relaxed) }
+    private static let interruptions = Atomic<Int>(0)
+    private static let abandoned = Atomic(false)
+    /// Whether stdout is a pipe or a socket, whose writes wait while its reader does not read.
+    private static let waitsOnReader: Bool = {
+        var status = stat()
+        guard fstat(STDOUT_FILENO, &status) == 0 else { return false }
+        return status.st_mode & S_IFMT == S_IFIFO || status.st_mode & S_IFMT == S_IFSOCK
+    }()
 }
 
 /// Collects output in memory (tests).

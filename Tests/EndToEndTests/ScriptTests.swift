@@ -171,6 +171,34 @@ final class ScriptTests: XCTestCase {
     }
 
     /// `sleep` waits in a script (a second writer's value is there after it).
+    /// A watch whose output nobody reads (a pipe that filled) still ends on SIGTERM, and
+    /// every write it acknowledged is there afterwards.
+    func testSIGTERMEndsAWatchBlockedOnItsOutput() throws {
+        let folder = Binary.temporaryFolder()
+        let watcher = Process()
+        watcher.executableURL = URL(fileURLWithPath: Binary.path)
+        watcher.arguments = ["--data", folder, "watch", "/w", "--json"]
+        let unread = Pipe()
+        watcher.standardOutput = unread
+        watcher.standardError = FileHandle.nullDevice
+        try watcher.run()
+        defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
+        let deadline = Date().addingTimeInterval(30)
+        while !FileManager.default.fileExists(atPath: folder + "/socket") && Date() < deadline { usleep(20_000) }
+        // Events of about 150 bytes each: far more than a pipe holds.
+        let writes = (0..<2000).map { #"set /w/k\#($0) "\#(String(repeating: "x", count: 100))""# }.joined(separator: "\n") + "\n"
+        let written = try Binary.run(["--data", folder], input: writes)
+        XCTAssertEqual(written.status, 0, written.stderr)
+        usleep(500_000)
+        kill(watcher.processIdentifier, SIGTERM)
+        let ended = Date().addingTimeInterval(30)
+        while watcher.isRunning && Date() < ended { usleep(20_000) }
+        XCTAssertFalse(watcher.isRunning, "the watch did not end on SIGTERM")
+        let count = try Binary.run(["--data", folder, "-c", "get /w --shallow --json"])
+        XCTAssertEqual(count.stdout.split(separator: ",").count, 2000, count.stderr)
+        _ = unread
+    }
+
     func testSleepInAScript() throws {
         let result = try rtdb([], input: "sleep 300ms\nsleep 0.1\nsleep 2d\n")
         XCTAssertEqual(result.status, 1)
