@@ -3,7 +3,7 @@ import Glibc
 #endif
 
 /// Reads and writes on a file descriptor as the shell needs them: retried when a signal
-/// interrupts them, writes whole.
+/// interrupts them, writes whole (or given up, for a reader that does not read).
 enum FileDescriptor {
     /// Writes all of `bytes`; the errno of a failure, nil when everything was written.
     static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Int32? {
@@ -34,6 +34,8 @@ enum FileDescriptor {
                 if errno == EINTR { continue }
                 return errno
             }
+            // Asked only when no room came for 100 ms: a reader that reads, however slowly,
+            // gets all of it.
             if count == 0 {
                 if giveUp() { return ECANCELED }
                 continue

@@ -21,7 +21,9 @@ extension Output {
 
 /// The process's own stdout and stderr. A stdout that can take no more ends what writes
 /// to it, so a watch stops: a reader like `head` that went away is noted, not an error;
-/// any other failure (a full disk) is, with its reason (`takeWriteFailure`).
+/// any other failure (a full disk) is, with its reason (`takeWriteFailure`). Each call
+/// writes whole, except to a pipe or socket whose reader stopped reading when Ctrl-C or
+/// SIGTERM comes: that output is cut short, and the command fails saying so.
 public final class StandardOutput: Output {
     public init() { signal(SIGPIPE, SIG_IGN) }
     public func write(_ text: String) { StandardOutput.writeAll(text) }
@@ -30,7 +32,10 @@ public final class StandardOutput: Output {
     public func takeWriteFailure() -> String? {
         StandardOutput.failure.withLock { failure in
             defer { failure = nil }
-            return failure.map { "cannot write the output: \(FileDescriptor.describe($0))" }
+            return failure.map {
+                $0 == ECANCELED ? "the output was cut short: interrupted while its reader was not reading"
+                                : "cannot write the output: \(FileDescriptor.describe($0))"
+            }
         }
     }
 
@@ -38,43 +43,50 @@ public final class StandardOutput: Output {
     /// watcher polls it).
     public static var closed: Bool { isClosed.load(ordering: .relaxed) }
     private static let isClosed = Atomic(false)
-    /// The errno of the first failed write to stdout not yet reported (not EPIPE). Its lock is
-    /// held while writing: one writer at a time, so lines from a background watch never cut
-    /// into others.
+    /// The errno of the first failed write to stdout not yet reported (not EPIPE;
+    /// ECANCELED: given up on an interrupt). Its lock is held while writing: one writer at
+    /// a time, so lines from a background watch never cut into others.
     private static let failure = Mutex<Int32?>(nil)
 
     public static func writeAll(_ text: String, to fd: Int32 = STDOUT_FILENO) {
-        let waits = fd == STDOUT_FILENO && waitsOnReader
-        if waits && abandoned.load(ordering: .relaxed) { return }
+        let waits = fd == STDOUT_FILENO ? stdoutWaitsOnReader : fd == STDERR_FILENO && stderrWaitsOnReader
         failure.withLock { failure in
             var text = text
-            let since = interruptions.load(ordering: .relaxed)
-            let result = text.withUTF8 { bytes in
-                waits ? FileDescriptor.writeAll(fd, UnsafeRawBufferPointer(bytes), giveUp: { interruptions.load(ordering: .relaxed) != since })
-                      : FileDescriptor.writeAll(fd, UnsafeRawBufferPointer(bytes))
-            }
-            guard let code = result, fd == STDOUT_FILENO else { return }
-            if code == ECANCELED {
-                abandoned.store(true, ordering: .relaxed)
+            // Once one write gave up, the reader is not reading and the process is ending:
+            // nothing more goes to that descriptor (the cut is reported once).
+            if waits && abandoned.load(ordering: .relaxed) {
+                if fd == STDOUT_FILENO && failure == nil { failure = ECANCELED }
                 return
             }
+            let result = text.withUTF8 { bytes in
+                waits ? FileDescriptor.writeAll(fd, UnsafeRawBufferPointer(bytes), giveUp: { wasInterrupted.load(ordering: .relaxed) })
+                      : FileDescriptor.writeAll(fd, UnsafeRawBufferPointer(bytes))
+            }
+            guard let code = result else { return }
+            if code == ECANCELED { abandoned.store(true, ordering: .relaxed) }
+            guard fd == STDOUT_FILENO else { return }
             isClosed.store(true, ordering: .relaxed)
             if code != EPIPE && failure == nil { failure = code }
         }
     }
 
-    /// Ctrl-C or SIGTERM while a command runs. A write to a stdout that waits on a reader
-    /// who does not read gives up then, and stdout takes nothing more: the command ends
-    /// instead of waiting for ever (its acknowledged writes are durable already).
-    public static func interrupted() { interruptions.add(1, ordering: .relaxed) }
-    private static let interruptions = Atomic<Int>(0)
+    /// Ctrl-C or SIGTERM while a command runs: from then on, a write to a pipe or socket
+    /// whose reader does not read gives up instead of waiting for ever, so the command and
+    /// the process end (acknowledged writes are durable already). Only scripts and one-shot
+    /// commands write to pipes, and both end after an interrupt.
+    public static func interrupted() { wasInterrupted.store(true, ordering: .relaxed) }
+    private static let wasInterrupted = Atomic(false)
     private static let abandoned = Atomic(false)
-    /// Whether stdout is a pipe or a socket, whose writes wait while its reader does not read.
-    private static let waitsOnReader: Bool = {
+    /// Whether stdout, or stderr, is a pipe or a socket: a reader that does not read holds
+    /// its writes up.
+    private static let stdoutWaitsOnReader = waitsOnReader(STDOUT_FILENO)
+    private static let stderrWaitsOnReader = waitsOnReader(STDERR_FILENO)
+
+    private static func waitsOnReader(_ fd: Int32) -> Bool {
         var status = stat()
-        guard fstat(STDOUT_FILENO, &status) == 0 else { return false }
+        guard fstat(fd, &status) == 0 else { return false }
         return status.st_mode & S_IFMT == S_IFIFO || status.st_mode & S_IFMT == S_IFSOCK
-    }()
+    }
 }
 
 /// Collects output in memory (tests).

@@ -170,17 +170,21 @@ final class ScriptTests: XCTestCase {
         XCTAssertTrue(result.stdout.hasSuffix(" build, Swift 6.3, Linux x86_64)\n"), result.stdout)
     }
 
-    /// `sleep` waits in a script (a second writer's value is there after it).
-    /// A watch whose output nobody reads (a pipe that filled) still ends on SIGTERM, and
-    /// every write it acknowledged is there afterwards.
+    /// A watch whose output nobody reads (a pipe that filled; its errors into the same pipe,
+    /// or not) still ends on SIGTERM, failing, and every write it acknowledged is there.
     func testSIGTERMEndsAWatchBlockedOnItsOutput() throws {
+        try watchBlockedOnItsOutput(errorsToo: false)
+        try watchBlockedOnItsOutput(errorsToo: true)
+    }
+
+    func watchBlockedOnItsOutput(errorsToo: Bool) throws {
         let folder = Binary.temporaryFolder()
         let watcher = Process()
         watcher.executableURL = URL(fileURLWithPath: Binary.path)
         watcher.arguments = ["--data", folder, "watch", "/w", "--json"]
         let unread = Pipe()
         watcher.standardOutput = unread
-        watcher.standardError = FileHandle.nullDevice
+        watcher.standardError = errorsToo ? unread : FileHandle.nullDevice
         try watcher.run()
         defer { if watcher.isRunning { kill(watcher.processIdentifier, SIGKILL) } }
         let deadline = Date().addingTimeInterval(30)
@@ -194,11 +198,12 @@ final class ScriptTests: XCTestCase {
         let ended = Date().addingTimeInterval(30)
         while watcher.isRunning && Date() < ended { usleep(20_000) }
         XCTAssertFalse(watcher.isRunning, "the watch did not end on SIGTERM")
+        if !watcher.isRunning { XCTAssertEqual(watcher.terminationStatus, 1) }
         let count = try Binary.run(["--data", folder, "-c", "get /w --shallow --json"])
         XCTAssertEqual(count.stdout.split(separator: ",").count, 2000, count.stderr)
-        _ = unread
     }
 
+    /// `sleep` waits in a script (a second writer's value is there after it).
     func testSleepInAScript() throws {
         let result = try rtdb([], input: "sleep 300ms\nsleep 0.1\nsleep 2d\n")
         XCTAssertEqual(result.status, 1)
