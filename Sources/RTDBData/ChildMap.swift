@@ -419,6 +419,22 @@ public struct ChildMap: Sendable, Sequence, Equatable {
         return (e.key, e.value)
     }
 
+    /// The entries at the positions in `range` (in key order), each found once: a tree's
+    /// branches are read once for the whole range, not once per entry.
+    public func forEach(in range: Range<Int>, _ body: (ChildKey, Node) throws -> Void) rethrows {
+        switch storage {
+        case .packed(let entries):
+            for e in entries[range.clamped(to: entries.indices)] { try body(e.key, e.value) }
+        case .tree(let tree):
+            try tree.forEachInOrder(in: range) { try body($0.key, $0.value) }
+        case .encoded(let encoded):
+            for i in range.clamped(to: 0..<encoded.count) {
+                let e = encoded.entry(at: i)
+                try body(e.key, e.value)
+            }
+        }
+    }
+
     /// How many keys sort before `key`.
     public func rank(of key: ChildKey) -> Int {
         switch storage {

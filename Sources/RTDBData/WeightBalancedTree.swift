@@ -420,6 +420,31 @@ public struct WeightBalancedTree<Element: TreeElement>: @unchecked Sendable, Seq
         try withExtendedLifetime(self) { try Self.visit(Unmanaged.passUnretained(root), body) }
     }
 
+    /// Visits the elements at the positions in `range`, in order: each branch on the way is
+    /// read once (where `element(at:)` for each position descends from the root again, and
+    /// reads a stored tree's branches from the file each time).
+    @_specialize(exported: true, where Element == IndexEntry)
+    public func forEachInOrder(in range: Range<Int>, _ body: (Element) throws -> Void) rethrows {
+        guard let root, !range.isEmpty else { return }
+        try withExtendedLifetime(self) { try Self.visit(Unmanaged.passUnretained(root), range, first: 0, body) }
+    }
+
+    /// `first`: the position of the subtree's first element.
+    private static func visit(_ subtree: Unmanaged<Subtree>, _ range: Range<Int>, first: Int, _ body: (Element) throws -> Void) rethrows {
+        try subtree._withUnsafeGuaranteedRef { subtree in
+            if subtree.isStored {
+                let branch = unsafeDowncast(subtree, to: StoredSubtree.self).load()
+                try visit(Unmanaged.passUnretained(branch), range, first: first, body)
+                return
+            }
+            let branch = unsafeDowncast(subtree, to: Branch.self)
+            let here = first + size(branch.left)
+            if range.lowerBound < here, let left = branch.left.map(Unmanaged.passUnretained) { try visit(left, range, first: first, body) }
+            if range.contains(here) { try body(branch.element) }
+            if range.upperBound > here + 1, let right = branch.right.map(Unmanaged.passUnretained) { try visit(right, range, first: here + 1, body) }
+        }
+    }
+
     /// Unretained: the tree (held above for the whole walk) keeps every branch in memory
     /// alive, and a retain and release per branch visited was most of a walk's cost. A stored
     /// branch is read into a local that keeps it for its own visit.

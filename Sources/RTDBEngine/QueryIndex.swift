@@ -107,14 +107,19 @@ struct QueryIndex {
         }
         var result: [(ChildKey, Node)] = []
         result.reserveCapacity(range.count)
-        let children = node.children
-        for i in range {
-            let key = index == .key ? children.element(at: i).key : entries.element(at: i).key
+        // The window's positions visited in one walk of the list (a page of an export, say,
+        // reads each stored branch once, not once per child).
+        func take(_ key: ChildKey, _ value: Node?) {
             if !changed(key), let child = previous.children[key] {
                 result.append((key, child))
             } else {
-                result.append((key, node.child(key)))
+                result.append((key, value ?? node.child(key)))
             }
+        }
+        if index == .key {
+            node.children.forEach(in: range) { take($0, $1) }
+        } else {
+            entries.forEachInOrder(in: range) { take($0.key, nil) }
         }
         return Node(children: ChildMap(unsorted: result))
     }

@@ -3,6 +3,26 @@ import XCTest
 import RTDBTestSupport
 
 final class NodeTests: XCTestCase {
+    /// The entries at a range of positions, found in one walk, are those `element(at:)`
+    /// finds one by one: packed, as a tree, and read from JSON text; every range, empty
+    /// and past the end included.
+    func testTheEntriesOfARangeOfPositions() throws {
+        for count in [0, 5, 16, 17, 200, 1000] {
+            let children = (0..<count).map { (ChildKey("k\($0)"), Node(Double($0))) }
+            let text = "{" + (0..<count).map { #""k\#($0)":\#($0)"# }.joined(separator: ",") + "}"
+            for map in [ChildMap(unsorted: children), try JSONReader.parse(text).children] {
+                var rng = SeededRandom(seed: UInt64(count) + 1)
+                for _ in 0..<50 {
+                    let lo = Int(rng.next() % UInt64(count + 2)), hi = lo + Int(rng.next() % 40)
+                    var seen: [String] = []
+                    map.forEach(in: lo..<hi) { key, value in seen.append(key.name + "=" + JSONWriter.string(value)) }
+                    let expected = (lo..<max(lo, min(hi, map.count))).map { i in map.element(at: i) }.map { $0.key.name + "=" + JSONWriter.string($0.value) }
+                    XCTAssertEqual(seen, expected, "\(count) \(lo)..<\(hi)")
+                }
+            }
+        }
+    }
+
     func testSettingAndRemoving() throws {
         var root = Node.empty
         root = root.setting(Path("a/b"), to: Node(1))
