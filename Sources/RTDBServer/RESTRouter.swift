@@ -166,11 +166,7 @@ struct RESTRouter: Sendable {
                     answer(response.data)
                 }
             } else {
-                // A namespace with no folder holds nothing, which its rules may still hide.
-                let rules = namespaces.rules(for: namespace)
-                guard rules.canRead(path, identity: identity, query: query, data: .empty, now: Database.systemClock()) else {
-                    throw RESTFailure(status: .unauthorized, message: "Permission denied")
-                }
+                _ = try readableRules(of: namespace, path, query, identity)
                 answer(.empty)
             }
         case "PUT", "DELETE":
@@ -239,10 +235,7 @@ struct RESTRouter: Sendable {
         let query = try Self.query(items)
         let reply: @Sendable (QueryExplanation) -> Void = { respond(RESTReply(status: .ok, body: Array($0.json.serialized().utf8))) }
         guard let database else {
-            let rules = namespaces.rules(for: namespace)
-            guard rules.canRead(path, identity: identity, query: query, data: .empty, now: Database.systemClock()) else {
-                throw RESTFailure(status: .unauthorized, message: "Permission denied")
-            }
+            let rules = try readableRules(of: namespace, path, query, identity)
             let use: QueryExplanation.Use = query.map { $0.loadsAllData ? .whole : $0.index == .key ? .keyOrder : .built } ?? .whole
             return reply(Database.explanation(path, query, rules: rules, use: use, children: 0, returned: 0, micros: 0, listens: 0))
         }
@@ -252,6 +245,16 @@ struct RESTRouter: Sendable {
             case .failure(let refused): respond(Self.failure(refused.response))
             }
         }
+    }
+
+    /// The rules of a namespace with no folder, once they let `identity` read `path`: it
+    /// holds nothing, which its rules may still hide.
+    private func readableRules(of namespace: String, _ path: Path, _ query: QueryParams?, _ identity: Identity) throws -> SecurityRules {
+        let rules = namespaces.rules(for: namespace)
+        guard rules.canRead(path, identity: identity, query: query, data: .empty, now: Database.systemClock()) else {
+            throw RESTFailure(status: .unauthorized, message: "Permission denied")
+        }
+        return rules
     }
 
     /// A refused request's REST status: 401 for the rules, 500 for a write that could not be
