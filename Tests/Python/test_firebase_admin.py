@@ -5,7 +5,7 @@ import time
 import pytest
 from firebase_admin import db
 
-from wire import close_listener, wait_until
+from wire import close_listener, event_collector, wait_until
 
 
 def test_set_get_and_types(ref):
@@ -137,14 +137,7 @@ def test_admin_and_rtdb_transactions_share_a_counter(ref, server, binary):
 
 def test_listen_streams_put_and_patch(ref):
     ref.set({"a": 1})
-    events = []
-    arrived = threading.Event()
-
-    def on_event(event):
-        events.append((event.event_type, event.path, event.data))
-        if len(events) >= 4:
-            arrived.set()
-
+    events, arrived, on_event = event_collector(4)
     registration = ref.listen(on_event)
     try:
         # The stream is open once its first event (the value as it is) has come.

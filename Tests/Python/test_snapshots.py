@@ -2,10 +2,9 @@
 official firebase-admin SDK as the application whose data is saved and restored."""
 import json
 import os
-import threading
 import time
 
-from wire import Server, admin_app, close_listener, request, wait_until
+from wire import Server, admin_app, close_listener, event_collector, request, wait_until
 
 OWNER = {"Authorization": "Bearer owner"}
 
@@ -72,14 +71,7 @@ def test_firebase_admin_sees_a_restore_as_one_write():
             root.set({"users": {"ada": {"name": "Ada"}, "bob": {"name": "Bob"}}, "count": 2})
             assert call(server, "PUT", "/.settings/snapshots/fixtures.json?ns=fixtures")[0] == 200
 
-            events = []
-            arrived = threading.Event()
-
-            def on_event(event):
-                events.append((event.event_type, event.path, event.data))
-                if len(events) >= 4:
-                    arrived.set()
-
+            events, arrived, on_event = event_collector(4)
             registration = db.reference("/users", app=app).listen(on_event)
             try:
                 assert wait_until(lambda: len(events) >= 1), events

@@ -234,6 +234,20 @@ def admin_app(port, namespace):
             os.environ["FIREBASE_DATABASE_EMULATOR_HOST"] = previous
 
 
+def event_collector(enough):
+    """A firebase-admin listener's callback that keeps each event as (type, path, data), with
+    the list it fills and an Event set once `enough` have come."""
+    events = []
+    arrived = threading.Event()
+
+    def on_event(event):
+        events.append((event.event_type, event.path, event.data))
+        if len(events) >= enough:
+            arrived.set()
+
+    return events, arrived, on_event
+
+
 def close_listener(registration, wake):
     """Closes a firebase-admin listener. The SDK's close() waits for the stream's next bytes (a
     keep-alive comes every 30 s): a write to the reference `wake` sends some at once."""
