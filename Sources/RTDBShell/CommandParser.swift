@@ -555,8 +555,10 @@ struct Arguments {
         var i = 0
         while i < tokens.count {
             let token = tokens[i]
-            // A wrapped command starts at the first word that is neither a number nor a flag.
-            if spec.wrapsCommand && !Arguments.isFlag(token) && Int(token.text) == nil {
+            // A wrapped command starts at the first word that is neither a number (however
+            // large: the wrapper says why it is not one it takes) nor a flag.
+            if spec.wrapsCommand && !Arguments.isFlag(token) && Int(token.text) == nil
+                && !(token.kind == .word && !token.text.isEmpty && token.text.utf8.allSatisfy { (0x30...0x39).contains($0) }) {
                 rest = Array(tokens[i...])
                 return
             }

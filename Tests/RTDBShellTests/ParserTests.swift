@@ -95,6 +95,7 @@ final class ParserTests: XCTestCase {
         XCTAssertEqual(try parse("repeat --json get /n --limitToFirst 1"),
                        .repeating(RepeatRequest(count: nil, every: 2, command: get, text: "get /n --limitToFirst 1")))
         XCTAssertEqual(error("repeat 0 get /n"), ShellError("COUNT is how many runs, a whole number from 1 on, as in repeat 3 get /x", column: 7))
+        XCTAssertEqual(error("repeat 99999999999999999999 get /n"), ShellError("COUNT is how many runs, a whole number from 1 on, as in repeat 3 get /x", column: 7))
         XCTAssertEqual(error("repeat 2 3 get /n"), ShellError("unexpected argument '3': usage: repeat [COUNT] [--every DURATION] COMMAND", column: 9))
         XCTAssertEqual(error("repeat 2"), ShellError("repeat needs a command to run: usage: repeat [COUNT] [--every DURATION] COMMAND", column: 6))
         XCTAssertEqual(error("repeat --every 2x get /"), ShellError("'2x' is not a duration: use 500ms, 2s, 1.5m or 1h (at most a day)", column: 15))
