@@ -24,7 +24,7 @@ _rtdb() {
     local cword=$((${#words[@]} - 1))
     local cur=${words[cword]} prev=${words[cword-1]}
     local commands="get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit serve completions"
-    local options="--data --url --emulator --ns --timeout --cacert --credentials --no-persistence --cache-size -c --keep-going --json --no-color --no-pager --timing --recover --version --help -h"
+    local options="--data --url --emulator --ns --timeout --cacert --credentials --no-persistence --cache-size -c --keep-going --json --format --no-color --no-pager --timing --recover --version --help -h"
 
     local i cmd="" cmdi=0 nokeys=""
     local -a db=()
@@ -34,7 +34,7 @@ _rtdb() {
                 # A --data folder that does not exist has no keys (and must not be made).
                 [[ ${words[i]} == --data && ! -d ${words[i+1]} ]] && nokeys=1
                 db+=("${words[i]}" "${words[i+1]}"); ((i++)) ;;
-            --timeout|--cache-size|-c) ((i++)) ;;
+            --timeout|--cache-size|-c|--format) ((i++)) ;;
             -*) ;;
             *) cmd=${words[i]}; cmdi=$i; break ;;
         esac
@@ -53,7 +53,7 @@ _rtdb() {
         return
     fi
     if [[ $cur == -* ]]; then
-        local flags="--json --no-color"
+        local flags="--json --format --no-color"
         case $cmd in
             serve) flags="--host --port --data --tls-cert --tls-key --allow-origin --allow-host --request-timeout --rules --log-rules --import --export-on-exit --recover --help -h" ;;
             get) flags+=" --shallow --export --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --explain" ;;

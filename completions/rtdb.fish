@@ -47,6 +47,7 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l cache-size -x
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -s c -x -d 'run COMMAND and exit'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l keep-going -d 'run the remaining lines after an error'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l json -d 'every command'\''s output as compact JSON'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l format -x -d 'every command'\''s output as json, ndjson, table, csv or tsv'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l no-color -d 'no colour'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l no-pager -d 'print long output straight, not through $PAGER'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l timing -d 'print how long each command took'

@@ -75,6 +75,18 @@ public enum Command: Equatable, Sendable {
 extension Command {
     var isTiming: Bool { if case .timing = self { return true } else { return false } }
 
+    /// A command that prints until it is stopped (a foreground or background watch or
+    /// monitor): its name in messages, and the members of its JSON lines, which are the
+    /// columns of its csv and tsv.
+    var streams: (name: String, background: Bool, columns: [String])? {
+        switch self {
+        case let .watch(_, _, background): return ("watch", background, EventFormatter.members)
+        case let .query(_, watch, _, background) where watch: return ("query --watch", background, EventFormatter.members)
+        case let .monitor(_, background): return ("monitor", background, OperationRecord.members)
+        default: return nil
+        }
+    }
+
     /// Commands whose whole output comes at their end, so it can go through a pager.
     var isPageable: Bool {
         switch self {
@@ -95,6 +107,7 @@ public enum AuthSource: Equatable, Sendable {
 
 public struct ParsedLine: Equatable, Sendable {
     public var command: Command
-    public var json: Bool
+    /// `--json` (`.json`) or `--format`; nil: the program's, or output for a person.
+    public var format: OutputFormat?
     public var noColor = false
 }

@@ -23,7 +23,21 @@ public enum CommandParser {
         var args = Arguments(spec: spec, command: first)
         try args.split(Array(tokens.dropFirst()))
         let command = try spec.build(args, cwd)
-        return ParsedLine(command: command, json: args.has("--json"), noColor: args.has("--no-color"))
+        return ParsedLine(command: command, format: try outputFormat(args), noColor: args.has("--no-color"))
+    }
+
+    /// `--format FORMAT`, or `--json` (the same as `--format json`).
+    static func outputFormat(_ args: Arguments) throws -> OutputFormat? {
+        guard let token = args.value("--format") else { return args.has("--json") ? .json : nil }
+        guard let format = OutputFormat(rawValue: token.unquoted) else {
+            var message = "unknown format '\(token.text.prefix(40))': the formats are \(OutputFormat.names.joined(separator: ", "))"
+            if let near = Suggest.nearest(token.unquoted, in: OutputFormat.names) { message += "; did you mean '\(near)'?" }
+            throw ShellError(message, column: token.column)
+        }
+        if format != .json, args.has("--json") {
+            throw ShellError("--json is --format json: give one format", column: args.flagColumn("--json"))
+        }
+        return format
     }
 
     // One builder per command, named in its `CommandSpec` entry: it checks the arguments and
@@ -202,7 +216,7 @@ public enum CommandParser {
             throw ShellError("\(name) cannot be repeated: it does not end by itself or asks for input", column: first.column)
         }
         // Output flags given to repeat are the command's.
-        parsed.json = parsed.json || args.has("--json")
+        parsed.format = try outputFormat(args) ?? parsed.format
         parsed.noColor = parsed.noColor || args.has("--no-color")
         let text = args.rest.map(\.text).joined(separator: " ")
         return .repeating(RepeatRequest(count: count, every: every, command: parsed, text: text))

@@ -80,6 +80,8 @@ public struct CommandSpec: Sendable {
     /// Flags every command accepts.
     public static let commonFlags: [Flag] = [
         Flag(name: "--json", value: nil, help: "compact JSON output, no colour (for programs)"),
+        Flag(name: "--format", value: "FORMAT", help: "json, ndjson (a JSON value a line), table, csv or tsv",
+             choices: OutputFormat.names),
         Flag(name: "--no-color", value: nil, help: "no colour, even on a terminal"),
     ]
 

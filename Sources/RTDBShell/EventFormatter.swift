@@ -18,6 +18,10 @@ struct EventFormatter {
     /// `2026-11-28T07:18:17.123Z`: UTC, milliseconds.
     private static let iso = Date.ISO8601FormatStyle(includingFractionalSeconds: true, timeZone: TimeZone(identifier: "UTC") ?? .current)
 
+    /// The members of an event's JSON line, in order (a background watch's start with
+    /// "watch", its number).
+    static let members = ["time", "event", "path", "key", "prev", "data"]
+
     func line(_ event: Event, watchID: Int? = nil, at date: Date = Date()) -> String {
         if json {
             var members: [(String, JSONValue)] = [

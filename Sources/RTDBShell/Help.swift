@@ -36,7 +36,8 @@ public enum Help {
         Values are JSON; a bare word that is not JSON is a string; @FILE reads a JSON file; \
         now() is the server's timestamp and increment(N) adds N on the server, as the whole \
         value or anywhere inside one ({"text": "hi", "at": now()}). Every command accepts \
-        --json for compact JSON output. 'help COMMAND' explains one, with its flags and examples.
+        --json for compact JSON output, and --format json|ndjson|table|csv|tsv. 'help COMMAND' \
+        explains one, with its flags and examples.
         """, width: min(width, 100) - 1) + "\n"
         return out
     }

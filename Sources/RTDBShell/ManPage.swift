@@ -52,7 +52,7 @@ public enum ManPage {
 
     public static func commandsSection() -> String {
         var out = [".SH COMMANDS",
-                   "Every command accepts \(flag("--json")): compact JSON output with no colour. In the shell, \\fBhelp\\fR \\fICOMMAND\\fR shows a command's examples."]
+                   "Every command accepts \(flag("--json")): compact JSON output with no colour, and \(flag("--format")) \\fIFORMAT\\fR: \\fBjson\\fR (as \(flag("--json"))), \\fBndjson\\fR (a JSON value a line: an object's children as {\"key\", \"value\"}, a list's elements), \\fBtable\\fR, \\fBcsv\\fR (RFC 4180) or \\fBtsv\\fR. A table, CSV or TSV has a row per child (in query order), its key in the .key column, a column per field of the first 100 children, a child that is not an object in .value, nested values as compact JSON; watch and monitor print csv and tsv a row per event. In the shell, \\fBhelp\\fR \\fICOMMAND\\fR shows a command's examples."]
         for spec in CommandSpec.all {
             out.append(".TP")
             var head = usage(spec.usage)

@@ -117,6 +117,10 @@ public struct ProgramOption: Sendable {
         ProgramOption("--json", "every command's output as compact JSON", details: """
             Every command's output as compact JSON, as if each one said `--json` (also for every line of a script).
             """),
+        ProgramOption("--format", .text("FORMAT"), "every command's output as json, ndjson, table, csv or tsv", details: """
+            Every command's output in *FORMAT*, as if each one said `--format` *FORMAT* (a line's own `--json` or \
+            `--format` wins): `json` (as `--json`), `ndjson` (one JSON value a line), `table`, `csv` or `tsv`.
+            """),
         ProgramOption("--no-color", "no colour", details: """
             No colour, even on a terminal. Setting `NO_COLOR` does the same.
             """),

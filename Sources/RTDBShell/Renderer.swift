@@ -84,6 +84,13 @@ public struct Renderer: Sendable {
         return pretty ? "{\n" + members.joined(separator: ",\n") + "\n}\n" : "{" + members.joined(separator: ",") + "}\n"
     }
 
+    /// A read's result for a derived `--format`: its children as one object in `index`
+    /// order, a list's too (so its rows keep their keys, and a sparse list has no empty
+    /// rows); a leaf as itself. Its ndjson lines are query's own `{"key", "value"}`.
+    public func rows(_ node: Node, index: Index, shallow: Bool, export: Bool) -> String {
+        node.isLeaf ? value(node, export: export) : orderedObject(node, index: index, shallow: shallow, export: export)
+    }
+
     /// A rules verdict: `allowed` in green, `denied` in red.
     public func verdict(_ allowed: Bool) -> String {
         let word = allowed ? "allowed" : "denied"

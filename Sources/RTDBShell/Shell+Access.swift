@@ -104,7 +104,7 @@ extension Shell {
         do { answer = try await checker.checkRules(question) } catch let error as ShellError { throw error } catch {
             throw ShellError("\(error)")
         }
-        if json || options.json {
+        if json {
             output.write(answer.json.serialized() + "\n")
         } else {
             output.write(Self.describe(answer, of: question.operation.name, at: check.path, as: check.uid, renderer: renderer))
@@ -131,7 +131,7 @@ extension Shell {
             throw ShellError("an embedded database has no rules, so no coverage: rules apply to rtdb serve (--rules) and hosted databases")
         }
         let report = try await server.ruleCoverage()
-        if json || options.json {
+        if json {
             output.write(report.serialized() + "\n")
         } else {
             output.write(Self.describeCoverage(report))

@@ -25,7 +25,7 @@ extension Shell {
         do {
             if request.raw {
                 try sink.write(bytes: captured.raw)
-            } else if json || options.json {
+            } else if json {
                 try sink.write(bytes: Array((captured.report.json.serialized() + "\n").utf8))
             } else {
                 try sink.write(bytes: Array(captured.report.text().utf8))

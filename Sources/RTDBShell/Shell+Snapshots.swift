@@ -10,7 +10,7 @@ extension Shell {
             switch action {
             case .list:
                 let list = try await keeper.snapshots()
-                if json || options.json {
+                if json {
                     output.write(SnapshotInfo.json(list).serialized() + "\n")
                 } else {
                     output.write(Self.describe(list))

@@ -21,8 +21,9 @@ public final class Shell {
         public var waitForWrites = true
         /// Output for a person (pretty, coloured) unless a command says --json.
         public var renderer = Renderer.machine
-        /// `rtdb --json`: every command's output as compact JSON, as if each said --json.
-        public var json = false
+        /// `rtdb --json` and `rtdb --format`: every command's output in this format, as if
+        /// each line said so (a line's own --json or --format wins); nil: for a person.
+        public var format: OutputFormat? = nil
         /// The output's width in columns, for `help` (asked each time: windows resize).
         public var width: @Sendable () -> Int = { 80 }
         /// Print how long each command took (`--timing`, `timing on`).
@@ -252,8 +253,36 @@ public final class Shell {
     // MARK: Commands
 
     func execute(_ parsed: ParsedLine, source: String?, lineNumber: Int) async throws -> Outcome {
-        // Output flags of the program (for every line) or of this line.
-        let json = parsed.json || options.json
+        // Output flags of this line, or of the program (for every line).
+        let format = parsed.format ?? options.format
+        guard let format, format.isDerived else {
+            return try await perform(parsed, format: format, source: source, lineNumber: lineNumber)
+        }
+        // A derived format is made from the JSON the command prints.
+        let stream = parsed.command.streams
+        if let stream {
+            if stream.background && format != .ndjson {
+                throw ShellError("--format \(format) is not for a background \(stream.name): its lines come above the prompt one at a time; use ndjson or json")
+            }
+            if format == .table {
+                throw ShellError("--format table needs a result that ends, to align its columns; \(stream.name) prints until stopped: use csv, tsv or ndjson")
+            }
+            // ndjson is the stream's own JSON lines.
+            if format == .ndjson { return try await perform(parsed, format: format, source: source, lineNumber: lineNumber) }
+        }
+        let real = output
+        let formatted = FormattedOutput(format, to: real, columns: stream?.columns, width: options.renderer.pretty ? options.width() : nil,
+                                        color: options.renderer.color && !parsed.noColor)
+        output = formatted
+        defer {
+            output = real
+            formatted.finish()
+        }
+        return try await perform(parsed, format: format, source: source, lineNumber: lineNumber)
+    }
+
+    private func perform(_ parsed: ParsedLine, format: OutputFormat?, source: String?, lineNumber: Int) async throws -> Outcome {
+        let json = format != nil
         var renderer = json ? Renderer.machine : options.renderer
         if parsed.noColor { renderer.color = false }
         switch parsed.command {
@@ -261,6 +290,10 @@ public final class Shell {
             try await explain(query, json: json)
         case let .get(query, shallow, export):
             let value = try await read(query)
+            if format?.isDerived == true {
+                output.write(renderer.rows(value, index: query.params.isDefault ? .key : query.params.index, shallow: shallow, export: export))
+                return .ok
+            }
             // A query's children come in its order; a location's value as JSON has it.
             output.write(query.params.isDefault ? renderer.value(shallow ? value.shallow : value, export: export)
                                                 : renderer.orderedObject(value, index: query.params.index, shallow: shallow, export: export))
@@ -312,7 +345,8 @@ public final class Shell {
         case let .query(query, watch, events, background):
             if watch { return try await runWatch(query, events: events, background: background, json: json, renderer: renderer) }
             let value = try await read(query)
-            output.write(renderer.queryResult(value, index: query.params.index))
+            output.write(format?.isDerived == true ? renderer.rows(value, index: query.params.index, shallow: false, export: false)
+                                                   : renderer.queryResult(value, index: query.params.index))
         case let .watch(query, events, background):
             return try await runWatch(query, events: events, background: background, json: json, renderer: renderer)
         case .watches where json:

@@ -15,7 +15,7 @@ struct ShellCommand: AsyncParsableCommand {
         commandName: "shell",
         abstract: "An interactive shell for realtime JSON databases.",
         usage: """
-        rtdb [--data <DIR> | --url <URL> | --emulator <HOST:PORT> [--ns <NAME>]] [-c <COMMAND> ...] [--keep-going] [--json] [--no-color] [<COMMAND> ...]
+        rtdb [--data <DIR> | --url <URL> | --emulator <HOST:PORT> [--ns <NAME>]] [-c <COMMAND> ...] [--keep-going] [--json] [--format <FORMAT>] [--no-color] [<COMMAND> ...]
           rtdb serve [<options>]
           rtdb completions bash|zsh|fish
         """,
@@ -81,6 +81,9 @@ struct ShellCommand: AsyncParsableCommand {
     @Flag(name: .long, help: ProgramOption.argumentHelp("--json"))
     var json = false
 
+    @Option(name: .long, help: ProgramOption.argumentHelp("--format"))
+    var format: String?
+
     @Flag(name: .customLong("no-pager"), help: ProgramOption.argumentHelp("--no-pager"))
     var noPager = false
 
@@ -111,7 +114,7 @@ struct ShellCommand: AsyncParsableCommand {
         return resolved
     }
 
-    static let usageLine = "Usage: rtdb [--data DIR] [-c COMMAND ...] [--keep-going] [--json] [--no-color] [COMMAND ...]\nSee 'rtdb --help'.\n"
+    static let usageLine = "Usage: rtdb [--data DIR] [-c COMMAND ...] [--keep-going] [--json | --format FORMAT] [--no-color] [COMMAND ...]\nSee 'rtdb --help'.\n"
 
     func run() async throws {
         let started = DispatchTime.now().uptimeNanoseconds
@@ -132,6 +135,15 @@ struct ShellCommand: AsyncParsableCommand {
         if let first = words.first, first.hasPrefix("-") {
             FileHandle.standardError.write(Data("Error: Unknown option '\(first)'\n\(Self.usageLine)".utf8))
             throw ExitCode(ExitStatus.usage.rawValue)
+        }
+        if let format {
+            let chosen = OutputFormat(rawValue: format)
+            let why = chosen == nil ? "--format '\(format.prefix(40))' is not a format: use \(OutputFormat.names.joined(separator: ", "))"
+                    : json && chosen != .json ? "--json is --format json: give one format" : nil
+            if let why {
+                FileHandle.standardError.write(Data("Error: \(why)\n\(Self.usageLine)".utf8))
+                throw ExitCode(ExitStatus.usage.rawValue)
+            }
         }
         var wait: TimeInterval?
         if let timeout {
@@ -231,7 +243,8 @@ struct ShellCommand: AsyncParsableCommand {
         let color = stdoutIsTerminal && !noColor && ProcessEnvironment.value("NO_COLOR") == nil
         var options = Shell.Options()
         options.renderer = stdoutIsTerminal ? Renderer(pretty: true, color: color) : .machine
-        options.json = json
+        // Checked in run().
+        options.format = format.flatMap(OutputFormat.init(rawValue:)) ?? (json ? .json : nil)
         if let timeout {
             options.readTimeout = timeout
             options.scriptWriteWait = timeout

@@ -149,6 +149,23 @@ final class ScriptTests: XCTestCase {
         XCTAssertEqual(plain.stdout, "/\n")
     }
 
+    /// `--format` before the command holds for every line, as `--json` does; after it, for
+    /// that command. A format that is none, or one beside --json, is a usage error.
+    func testFormatOnEitherSideOfTheCommand() throws {
+        XCTAssertEqual(try rtdb(["set", "/n", #"{"a": {"x": 1}, "b": {"x": 2, "y": "z"}}"#]).status, 0)
+        let csv = ".key,x,y\r\na,1,\r\nb,2,z\r\n"
+        XCTAssertEqual(try rtdb(["--format", "csv", "get", "/n"]).stdout, csv)
+        XCTAssertEqual(try rtdb(["get", "/n", "--format", "csv"]).stdout, csv)
+        XCTAssertEqual(try rtdb(["--format", "tsv"], input: "get /n\nget /n/b/x --format ndjson\n").stdout, ".key\tx\ty\na\t1\t\nb\t2\tz\n2\n")
+        let bad = try rtdb(["--format", "xml", "get", "/n"])
+        XCTAssertEqual(bad.status, 2)
+        XCTAssertTrue(bad.stderr.hasPrefix("Error: --format 'xml' is not a format: use json, ndjson, table, csv, tsv\nUsage: rtdb"), bad.stderr)
+        let both = try rtdb(["--json", "--format", "csv", "get", "/n"])
+        XCTAssertEqual(both.status, 2)
+        XCTAssertTrue(both.stderr.hasPrefix("Error: --json is --format json: give one format\n"), both.stderr)
+        XCTAssertEqual(try rtdb(["--json", "--format", "json", "get", "/n/a"]).stdout, #"{"x":1}"# + "\n")
+    }
+
     /// At a terminal, errors are red unless the line says --no-color (or --json), on either
     /// side of the command, and also when the line cannot be parsed.
     func testNoColorAfterTheCommandReachesItsErrors() throws {

@@ -20,7 +20,7 @@ final class CompleterTests: XCTestCase {
 
     func testFlags() {
         XCTAssertEqual(completer.complete("get /a --sh", cwd: .root).candidates, ["--shallow "])
-        XCTAssertEqual(completer.complete("set /a 1 --", cwd: .root).candidates, ["--priority ", "--json ", "--no-color "])
+        XCTAssertEqual(completer.complete("set /a 1 --", cwd: .root).candidates, ["--priority ", "--json ", "--format ", "--no-color "])
     }
 
     func testChildKeys() {

@@ -73,12 +73,20 @@ final class OperationFormatterTests: XCTestCase {
         }
         for (record, text) in records {
             XCTAssertEqual(String(decoding: record.jsonBytes, as: UTF8.self), text)
+            // Its members are among the columns of a monitor's csv, in their order.
+            let members = try XCTUnwrap(JSONValue.parse(text).members).map(\.0)
+            XCTAssertEqual(OperationRecord.members.filter(members.contains), members)
             var read = try XCTUnwrap(OperationRecord(json: try JSONValue.parse(text)))
             // A query reads back as the same query (its side, left to the default, now named).
             XCTAssertEqual(read.query?.identifier, record.query?.identifier)
             read.query = record.query
             XCTAssertEqual(read, record)
         }
+        let csv = BufferOutput()
+        let formatted = FormattedOutput(.csv, to: csv, columns: OperationRecord.members, width: nil, color: false)
+        formatted.write(records[0].1 + "\n")
+        XCTAssertEqual(csv.stdout, "name,path,querySet,millis,micros,bytes,client,allowed,unIndexed,clientsUpdated,timestamp\r\n"
+                       + "listener-broadcast,\"[\"\"x\"\"]\",,0.007,7,1,,,,4,1.5\r\n")
         XCTAssertNil(OperationRecord(json: try JSONValue.parse(#"{"name": "something-else", "timestamp": 1}"#)))
         XCTAssertNil(OperationRecord(json: try JSONValue.parse(#"{"name": "rest-read", "path": [1], "timestamp": 1}"#)))
         // Hosted Firebase's shape (no micros, a client without an id) reads too.

@@ -87,7 +87,7 @@ final class ParserTests: XCTestCase {
     /// `repeat`: its own count and --every, then a whole command line of its own, parsed
     /// with its columns; commands that do not end by themselves refused.
     func testRepeatWrapsACommand() throws {
-        let get = ParsedLine(command: .get(QuerySpec(path: Path("n"), params: QueryParams().limitToFirst(1)), shallow: false, export: false), json: true)
+        let get = ParsedLine(command: .get(QuerySpec(path: Path("n"), params: QueryParams().limitToFirst(1)), shallow: false, export: false), format: .json)
         XCTAssertEqual(try CommandParser.parse("repeat 3 --every 500ms get /n --limitToFirst 1 --json", cwd: .root)?.command,
                        .repeating(RepeatRequest(count: 3, every: 0.5, command: get, text: "get /n --limitToFirst 1 --json")))
         XCTAssertEqual(try parse("repeat get /n --limitToFirst 1 --json"),
