@@ -1,23 +1,36 @@
+import Foundation
 import Dispatch
 import RTDBClient
 import RTDBData
 
-/// Tab completion: command names, the command's flags, and child keys of the path being typed
-/// (read from the database).
+/// Tab completion: command names, the command's flags and their values, and child keys of
+/// the path being typed (read from the database): those that start with what is typed, or
+/// when none does, those that hold it anywhere (`ada` finds `-Nx9ada`).
 public struct Completer {
     /// Child keys at a path, or nil when it cannot be read.
     public var childKeys: (Path) -> [(key: String, hasChildren: Bool)]?
+    /// The fields of the first few children at a path (for `--orderByChild`), or nil when
+    /// they cannot be read.
+    public var childFields: (Path) -> [String]?
 
-    public init(childKeys: @escaping (Path) -> [(key: String, hasChildren: Bool)]?) {
+    public init(childKeys: @escaping (Path) -> [(key: String, hasChildren: Bool)]?,
+                childFields: @escaping (Path) -> [String]? = { _ in nil }) {
         self.childKeys = childKeys
+        self.childFields = childFields
     }
 
     public struct Completion: Equatable {
         /// The word being completed as typed.
         public var word: String
-        /// Full replacements for the word; each ends with " " or "/" when complete.
+        /// Full replacements for the word; each ends with " " or "/" when complete. They
+        /// start with the word, except keys found inside (`replaces`).
         public var candidates: [String]
+        /// The candidates hold the word inside them, not at their start: one replaces it.
+        public var replaces = false
     }
+
+    /// How many children `--orderByChild` looks at for field names.
+    static let sampledChildren = 5
 
     /// Completions for the last word of `line` (the text before the cursor).
     public func complete(_ line: String, cwd: Path) -> Completion {
@@ -37,14 +50,48 @@ public struct Completer {
             }
             if start < words.count { return complete(words[start...].joined(separator: " ") + " " + word, cwd: cwd) }
         }
+        // The arguments typed so far, and the flag whose value the word is, if it is one.
+        // As the parser reads them: a flag's value is the word after it, and a query bound's
+        // optional KEY the word after that, unless it is a flag.
+        var arguments: [String] = []
+        var valueOf: CommandSpec.Flag?
+        var keyMayFollow = false
+        for typed in words.dropFirst() {
+            let isFlag = typed.hasPrefix("--") || (typed.hasPrefix("-") && typed.count == 2 && Double(typed) == nil)
+            if let flag = valueOf {
+                valueOf = nil
+                keyMayFollow = flag.optionalKey
+                continue
+            }
+            if keyMayFollow {
+                keyMayFollow = false
+                if !isFlag { continue }
+            }
+            if isFlag {
+                let name = typed.split(separator: "=", maxSplits: 1).first.map(String.init) ?? typed
+                if !typed.contains("="), let flag = spec.allFlags.first(where: { $0.name == name || $0.short == name }), flag.value != nil {
+                    valueOf = flag
+                }
+                continue
+            }
+            arguments.append(typed)
+        }
+        if let flag = valueOf {
+            return Completion(word: word, candidates: values(of: flag, arguments: arguments, cwd: cwd).filter { $0.hasPrefix(word) }.map { $0 + " " })
+        }
         if word.hasPrefix("-") {
+            // --flag=VALUE completes its value in place.
+            if let equals = word.firstIndex(of: "="), let flag = spec.allFlags.first(where: { $0.name == word[..<equals] }) {
+                let head = String(word[...equals])
+                let typed = word[word.index(after: equals)...]
+                return Completion(word: word, candidates: values(of: flag, arguments: arguments, cwd: cwd).filter { $0.hasPrefix(typed) }.map { head + $0 + " " })
+            }
             let flags = spec.allFlags.map(\.name).filter { $0.hasPrefix(word) }
             return Completion(word: word, candidates: flags.map { $0 + " " })
         }
         if spec.argument == .command {
             return Completion(word: word, candidates: CommandSpec.all.map(\.name).filter { $0.hasPrefix(word) }.map { $0 + " " })
         }
-        let arguments = words.dropFirst().filter { !$0.hasPrefix("-") }
         let before = arguments.joined(separator: " ")
         if let choices = spec.words[before] {
             return Completion(word: word, candidates: choices.filter { $0.hasPrefix(word) }.map { $0 + " " })
@@ -58,8 +105,20 @@ public struct Completer {
         let partial = slash.map { String(word[word.index(after: $0)...]) } ?? word
         let parent = CommandParser.resolve(directory.isEmpty ? "." : directory, cwd: cwd)
         guard let children = childKeys(parent) else { return Completion(word: word, candidates: []) }
-        let matches = children.filter { $0.key.hasPrefix(partial) }
-        return Completion(word: word, candidates: matches.map { directory + $0.key + ($0.hasChildren ? "/" : " ") })
+        var matches = children.filter { $0.key.hasPrefix(partial) }
+        // Push ids and other generated keys are found by a part of them.
+        let inside = matches.isEmpty && !partial.isEmpty
+        if inside { matches = children.filter { $0.key.range(of: partial, options: .caseInsensitive) != nil } }
+        return Completion(word: word, candidates: matches.map { directory + $0.key + ($0.hasChildren ? "/" : " ") }, replaces: inside)
+    }
+
+    /// What a flag's value may be: its fixed choices, or for `--orderByChild` the fields of
+    /// the first children at the command's path.
+    private func values(of flag: CommandSpec.Flag, arguments: [String], cwd: Path) -> [String] {
+        if !flag.choices.isEmpty { return flag.choices }
+        guard flag.name == "--orderByChild" else { return [] }
+        let path = arguments.first.map { CommandParser.resolve($0, cwd: cwd) } ?? cwd
+        return childFields(path) ?? []
     }
 
     /// The longest prefix shared by every candidate.
@@ -74,22 +133,41 @@ public struct Completer {
 
 extension Completer {
     /// The child keys at `path`, read from the client core for Tab completion.
-    ///
-    /// libedit asks synchronously, on the line editor's own thread: that thread waits (2 s at
-    /// most) while a task reads. The core's queue is never the one waiting, so this cannot
-    /// deadlock it.
     static func childKeys(of path: Path, in repo: @escaping @Sendable () async -> Repo) -> [(key: String, hasChildren: Bool)]? {
-        let keys = OneShot<[(key: String, hasChildren: Bool)]>()
+        bounded { try await repo().get(path).children.map { (key: $0.key.name, hasChildren: !$0.value.isLeaf) } }
+    }
+
+    /// The fields of the first `sampledChildren` children at `path` (in key order), each
+    /// once, in the order they first appear.
+    static func childFields(of path: Path, in repo: @escaping @Sendable () async -> Repo) -> [String]? {
+        bounded {
+            var params = QueryParams().limitToFirst(sampledChildren)
+            params.index = .key
+            let query = QuerySpec(path: path, params: params)
+            var fields: [String] = []
+            for (_, child) in try await repo().get(query).children {
+                for (key, _) in child.children where !fields.contains(key.name) { fields.append(key.name) }
+            }
+            return fields
+        }
+    }
+
+    /// What `read` gives within 2 s, or nil.
+    ///
+    /// libedit asks synchronously, on the line editor's own thread: that thread waits while
+    /// a task reads. The core's queue is never the one waiting, so this cannot deadlock it.
+    private static func bounded<T: Sendable>(_ read: @escaping @Sendable () async throws -> T) -> T? {
+        let result = OneShot<T>()
         let done = DispatchSemaphore(value: 0)
         let reading = Task {
             do {
-                keys.resolve(.success(try await repo().get(path).children.map { (key: $0.key.name, hasChildren: !$0.value.isLeaf) }))
+                result.resolve(.success(try await read()))
             } catch {
-                keys.resolve(.failure(error))
+                result.resolve(.failure(error))
             }
             done.signal()
         }
-        guard done.wait(timeout: .now() + 2) == .success, case .success(let found)? = keys.current else {
+        guard done.wait(timeout: .now() + 2) == .success, case .success(let found)? = result.current else {
             reading.cancel()
             return nil
         }

@@ -31,7 +31,8 @@ public struct InteractiveSession {
         let shell = self.shell
         let repo = shell.repo
         // The shell's core at the time of asking: `use` replaces it.
-        let completer = Completer { path in Completer.childKeys(of: path, in: { await shell.repo }) }
+        let completer = Completer(childKeys: { path in Completer.childKeys(of: path, in: { await shell.repo }) },
+                                  childFields: { path in Completer.childFields(of: path, in: { await shell.repo }) })
         let reader = LineReader(historyFile: InteractiveSession.historyFile, completer: completer)
         for line in await reader.entries() { shell.recordHistory(line) }
         let dim = shell.options.renderer.color ? "\u{1B}[2m" : ""

@@ -13,7 +13,9 @@ final class LineEditor {
     private var history: OpaquePointer!
     private var promptBuffer: UnsafeMutablePointer<CChar>?
     private let historyFile: String?
-    var complete: ((String) -> (insert: String, list: [String]))?
+    /// Given the text before the cursor: how many characters before the cursor to delete,
+    /// what to insert there, and the choices to list when there is nothing to insert.
+    var complete: ((String) -> (delete: Int, insert: String, list: [String]))?
     fileprivate var cancelled = false
 
     /// The prompt's text, for measuring where the input line starts.
@@ -119,8 +121,9 @@ final class LineEditor {
         let length = info.cursor - info.buffer
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(info.buffer).assumingMemoryBound(to: UInt8.self), count: length)
         let before = String(decoding: bytes, as: UTF8.self)
-        let (insert, list) = complete(before)
+        let (delete, insert, list) = complete(before)
         if !insert.isEmpty {
+            if delete > 0 { el_deletestr(editLine, Int32(clamping: delete)) }
             el_insertstr(editLine, insert)
             return UInt8(CC_REFRESH)
         }

@@ -15,9 +15,14 @@ final class LineReader: @unchecked Sendable {
         editor = LineEditor(program: "rtdb", historyFile: historyFile)
         editor.complete = { [unowned self] before in
             let completion = completer.complete(before, cwd: cwd)
-            let common = Completer.commonPrefix(completion.candidates)
-            if common.count > completion.word.count {
-                return (String(common.dropFirst(completion.word.count)), [])
+            if completion.replaces {
+                // A key found by a part of it takes the place of what was typed.
+                if completion.candidates.count == 1 { return (completion.word.unicodeScalars.count, completion.candidates[0], []) }
+            } else {
+                let common = Completer.commonPrefix(completion.candidates)
+                if common.count > completion.word.count {
+                    return (0, String(common.dropFirst(completion.word.count)), [])
+                }
             }
             // List choices by their last segment, as a shell lists file names.
             let shown = completion.candidates.map { candidate -> String in
@@ -26,7 +31,7 @@ final class LineReader: @unchecked Sendable {
                 guard let slash = body.lastIndex(of: "/") else { return trimmed }
                 return String(trimmed[trimmed.index(after: slash)...])
             }
-            return ("", shown.count > 1 ? shown : [])
+            return (0, "", shown.count > 1 ? shown : [])
         }
     }
 

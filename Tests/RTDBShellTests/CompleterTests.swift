@@ -5,13 +5,16 @@ import RTDBProtocol
 
 /// In-shell Tab completion: commands, flags and child keys.
 final class CompleterTests: XCTestCase {
-    let completer = Completer { path in
+    let completer = Completer(childKeys: { path in
         switch path.description {
         case "/": return [("users", true), ("uploads", true), ("version", false)]
         case "/users": return [("ada", true), ("adam", false), ("bob", true)]
+        case "/notes": return [("-Nx8abcADAxyz", true), ("-Nx9ada00000", true), ("-Ny0bob", true)]
         default: return []
         }
-    }
+    }, childFields: { path in
+        path.description == "/users" ? ["age", "name", "address"] : nil
+    })
 
     func testCommands() {
         XCTAssertEqual(completer.complete("se", cwd: .root).candidates, ["set "])
@@ -21,6 +24,32 @@ final class CompleterTests: XCTestCase {
     func testFlags() {
         XCTAssertEqual(completer.complete("get /a --sh", cwd: .root).candidates, ["--shallow "])
         XCTAssertEqual(completer.complete("set /a 1 --", cwd: .root).candidates, ["--priority ", "--json ", "--format ", "--no-color "])
+    }
+
+    /// A flag's value: its choices, or for --orderByChild the fields of the first children
+    /// at the command's path; a flag's value is not taken for an argument.
+    func testFlagValues() {
+        XCTAssertEqual(completer.complete("get /a --format ", cwd: .root).candidates, ["json ", "ndjson ", "table ", "csv ", "tsv "])
+        XCTAssertEqual(completer.complete("du / --format t", cwd: .root).candidates, ["table ", "tsv "])
+        XCTAssertEqual(completer.complete("get /a --format=c", cwd: .root).candidates, ["--format=csv "])
+        XCTAssertEqual(completer.complete("watch /a --events child_a", cwd: .root).candidates, ["child_added "])
+        XCTAssertEqual(completer.complete("query /users --orderByChild ", cwd: .root).candidates, ["age ", "name ", "address "])
+        XCTAssertEqual(completer.complete("query /users --orderByChild a", cwd: .root).candidates, ["age ", "address "])
+        XCTAssertEqual(completer.complete("query --orderByChild ", cwd: Path("users")).candidates, ["age ", "name ", "address "])
+        XCTAssertEqual(completer.complete("query /version --orderByChild ", cwd: .root).candidates, [])
+        XCTAssertEqual(completer.complete("set /a 1 --priority ", cwd: .root).candidates, [])
+        // After a flag and its value, the path is still the first argument.
+        XCTAssertEqual(completer.complete("get --format csv /users/b", cwd: .root).candidates, ["/users/bob/"])
+        XCTAssertEqual(completer.complete("query --startAt 5 k /users/b", cwd: .root).candidates, ["/users/bob/"])
+        XCTAssertEqual(completer.complete("query --startAt 5 --limitToFirst 2 /users/b", cwd: .root).candidates, ["/users/bob/"])
+    }
+
+    /// With no key starting with what is typed, the keys holding it anywhere (any case).
+    func testKeysFoundInside() {
+        XCTAssertEqual(completer.complete("get /notes/ada", cwd: .root), .init(word: "/notes/ada", candidates: ["/notes/-Nx8abcADAxyz/", "/notes/-Nx9ada00000/"], replaces: true))
+        XCTAssertEqual(completer.complete("get /notes/bob", cwd: .root), .init(word: "/notes/bob", candidates: ["/notes/-Ny0bob/"], replaces: true))
+        XCTAssertEqual(completer.complete("get /notes/-Ny", cwd: .root), .init(word: "/notes/-Ny", candidates: ["/notes/-Ny0bob/"]))
+        XCTAssertEqual(completer.complete("get /notes/zed", cwd: .root), .init(word: "/notes/zed", candidates: [], replaces: true))
     }
 
     func testChildKeys() {
