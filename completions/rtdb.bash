@@ -23,7 +23,7 @@ _rtdb() {
     fi
     local cword=$((${#words[@]} - 1))
     local cur=${words[cword]} prev=${words[cword-1]}
-    local commands="get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit serve completions"
+    local commands="get set update push remove rm cp mv rename priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit serve completions"
     local options="--data --url --emulator --ns --timeout --cacert --credentials --no-persistence --cache-size -c --keep-going --json --format --no-color --no-pager --timing --recover --version --help -h"
 
     local i cmd="" cmdi=0 nokeys=""
@@ -59,6 +59,8 @@ _rtdb() {
             get) flags+=" --shallow --export --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --explain" ;;
             set) flags+=" --priority" ;;
             remove|rm) flags+=" --force -f" ;;
+            cp) flags+=" --merge --force -f" ;;
+            mv|rename) flags+=" --merge --force -f" ;;
             ls) flags+=" --long -l" ;;
             tree) flags+=" --depth" ;;
             du) flags+=" --depth" ;;
@@ -78,7 +80,7 @@ _rtdb() {
         return
     fi
     if [[ $cmd == help ]]; then
-        COMPREPLY=($(compgen -W "get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit" -- "$cur"))
+        COMPREPLY=($(compgen -W "get set update push remove rm cp mv rename priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit" -- "$cur"))
         return
     fi
     # The words some commands take first (rules check read, snapshot save).
@@ -94,7 +96,7 @@ _rtdb() {
                 esac ;;
         esac
     # The first argument of the data commands is a path: complete it key by key.
-    case $cmd in get|set|update|push|remove|rm|priority|ls|edit|tree|du|import|export|query|watch|monitor|tx|ondisconnect|keepsynced|cd) ;; *) return ;; esac
+    case $cmd in get|set|update|push|remove|rm|cp|mv|rename|priority|ls|edit|tree|du|import|export|query|watch|monitor|tx|ondisconnect|keepsynced|cd) ;; *) return ;; esac
     ((cword == cmdi + 1)) && [[ -z $nokeys ]] || return
     local dir="" partial=$cur
     if [[ $cur == */* ]]; then

@@ -33,7 +33,7 @@ function __rtdb_paths
     end
 end
 
-set -l commands get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit serve completions
+set -l commands get set update push remove rm cp mv rename priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit serve completions
 complete -c rtdb -f
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l data -r -a '(__fish_complete_directories)' -d 'the embedded database data folder'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -l url -x -d 'a server database URL (ws://127.0.0.1:9000?ns=demo)'
@@ -59,6 +59,8 @@ complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'set' -d 'ove
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'update' -d 'atomic multi-path update'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'push' -d 'append under a new chronological key'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'remove rm' -d 'delete the value at a path'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'cp' -d 'copy a value to another path, atomically'
+complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'mv rename' -d 'move a value to another path, atomically'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'priority' -d 'set the priority of a value'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'ls' -d 'list child keys'
 complete -c rtdb -n "not __fish_seen_subcommand_from $commands" -a 'edit' -d 'change a value in your editor'
@@ -113,8 +115,8 @@ complete -c rtdb -n "__fish_seen_subcommand_from serve" -l export-on-exit -r -a 
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l recover -d 'salvage damaged databases and exit'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l help -s h -d 'show help'
 complete -c rtdb -n "__fish_seen_subcommand_from completions" -a 'bash zsh fish'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch monitor tx ondisconnect keepsynced cd" -a '(__rtdb_paths)'
-complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm cp mv rename priority ls edit tree du import export query watch monitor tx ondisconnect keepsynced cd" -a '(__rtdb_paths)'
+complete -c rtdb -n "__fish_seen_subcommand_from get set update push remove rm cp mv rename priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit" -l json -d 'compact JSON output'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l shallow -d 'children as true instead of their values'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l export -d 'include priorities (.priority, .value)'
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l orderByChild -x -d 'order by the value of this child (a path like a/b)'
@@ -131,6 +133,10 @@ complete -c rtdb -n "__fish_seen_subcommand_from get" -l equalTo -x -d 'children
 complete -c rtdb -n "__fish_seen_subcommand_from get" -l explain -d 'how the database answers it: the index, the children read, the time'
 complete -c rtdb -n "__fish_seen_subcommand_from set" -l priority -x -d 'also set the priority (a number or a string)'
 complete -c rtdb -n "__fish_seen_subcommand_from remove rm" -l force -s f -d 'do not ask'
+complete -c rtdb -n "__fish_seen_subcommand_from cp" -l merge -d 'write SRC'\''s children into DST, which keeps its others'
+complete -c rtdb -n "__fish_seen_subcommand_from cp" -l force -s f -d 'replace what is at DST (with --merge, its children of the same names)'
+complete -c rtdb -n "__fish_seen_subcommand_from mv rename" -l merge -d 'write SRC'\''s children into DST, which keeps its others'
+complete -c rtdb -n "__fish_seen_subcommand_from mv rename" -l force -s f -d 'replace what is at DST (with --merge, its children of the same names)'
 complete -c rtdb -n "__fish_seen_subcommand_from ls" -l long -s l -d 'show child counts and values'
 complete -c rtdb -n "__fish_seen_subcommand_from tree" -l depth -x -d 'levels to show (1 to 32; default 2)'
 complete -c rtdb -n "__fish_seen_subcommand_from du" -l depth -x -d 'levels to break down (1 to 32; default 1)'
@@ -184,7 +190,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from rules" -l as -x -d 'rules check
 complete -c rtdb -n "__fish_seen_subcommand_from rules" -l claims -x -d 'rules check: with these claims in auth.token, a JSON object'
 complete -c rtdb -n "__fish_seen_subcommand_from rules" -l rules -x -d 'rules check: these rules instead of the database'\''s'
 complete -c rtdb -n "__fish_seen_subcommand_from repeat" -l every -x -d 'wait this long between runs (2s by default)'
-complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit'
+complete -c rtdb -n "__fish_seen_subcommand_from help" -a 'get set update push remove rm cp mv rename priority ls edit tree du import export query watch monitor profile watches unwatch tx ondisconnect online offline keepsynced status pending purge-writes cache auth logout rules snapshot namespaces use sleep repeat timing pager cd pwd help history exit quit'
 complete -c rtdb -n "__rtdb_words_after rules " -a 'get set check coverage'
 complete -c rtdb -n "__rtdb_words_after rules check" -a 'read write update'
 complete -c rtdb -n "__rtdb_words_after snapshot " -a 'save restore list rm'

@@ -73,6 +73,9 @@ final class PersistentConnection {
     let clientName = UUID().uuidString
     /// Whether the current server applies a named write once though it is sent again.
     private var serverAppliesOnce = false
+    /// The server checks a merge's guards (rtdb's own do); known once connected.
+    private(set) var serverChecksGuards = false
+    static let guardsUnchecked = "the server does not check an update's guards (hosted Firebase and its emulator do not), so it was not sent: nothing was written"
     /// Writes and reads, by request number (which is also their order).
     private var outstanding: [Int: Outstanding] = [:]
     /// Requests tied to the current transport (listens and unlistens): dropped with it.
@@ -344,6 +347,13 @@ final class PersistentConnection {
 
     private func transmit(_ id: Int) {
         guard let transport, var entry = outstanding[id] else { return }
+        if case .merge(_, _, let guards) = entry.request, !guards.isEmpty, !serverChecksGuards {
+            // It would be written unguarded: refused here, as the server would a stale one.
+            outstanding.removeValue(forKey: id)
+            entry.offlineDeadline?.cancel()
+            entry.completion(.error(.guardsUnchecked, Self.guardsUnchecked))
+            return
+        }
         entry.sent = true
         entry.offlineDeadline?.cancel()
         entry.offlineDeadline = nil
@@ -432,6 +442,7 @@ final class PersistentConnection {
     private func established(_ hello: Handshake) {
         sessionID = hello.sessionID
         serverAppliesOnce = hello.exactlyOnce
+        serverChecksGuards = hello.guardedMerge
         if !hello.host.isEmpty { host = hello.host }
         serverTimeOffset = Self.clockOffset(serverTime: Double(hello.timestamp), sent: attemptStarted,
                                             received: Date().timeIntervalSince1970 * 1000)

@@ -464,10 +464,15 @@ public actor Repo {
         try await submit(.set(path, value), cached: cached)
     }
 
+    /// With `guards`, the update is written only if each guarded value is still the one
+    /// read, else it fails with `datastale` and its local change is taken back; a server
+    /// that does not check guards (hosted Firebase, its emulator) is never sent it: it fails
+    /// with `guardsUnchecked` instead (see `serverChecksGuards`).
     @discardableResult
-    public nonisolated(nonsending) func update(_ path: Path, _ updates: [UpdateEntry], cached: Bool = true) async throws -> PendingWrite {
+    public nonisolated(nonsending) func update(_ path: Path, _ updates: [UpdateEntry], guards: [UpdateGuard] = [],
+                                               cached: Bool = true) async throws -> PendingWrite {
         if updates.isEmpty { return PendingWrite(outcome: OneShot(.success(()))) }
-        return try await submit(.update(path, updates), cached: cached)
+        return try await submit(.update(path, updates, guards: guards), cached: cached)
     }
 
     @discardableResult
@@ -531,7 +536,7 @@ public actor Repo {
             events = syncTree.applyUserOverwrite(path, local, writeID: id)
             request = .put(path: path, data: value, hash: nil)
             acknowledgedData = [(path, local, value.containsServerValues)]
-        case let .update(path, updates):
+        case let .update(path, updates, guards):
             let now = serverNow
             let local = updates.map { update -> (Path, Node) in
                 guard update.value.containsServerValues else { return (update.path, update.value) }
@@ -539,7 +544,7 @@ public actor Repo {
                 return (update.path, update.value.resolvingServerValues(now: now, existing: existing))
             }
             events = syncTree.applyUserMerge(path, local, writeID: id)
-            request = .merge(path: path, data: updates)
+            request = .merge(path: path, data: updates, guards: guards)
             acknowledgedData = zip(updates, local).map { update, local in
                 (path.appending(local.0), local.1, update.value.containsServerValues)
             }
@@ -570,7 +575,7 @@ public actor Repo {
         switch write {
         case .set(let path, _):
             transactions.rerun(at: transactions.abort(overlapping: path))
-        case .update(let path, let updates):
+        case .update(let path, let updates, _):
             for update in updates { transactions.rerun(at: transactions.abort(overlapping: path.appending(update.path))) }
         }
     }
@@ -684,6 +689,10 @@ public actor Repo {
         return outcome
     }
 
+    /// Whether the server checks an update's guards (`update(_:_:guards:)`); nil before the
+    /// first connection says.
+    public var serverChecksGuards: Bool? { connection.everConnected ? connection.serverChecksGuards : nil }
+
     /// Transactions started and not finished.
     public var pendingTransactionCount: Int { transactions.count }
 
@@ -733,7 +742,7 @@ public actor Repo {
             case let .set(path, value):
                 let existing = syncTree.completeEventCache(at: path) ?? .empty
                 events = syncTree.applyServerOverwrite(path, value.resolvingServerValues(now: now, existing: existing))
-            case let .update(path, updates):
+            case let .update(path, updates, _):
                 let entries = updates.map { update -> (Path, Node) in
                     let existing = syncTree.completeEventCache(at: path.appending(update.path)) ?? .empty
                     return (update.path, update.value.resolvingServerValues(now: now, existing: existing))
@@ -745,7 +754,7 @@ public actor Repo {
             switch write {
             case let .set(path, _):
                 transactions.rerun(at: transactions.abort(overlapping: path))
-            case let .update(path, updates):
+            case let .update(path, updates, _):
                 for update in updates { transactions.rerun(at: transactions.abort(overlapping: path.appending(update.path))) }
             }
         }

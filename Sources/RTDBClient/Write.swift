@@ -3,13 +3,15 @@ import RTDBProtocol
 
 /// A user's write: a set (pushes, priorities and removals are sets) or a multi-path update,
 /// with server values unresolved, as it is sent. The write queue and onDisconnect hold these.
+/// An update with guards is written only if the values it guards are still those read
+/// (`UpdateGuard`: `cp` and `mv`).
 public enum Write: Sendable, Equatable {
     case set(Path, Node)
-    case update(Path, [UpdateEntry])
+    case update(Path, [UpdateEntry], guards: [UpdateGuard] = [])
 
     public var path: Path {
         switch self {
-        case .set(let path, _), .update(let path, _): return path
+        case .set(let path, _), .update(let path, _, _): return path
         }
     }
 
@@ -17,7 +19,7 @@ public enum Write: Sendable, Equatable {
     var entryCount: Int {
         switch self {
         case .set: return 1
-        case .update(_, let updates): return max(1, updates.count)
+        case .update(_, let updates, _): return max(1, updates.count)
         }
     }
 }

@@ -29,7 +29,7 @@ extension Database {
         switch request {
         case let .put(at, data, hash):
             (kind, path, bytes) = (hash == nil ? .realtimeWrite : .realtimeTransaction, at, jsonLength(data))
-        case let .merge(at, updates):
+        case let .merge(at, updates, _):
             (kind, path, bytes) = (.realtimeUpdate, at, jsonLength(Node.empty.merging(updates.map { ($0.path, $0.value) })))
         default:
             return reply

@@ -669,7 +669,7 @@ public actor Database {
                 return reply(.error(.dataStale, "the data at \(path) changed since it was read"))
             }
             commit(record, after: checked, echo: echo ? path : nil, reply: reply)
-        case let .merge(path, updates):
+        case let .merge(path, updates, guards):
             if let error = Database.checkPath(path, writing: true) ?? Database.checkMerge(updates, at: path) { return reply(error) }
             var sets: [(Path, Node)] = []
             let now = clock()
@@ -683,7 +683,16 @@ public actor Database {
             let record = LogRecord(sets: sets, origin: origin?.origin, request: origin?.request ?? 0)
             switch check(record, as: identity, now: now) {
             case .refused(let response): reply(response)
-            case .allowed(let after): commit(record, after: after, reply: reply)
+            case .allowed(let after):
+                // After the rules, as a compare-and-set's: a refusal says nothing of the data.
+                // A guard says whether a value is the one hashed, so it needs the right to read it.
+                for guarded in guards {
+                    if let refusal = refusedRead(path.appending(guarded.path), nil, as: identity) { return reply(refusal) }
+                }
+                if let stale = guards.first(where: { root.child(at: path.appending($0.path)).hashString != $0.hash }) {
+                    return reply(.error(.dataStale, "the data at \(path.appending(stale.path)) changed since it was read"))
+                }
+                commit(record, after: after, reply: reply)
             }
         case .stats:
             reply(.ok)

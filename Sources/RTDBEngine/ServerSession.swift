@@ -83,7 +83,7 @@ public final class ServerSession: ListenSink, Sendable {
         })
         if database.operations.isWatched { publish(.connect, as: identity) }
         let now = Int64(database.clock())
-        transport.send(.handshake(Handshake(timestamp: now, host: host, sessionID: id, exactlyOnce: true)))
+        transport.send(.handshake(Handshake(timestamp: now, host: host, sessionID: id, exactlyOnce: true, guardedMerge: true)))
     }
 
     /// On the database's queue (its inbox's).

@@ -11,8 +11,9 @@ public enum Request: Sendable, Equatable {
     case get(path: Path, query: QueryParams?)
     /// `p`: overwrite; with `hash`, only if the current value still hashes to it.
     case put(path: Path, data: Node, hash: String?)
-    /// `m`: apply each relative path → value atomically.
-    case merge(path: Path, data: [UpdateEntry])
+    /// `m`: apply each relative path → value atomically; with `guards`, only if each guarded
+    /// value is still the one the client read (`UpdateGuard`).
+    case merge(path: Path, data: [UpdateEntry], guards: [UpdateGuard] = [])
     /// `s`: client statistics; the server accepts and ignores them.
     case stats([String: Int])
     /// `o`: when this connection ends, overwrite `path` with `data`.
@@ -110,9 +111,14 @@ public struct Handshake: Sendable, Equatable {
     /// The server applies a write once though it is sent again, when the write names its
     /// origin (`"once":true`; see `WriteOrigin`). Only rtdb's own server offers it.
     public var exactlyOnce: Bool
-    public init(timestamp: Int64, version: String = "5", host: String, sessionID: String, exactlyOnce: Bool = false) {
+    /// The server checks a merge's guards (`"guards":true`; see `UpdateGuard`). A server
+    /// that does not say so would apply a guarded merge unguarded: it is never sent one.
+    public var guardedMerge: Bool
+    public init(timestamp: Int64, version: String = "5", host: String, sessionID: String, exactlyOnce: Bool = false,
+                guardedMerge: Bool = false) {
         self.timestamp = timestamp; self.version = version; self.host = host; self.sessionID = sessionID
         self.exactlyOnce = exactlyOnce
+        self.guardedMerge = guardedMerge
     }
 }
 

@@ -18,6 +18,9 @@ public struct ResponseStatus: RawRepresentable, Hashable, Sendable, ExpressibleB
     public static let writeFailed: ResponseStatus = "write_failed"
     /// The client dropped a queued write before the server answered it (purgeOutstandingWrites).
     public static let writeCanceled: ResponseStatus = "write_canceled"
+    /// A guarded update the client did not send: the server does not check guards
+    /// (`UpdateGuard`). The client's own status; no server sends it.
+    public static let guardsUnchecked: ResponseStatus = "guards_unchecked"
     /// The client is offline and has nothing cached to answer from.
     public static let disconnected: ResponseStatus = "disconnected"
     /// A request the server could not read or does not take.

@@ -48,6 +48,7 @@ public enum WireCodec {
             append(&out, #","s":"#)
             JSONWriter.writeString(h.sessionID, to: &out)
             if h.exactlyOnce { append(&out, #","once":true"#) }
+            if h.guardedMerge { append(&out, #","guards":true"#) }
             append(&out, "}}}")
         case .ping: append(&out, #"{"t":"c","d":{"t":"p","d":{}}}"#)
         case .pong: append(&out, #"{"t":"c","d":{"t":"o","d":{}}}"#)
@@ -158,10 +159,20 @@ public enum WireCodec {
             append(&out, #","d":"#)
             JSONWriter.write(data, to: &out, options: .init(export: true))
             if let hash { append(&out, #","h":"#); JSONWriter.writeString(hash, to: &out) }
-        case let .merge(p, updates):
+        case let .merge(p, updates, guards):
             path(p)
             append(&out, #","d":"#)
             updatesObject(updates, &out)
+            if !guards.isEmpty {
+                append(&out, #","h":{"#)
+                for (i, guarded) in guards.enumerated() {
+                    if i > 0 { out.append(UInt8(ascii: ",")) }
+                    JSONWriter.writePath(guarded.path, leadingSlash: false, to: &out)
+                    out.append(UInt8(ascii: ":"))
+                    JSONWriter.writeString(guarded.hash, to: &out)
+                }
+                out.append(UInt8(ascii: "}"))
+            }
         case .stats(let counters):
             append(&out, #"{"c":"#)
             JSONValue.object(counters.sorted { $0.key < $1.key }.map { ($0.key, .number(Double($0.value))) }).write(to: &out)
@@ -292,7 +303,8 @@ public enum WireCodec {
                 throw WireError("handshake needs a timestamp \"ts\" in milliseconds since 1970")
             }
             return .handshake(Handshake(timestamp: timestamp, version: d["v"]?.string ?? "5", host: d["h"]?.string ?? "",
-                                        sessionID: d["s"]?.string ?? "", exactlyOnce: d["once"]?.bool == true))
+                                        sessionID: d["s"]?.string ?? "", exactlyOnce: d["once"]?.bool == true,
+                                        guardedMerge: d["guards"]?.bool == true))
         case "p": return .ping
         case "o": return .pong
         case "r": return .reset(host: d.string ?? "")
@@ -365,6 +377,20 @@ public enum WireCodec {
         }
     }
 
+    /// A merge's `"h"`: relative paths (as an update's keys are written) to hashes.
+    private static func guards(_ value: JSONValue?, at base: Path, id: Int?) throws -> [UpdateGuard] {
+        guard let value, value != .null else { return [] }
+        guard let members = value.members else { throw WireError("a merge's guards \"h\" must be an object of paths to hashes", requestID: id) }
+        return try members.map { key, hash in
+            guard let hash = hash.string else { throw WireError("the guard of \(key) must be a hash (a string)", requestID: id) }
+            let path = Path(key)
+            do { try base.appending(path).validate() } catch {
+                throw WireError("invalid guard path \(key): \(error)", requestID: id)
+            }
+            return UpdateGuard(path, hash: hash)
+        }
+    }
+
     private static func query(_ body: JSONValue, id: Int?) throws -> QueryParams? {
         guard let q = body["q"], case .object(let members) = q, !members.isEmpty else { return nil }
         if let l = q["l"] {
@@ -412,7 +438,7 @@ public enum WireCodec {
             return .put(path: p, data: try data(raw, at: p, id: id), hash: body["h"]?.string)
         case "m":
             let p = try path(body, id: id, priorityLast: true)
-            return .merge(path: p, data: try updates(raw, at: p, id: id))
+            return .merge(path: p, data: try updates(raw, at: p, id: id), guards: try guards(body["h"], at: p, id: id))
         case "o":
             let p = try path(body, id: id, priorityLast: true)
             return .onDisconnectPut(path: p, data: try data(raw, at: p, id: id))

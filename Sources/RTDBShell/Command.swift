@@ -10,6 +10,7 @@ public enum Command: Equatable, Sendable {
     case push(Path, Node?)
     case remove(Path, force: Bool)
     case priority(Path, LeafValue?)
+    case copy(CopyRequest)
     case ls(Path, long: Bool)
     case tree(Path, depth: Int)
     case edit(Path)

@@ -91,6 +91,25 @@ public enum CommandParser {
         return .remove(try args.requiredPath(0, cwd: cwd, writing: true), force: args.has("--force"))
     }
 
+    static func copy(_ args: Arguments, cwd: Path, move: Bool) throws -> Command {
+        let verb = move ? "mv" : "cp"
+        try args.expect(2...2, usage: "\(verb) needs a source and a destination path")
+        let source = try args.requiredPath(0, cwd: cwd, writing: true)
+        let destination = try args.requiredPath(1, cwd: cwd, writing: true)
+        let at = args.positional[1].column
+        if source == destination { throw ShellError("\(source) is the source and the destination: nothing to \(move ? "move" : "copy")", column: at) }
+        if source.contains(destination) {
+            throw ShellError("\(destination) is inside \(source): a path cannot be \(move ? "moved" : "copied") into itself", column: at)
+        }
+        if move && destination.contains(source) {
+            throw ShellError("\(destination) holds \(source): moving it there would replace what it is moved out of (cp --force copies it)", column: at)
+        }
+        if destination.isRoot && !args.has("--merge") {
+            throw ShellError("copying onto / would replace the whole database: --merge writes \(source)'s children into it", column: at)
+        }
+        return .copy(CopyRequest(source: source, destination: destination, move: move, merge: args.has("--merge"), force: args.has("--force")))
+    }
+
     static func priority(_ args: Arguments, cwd: Path) throws -> Command {
         try args.expect(2...2, usage: "priority needs a path and a priority")
         let path = try args.requiredPath(0, cwd: cwd, writing: true)

@@ -20,6 +20,8 @@ public struct CommandSpec: Sendable {
         case none
         /// A database path: completed key by key from the database.
         case path
+        /// Database paths, every argument (`cp SRC DST`).
+        case paths
         /// A command name (`help`).
         case command
     }
@@ -27,6 +29,17 @@ public struct CommandSpec: Sendable {
     /// `--explain` of `get` and `query`, and what it prints.
     static let explainFlag = Flag(name: "--explain", value: nil, help: "how the database answers it: the index, the children read, the time")
     static let explainDetails = "With --explain, the database answers the read and says how instead of printing the data: the index that ordered the children (kept from an earlier read, stored with the data, built for this read, or none for key order and for a query with no limit or range), how many children it read (to build the index and to answer), the time it took on the server, and, for a query ordered by a child or by value that the rules give no .indexOn, the exact .indexOn to add and the rules location it goes at (a $wildcard where the rules reach the level through one). The embedded database and rtdb serve explain their reads (rtdb serve answers a REST GET with explain=true), and the rules decide as for the read itself; hosted Firebase and its emulator do not explain."
+
+    static let copyFlags = [
+        Flag(name: "--merge", value: nil, help: "write SRC's children into DST, which keeps its others"),
+        Flag(name: "--force", short: "-f", value: nil, help: "replace what is at DST (with --merge, its children of the same names)"),
+    ]
+
+    static func copyDetails(move: Bool) -> String {
+        let verb = move ? "Moves" : "Copies"
+        let removal = move ? " and removes SRC" : ""
+        return "\(verb) the value at SRC (priorities kept) to DST\(removal) in one atomic write, made only if neither changed since they were read: if another client writes either meanwhile, nothing is written and it says so (run it again to \(move ? "move" : "copy") what is there now). DST must be empty unless --force; with --merge, SRC's children are written into DST, which keeps its other children (those of the same names need --force). A path cannot be \(move ? "moved" : "copied") into itself\(move ? " or to a path above it" : ""). The rules decide as for an update that writes DST\(move ? " and SRC" : ""), and both must be readable. Offline, it is queued as any write, and checked when the server gets it.\n\nrtdb's servers (the embedded database, rtdb serve) check the write's guards themselves; hosted Firebase and its emulator have no such write, so there it runs as a transaction at the lowest path above both SRC and DST, which reads all of it and needs the rules to let you write it (not at /: a transaction there would read the whole database)."
+    }
 
     /// The query flags shared by `query`, `watch` and `get`.
     public static let queryFlags: [Flag] = [
@@ -155,6 +168,18 @@ public struct CommandSpec: Sendable {
                     flags: [Flag(name: "--force", short: "-f", value: nil, help: "do not ask")],
                     examples: ["rm /sessions/old", "remove / --force"],
                     build: CommandParser.remove),
+        CommandSpec(name: "cp", argument: .paths, usage: "cp SRC DST [--merge] [--force]",
+                    summary: "copy a value to another path, atomically",
+                    details: copyDetails(move: false),
+                    flags: copyFlags,
+                    examples: ["cp /users/ada /users/dan", "cp /tasks /backup/tasks --force", "cp /scores /tasks --merge --force"],
+                    build: { try CommandParser.copy($0, cwd: $1, move: false) }),
+        CommandSpec(name: "mv", aliases: ["rename"], argument: .paths, usage: "mv SRC DST [--merge] [--force]",
+                    summary: "move a value to another path, atomically",
+                    details: copyDetails(move: true),
+                    flags: copyFlags,
+                    examples: ["mv /notes/n1 /archive/n1", "rename /users/bob /users/robert", "mv /sessions /archive --merge"],
+                    build: { try CommandParser.copy($0, cwd: $1, move: true) }),
         CommandSpec(name: "priority", argument: .path, usage: "priority PATH P",
                     summary: "set the priority of a value",
                     details: "Sets the priority (a number, a string, or null to clear it) used by the default ordering.",

@@ -97,7 +97,7 @@ public struct Completer {
             return Completion(word: word, candidates: choices.filter { $0.hasPrefix(word) }.map { $0 + " " })
         }
         // The first argument of the data commands is a path, and some arguments of others.
-        guard (arguments.isEmpty && spec.argument == .path) || spec.pathAfter.contains(before) else {
+        guard (arguments.isEmpty && spec.argument == .path) || spec.argument == .paths || spec.pathAfter.contains(before) else {
             return Completion(word: word, candidates: [])
         }
         let slash = word.lastIndex(of: "/")

@@ -16,7 +16,7 @@ public enum CompletionScript {
     // MARK: What the scripts are made of
 
     static var commandNames: [String] { CommandSpec.all.flatMap { [$0.name] + $0.aliases } }
-    static var pathCommands: [String] { CommandSpec.all.filter { $0.argument == .path }.flatMap { [$0.name] + $0.aliases } }
+    static var pathCommands: [String] { CommandSpec.all.filter { $0.argument == .path || $0.argument == .paths }.flatMap { [$0.name] + $0.aliases } }
 
     /// The commands whose arguments start with fixed words (`rules check read`): for each,
     /// the words typed after the command so far ("" for none) and what comes next.

@@ -12,7 +12,11 @@ extension Shell {
         if json {
             let list: [JSONValue] = writes.map { write in
                 let (op, value) = Self.describe(write)
-                return .object([("op", .string(op)), ("path", .string(write.path.description)), ("value", Self.jsonValue(value, export: true))])
+                var members: [(String, JSONValue)] = [("op", .string(op)), ("path", .string(write.path.description)), ("value", Self.jsonValue(value, export: true))]
+                if case .update(_, _, let guards) = write, !guards.isEmpty {
+                    members.append(("guards", .object(guards.map { ($0.path.wireString, .string($0.hash)) })))
+                }
+                return .object(members)
             }
             output.write(JSONValue.array(list).serialized() + "\n")
             return
@@ -25,7 +29,11 @@ extension Shell {
             let (op, value) = Self.describe(write)
             var text = JSONWriter.string(value, options: JSONWriter.Options(export: true))
             if text.count > 200 { text = String(text.prefix(197)) + "..." }
-            output.write("\(i + 1)  \(op) \(write.path)  \(text)\n")
+            var guarded = ""
+            if case .update(_, _, let guards) = write, !guards.isEmpty {
+                guarded = "  if unchanged: " + guards.map { write.path.appending($0.path).description }.joined(separator: ", ")
+            }
+            output.write("\(i + 1)  \(op) \(write.path)  \(text)\(guarded)\n")
         }
         if transactions > 0 {
             output.write("and \(transactions) transaction\(transactions == 1 ? "" : "s") (not kept across restarts)\n")
@@ -41,7 +49,7 @@ extension Shell {
         switch write {
         case let .set(path, value):
             return path.last == ".priority" ? ("priority", value) : ("set", value)
-        case let .update(_, updates):
+        case let .update(_, updates, _):
             return ("update", updateObject(updates))
         }
     }

@@ -340,6 +340,8 @@ public final class Shell {
         case let .remove(path, force):
             if !force, try await !confirmRemoval(path) { return .failed }
             try await finish(repo.set(path, .empty), at: path, source: source, line: lineNumber)
+        case .copy(let request):
+            try await runCopy(request, source: source, lineNumber: lineNumber)
         case let .priority(path, priority):
             try await finish(repo.setPriority(path, priority), at: path, source: source, line: lineNumber)
         case let .query(query, watch, events, background):
@@ -481,7 +483,7 @@ public final class Shell {
                         switch write {
                         case let .set(path, value):
                             output.write(value.isEmpty ? "\(path)  remove\n" : "\(path)  set \(JSONWriter.string(value))\n")
-                        case let .update(path, updates):
+                        case let .update(path, updates, _):
                             output.write("\(path)  update \(JSONWriter.string(Shell.updateObject(updates)))\n")
                         }
                     }
@@ -496,7 +498,7 @@ public final class Shell {
         switch write {
         case let .set(path, value):
             return .object([("path", .string(path.description)), value.isEmpty ? ("remove", .bool(true)) : ("set", Shell.jsonValue(value))])
-        case let .update(path, updates):
+        case let .update(path, updates, _):
             return .object([("path", .string(path.description)), ("update", Shell.jsonValue(updateObject(updates)))])
         }
     }
@@ -629,7 +631,7 @@ public final class Shell {
 
     /// Interactive: waits for the acknowledgement. A script goes on; a rejection is
     /// reported later with the line the write came from.
-    private func finish(_ write: PendingWrite, at path: Path, source: String?, line: Int) async throws {
+    func finish(_ write: PendingWrite, at path: Path, source: String?, line: Int) async throws {
         // A background watch prints what this write raises before the next output.
         if !backgroundWatches.isEmpty { await repo.waitForQueuedEvents() }
         guard options.waitForWrites else {
@@ -677,7 +679,7 @@ public final class Shell {
             }
             try await withTimeout(max(0, options.readTimeout - 0.5)) { try await write.acknowledged() }
         } catch let error as DatabaseError {
-            throw ShellError("\(Shell.refusal(error, at: path))")
+            throw ShellError(Shell.refusal(error, at: path))
         } catch is CancellationError {
             // Ctrl-C stops the waiting; the write stays queued and its outcome is printed when it comes.
             printWhenAnswered(write)

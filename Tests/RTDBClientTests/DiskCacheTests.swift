@@ -220,12 +220,17 @@ final class DiskCacheTests: XCTestCase {
         var cache: DiskCache? = try DiskCache(folder: folder)
         let imported = Write.update(Path("data"), [UpdateEntry(Path("k"), Node(2))])
         _ = cache?.writes.save(imported, cached: false)
+        // A guarded update (mv) keeps its guards, relative to its path.
+        let moved = Write.update(.root, [UpdateEntry(Path("b"), Node(1)), UpdateEntry(Path("a"), .empty)],
+                                 guards: [UpdateGuard(Path("a"), hash: Node(1).hashString), UpdateGuard(Path("b"), hash: "")])
+        _ = cache?.writes.save(moved)
         cache?.close()
         cache = nil
         let reopened = try DiskCache(folder: folder)
         let loaded = reopened.writes.load().writes
-        XCTAssertEqual(loaded.map(\.write), [before, imported])
-        XCTAssertEqual(loaded.map(\.cached), [true, false])
+        XCTAssertEqual(loaded.map(\.write), [before, imported, moved])
+        XCTAssertEqual(loaded.map(\.cached), [true, false, true])
+        XCTAssertEqual(String(decoding: moved.encodedValue, as: UTF8.self), #"{"d":{"b":1,"a":null},"h":{"a":"\#(Node(1).hashString)","b":""}}"#)
     }
 
     /// An import's write queued by a session that could not send it is still not cached when

@@ -109,6 +109,29 @@ final class RepoTests: XCTestCase {
         await silent.close()
     }
 
+    /// A server that does not check guards (its handshake does not say so) would write a
+    /// guarded update unguarded: it is not sent, it fails, and its local change is taken back.
+    func testAGuardedUpdateIsNotSentToAServerThatDoesNotCheckGuards() async throws {
+        let log = RequestLog()
+        let repo = scriptedRepo { server, id, request in
+            if case .merge(let path, _, let guards) = request { log.add("m \(path) \(guards.count)") }
+            server.send(.response(id: id, .ok))
+        }
+        _ = try await repo.firstConnectionEstablished()
+        assertEqual(await repo.serverChecksGuards, false)
+        let guarded = try await repo.update(.root, [UpdateEntry(Path("b"), Node(1))], guards: [UpdateGuard(Path("b"), hash: "")])
+        do {
+            try await guarded.acknowledged()
+            XCTFail("a guarded update was written by a server that does not check guards")
+        } catch let error as DatabaseError {
+            XCTAssertEqual(error.code, "GUARDS_UNCHECKED")
+        }
+        try await repo.update(.root, [UpdateEntry(Path("c"), Node(1))]).acknowledged()
+        XCTAssertEqual(log.all, ["m / 0"])
+        assertEqual(await repo.pendingUserWrites, [])
+        await repo.close()
+    }
+
     func testGetFallsBackToAOneTimeListenOnServersWithoutG() async throws {
         for ignores in [false, true] {
             let log = RequestLog()

@@ -67,6 +67,42 @@ final class SessionTests: XCTestCase {
         func close() { inner.close() }
     }
 
+    /// A guarded merge is written only if every guarded value still hashes as the client
+    /// read it; one stale guard writes nothing. The rules are asked first, so a refusal says
+    /// nothing of the data. The handshake says the server checks guards.
+    func testGuardedMerges() throws {
+        func node(_ json: String) -> Node { (try? JSONReader.parse(json)) ?? .empty }
+        database.replaceRules(try SecurityRules(parsing: #"{"rules": {"a": {".read": true}, "b": {".read": true}, "open": {".write": true}}}"#))
+        let client = Client(database)
+        client.request(1, .put(path: Path("a"), data: node(#"{"x": 1}"#), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 1)?.status, .ok)
+        client.lock.lock()
+        let hello = client.received.first
+        client.lock.unlock()
+        guard case .handshake(let handshake)? = hello else { return XCTFail("no handshake: \(String(describing: hello))") }
+        XCTAssertTrue(handshake.guardedMerge)
+        let read = database.value(at: Path("a")).hashString
+        let move: [UpdateEntry] = [UpdateEntry(Path("b"), node(#"{"x": 1}"#)), UpdateEntry(Path("a"), .empty)]
+        // b is not empty any more than a is what was read: nothing is written.
+        client.request(2, .merge(path: .root, data: move, guards: [UpdateGuard(Path("a"), hash: read), UpdateGuard(Path("b"), hash: "stale")]))
+        XCTAssertEqual(client.waitFor(response: 2), .error(.dataStale, "the data at /b changed since it was read"))
+        XCTAssertEqual(database.value(at: .root), node(#"{"a": {"x": 1}}"#))
+        client.request(3, .merge(path: .root, data: move, guards: [UpdateGuard(Path("a"), hash: read), UpdateGuard(Path("b"), hash: "")]))
+        XCTAssertEqual(client.waitFor(response: 3)?.status, .ok)
+        XCTAssertEqual(database.value(at: .root), node(#"{"b": {"x": 1}}"#))
+        // Refused by the rules, stale or not.
+        let user = Client(database, identity: .user(uid: "u", claims: .object([]), expires: nil))
+        user.request(1, .merge(path: .root, data: [UpdateEntry(Path("b/x"), Node(2))], guards: [UpdateGuard(Path("b"), hash: "stale")]))
+        XCTAssertEqual(user.waitFor(response: 1)?.status, .permissionDenied)
+        user.request(2, .merge(path: .root, data: [UpdateEntry(Path("open/x"), Node(2))], guards: [UpdateGuard(Path("b"), hash: "stale")]))
+        XCTAssertEqual(user.waitFor(response: 2)?.status, .dataStale)
+        // A guard would tell whether a value it may not read is the one guessed.
+        database.write(Path("secret"), Node(true)) { _ in }
+        user.request(3, .merge(path: .root, data: [UpdateEntry(Path("open/x"), Node(3))], guards: [UpdateGuard(Path("secret"), hash: Node(true).hashString)]))
+        XCTAssertEqual(user.waitFor(response: 3)?.status, .permissionDenied)
+        XCTAssertEqual(database.value(at: Path("open")), .empty)
+    }
+
     /// Listens that are sent the same push share its bytes: a fan-out encodes it once. A
     /// query's listen (tagged) is sent its own.
     func testListensSentTheSamePushShareOneEncoding() throws {

@@ -303,6 +303,26 @@ final class WireCodecTests: XCTestCase {
         XCTAssertEqual(error(#"{"c":"x","f":1.5}"#), WireError("\"f\" must be an integer", requestID: 2))
     }
 
+    /// rtdb's own server checks a merge's guards, and says so; a guarded merge carries them
+    /// beside its data, relative to its path, and is not taken by the shortcut reading.
+    func testGuardedMerges() throws {
+        let hello = Message.handshake(Handshake(timestamp: 5, host: "h", sessionID: "s", exactlyOnce: true, guardedMerge: true))
+        XCTAssertEqual(WireCodec.encode(hello), #"{"t":"c","d":{"t":"h","d":{"ts":5,"v":"5","h":"h","s":"s","once":true,"guards":true}}}"#)
+        XCTAssertEqual(try WireCodec.decode(WireCodec.encode(hello)), hello)
+        let merge = Message.request(id: 3, .merge(path: Path("a"), data: [UpdateEntry(Path("c"), Node(1)), UpdateEntry(Path("b"), .empty)],
+                                                  guards: [UpdateGuard(Path("b"), hash: "xyz="), UpdateGuard(Path("c"), hash: ""), UpdateGuard(.root, hash: "r")]))
+        XCTAssertEqual(WireCodec.encode(merge), #"{"t":"d","d":{"r":3,"a":"m","b":{"p":"/a","d":{"c":1,"b":null},"h":{"b":"xyz=","c":"","":"r"}}}}"#)
+        XCTAssertEqual(try WireCodec.decode(WireCodec.encode(merge)), merge)
+        XCTAssertEqual(try WireCodec.decode(#"{"t":"d","d":{"r":3,"a":"m","b":{"p":"/a","d":{"c":1},"h":null}}}"#),
+                       .request(id: 3, .merge(path: Path("a"), data: [UpdateEntry(Path("c"), Node(1))])))
+        func error(_ guards: String) -> WireError? {
+            do { _ = try WireCodec.decode(#"{"t":"d","d":{"r":4,"a":"m","b":{"p":"/a","d":{"c":1},"h":"# + guards + "}}}"); return nil } catch { return error as? WireError }
+        }
+        XCTAssertEqual(error("[]"), WireError("a merge's guards \"h\" must be an object of paths to hashes", requestID: 4))
+        XCTAssertEqual(error(#"{"c":5}"#), WireError("the guard of c must be a hash (a string)", requestID: 4))
+        XCTAssertEqual(error(#"{"c$":"x"}"#)?.message.hasPrefix("invalid guard path c$:"), true)
+    }
+
     func testHandshakeTimestampsOutsideAnyClockAreErrors() {
         for ts in ["-1", "-1e12", "1e16", "9.2e18"] {
             XCTAssertThrowsError(try WireCodec.decode(#"{"t":"c","d":{"t":"h","d":{"ts":TS,"v":"5","h":"x","s":"y"}}}"#.replacingOccurrences(of: "TS", with: ts)), ts)
