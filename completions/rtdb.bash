@@ -43,6 +43,8 @@ _rtdb() {
     case $prev in
         --data) COMPREPLY=($(compgen -d -- "$cur")); return ;;
         --cacert|--credentials|--rules|--tls-cert|--tls-key) COMPREPLY=($(compgen -f -- "$cur")); return ;;
+        --events) COMPREPLY=($(compgen -W "value child_added child_changed child_removed child_moved" -- "$cur")); return ;;
+        --format) COMPREPLY=($(compgen -W "json ndjson table csv tsv" -- "$cur")); return ;;
     esac
     if [[ -z $cmd ]]; then
         COMPREPLY=($(compgen -W "$commands $options" -- "$cur"))
@@ -97,7 +99,9 @@ _rtdb() {
         esac
     # The first argument of the data commands is a path: complete it key by key.
     case $cmd in get|set|update|push|remove|rm|cp|mv|rename|priority|ls|edit|tree|du|import|export|query|watch|monitor|tx|ondisconnect|keepsynced|cd) ;; *) return ;; esac
-    ((cword == cmdi + 1)) && [[ -z $nokeys ]] || return
+    local last=1
+    case $cmd in cp|mv|rename) last=2 ;; esac
+    ((cword > cmdi && cword <= cmdi + last)) && [[ -z $nokeys ]] || return
     local dir="" partial=$cur
     if [[ $cur == */* ]]; then
         dir=${cur%/*}/

@@ -671,6 +671,10 @@ public actor Database {
             commit(record, after: checked, echo: echo ? path : nil, reply: reply)
         case let .merge(path, updates, guards):
             if let error = Database.checkPath(path, writing: true) ?? Database.checkMerge(updates, at: path) { return reply(error) }
+            // Each guard costs a hash of its value: a few, each path once (as the wire reads them).
+            if guards.count > UpdateGuard.maximumCount || Set(guards.map(\.path)).count != guards.count {
+                return reply(.error(.invalidRequest, "a merge takes at most \(UpdateGuard.maximumCount) guards, each path once"))
+            }
             var sets: [(Path, Node)] = []
             let now = clock()
             for update in updates {

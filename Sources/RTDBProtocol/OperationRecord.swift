@@ -112,12 +112,12 @@ public struct OperationRecord: Sendable, Equatable {
         return out
     }
 
-    /// `jsonBytes`, appended to `out`. Each member after `name` is written with the comma
-    /// before it: the order is fixed, so nothing tracks which came first.
     /// The members of a record's JSON, in the order `writeJSON` writes those it has.
     public static let members = ["name", "path", "querySet", "millis", "micros", "bytes", "client", "allowed", "unIndexed",
                                  "clientsUpdated", "timestamp"]
 
+    /// `jsonBytes`, appended to `out`. Each member after `name` is written with the comma
+    /// before it: the order is fixed, so nothing tracks which came first.
     private func writeJSON(to out: inout [UInt8]) {
         @inline(__always) func raw(_ text: StaticString) { out.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount)) }
         @inline(__always) func number(_ value: Double) { JSONWriter.writeNumber(value, to: &out) }

@@ -7,6 +7,9 @@ import RTDBData
 /// say so in their handshake (`Handshake.guardedMerge`); Firebase's protocol has only the
 /// single-path compare-and-set of `p`.
 public struct UpdateGuard: Sendable, Equatable {
+    /// The most guards one update may carry: each costs the server a hash of its value.
+    public static let maximumCount = 16
+
     public var path: Path
     public var hash: String
     public init(_ path: Path, hash: String) { self.path = path; self.hash = hash }

@@ -381,6 +381,9 @@ public enum WireCodec {
     private static func guards(_ value: JSONValue?, at base: Path, id: Int?) throws -> [UpdateGuard] {
         guard let value, value != .null else { return [] }
         guard let members = value.members else { throw WireError("a merge's guards \"h\" must be an object of paths to hashes", requestID: id) }
+        guard members.count <= UpdateGuard.maximumCount, Set(members.map(\.0)).count == members.count else {
+            throw WireError("a merge takes at most \(UpdateGuard.maximumCount) guards \"h\", each path once", requestID: id)
+        }
         return try members.map { key, hash in
             guard let hash = hash.string else { throw WireError("the guard of \(key) must be a hash (a string)", requestID: id) }
             let path = Path(key)

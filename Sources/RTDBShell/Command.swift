@@ -76,6 +76,16 @@ public enum Command: Equatable, Sendable {
 extension Command {
     var isTiming: Bool { if case .timing = self { return true } else { return false } }
 
+    /// Whether `--format` shapes what it prints. Not for `repeat`, whose every run formats
+    /// its own output as it comes; nor for export and profile, whose JSON is a file's
+    /// format (an export is written as it is read, never whole in memory).
+    var printsFormattedData: Bool {
+        switch self {
+        case .repeating, .export, .profile: return false
+        default: return true
+        }
+    }
+
     /// A command that prints until it is stopped (a foreground or background watch or
     /// monitor): its name in messages, and the members of its JSON lines, which are the
     /// columns of its csv and tsv.

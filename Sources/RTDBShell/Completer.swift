@@ -57,7 +57,7 @@ public struct Completer {
         var valueOf: CommandSpec.Flag?
         var keyMayFollow = false
         for typed in words.dropFirst() {
-            let isFlag = typed.hasPrefix("--") || (typed.hasPrefix("-") && typed.count == 2 && Double(typed) == nil)
+            let isFlag = Arguments.isFlag(Token(text: typed, column: 0, kind: .word))
             if let flag = valueOf {
                 valueOf = nil
                 keyMayFollow = flag.optionalKey
@@ -69,8 +69,8 @@ public struct Completer {
             }
             if isFlag {
                 let name = typed.split(separator: "=", maxSplits: 1).first.map(String.init) ?? typed
-                if !typed.contains("="), let flag = spec.allFlags.first(where: { $0.name == name || $0.short == name }), flag.value != nil {
-                    valueOf = flag
+                if let flag = spec.allFlags.first(where: { $0.name == name || $0.short == name }), flag.value != nil {
+                    if typed.contains("=") { keyMayFollow = flag.optionalKey } else { valueOf = flag }
                 }
                 continue
             }
@@ -79,7 +79,10 @@ public struct Completer {
         if let flag = valueOf {
             return Completion(word: word, candidates: values(of: flag, arguments: arguments, cwd: cwd).filter { $0.hasPrefix(word) }.map { $0 + " " })
         }
-        if word.hasPrefix("-") {
+        // The word is a query bound's KEY, unless it is a flag: nothing to offer.
+        if keyMayFollow && !word.hasPrefix("-") { return Completion(word: word, candidates: []) }
+        // A flag as the parser sees one; "-Nx8…" is a push id.
+        if word.hasPrefix("--") || (word.hasPrefix("-") && word.count <= 2) {
             // --flag=VALUE completes its value in place.
             if let equals = word.firstIndex(of: "="), let flag = spec.allFlags.first(where: { $0.name == word[..<equals] }) {
                 let head = String(word[...equals])

@@ -17,6 +17,8 @@ public enum CompletionScript {
 
     static var commandNames: [String] { CommandSpec.all.flatMap { [$0.name] + $0.aliases } }
     static var pathCommands: [String] { CommandSpec.all.filter { $0.argument == .path || $0.argument == .paths }.flatMap { [$0.name] + $0.aliases } }
+    /// The commands every argument of which is a path (`cp SRC DST`).
+    static var twoPathCommands: [String] { CommandSpec.all.filter { $0.argument == .paths }.flatMap { [$0.name] + $0.aliases } }
 
     /// The commands whose arguments start with fixed words (`rules check read`): for each,
     /// the words typed after the command so far ("" for none) and what comes next.
@@ -58,6 +60,12 @@ public enum CompletionScript {
                 wordCases += "                    \(quoted(after))) COMPREPLY=($(compgen -W \"\(next.joined(separator: " "))\" -- \"$cur\")); return ;;\n"
             }
             wordCases += "                esac ;;\n"
+        }
+        // A flag's fixed values, after it (--format, --events).
+        var valueCases = ""
+        let chosen = Dictionary(CommandSpec.all.flatMap(\.allFlags).filter { !$0.choices.isEmpty }.map { ($0.name, $0.choices) }, uniquingKeysWith: { a, _ in a })
+        for (name, choices) in chosen.sorted(by: { $0.key < $1.key }) {
+            valueCases += "        \(name)) COMPREPLY=($(compgen -W \"\(choices.joined(separator: " "))\" -- \"$cur\")); return ;;\n"
         }
         var flagCases = ""
         flagCases += "            serve) flags=\"\(ProgramOption.serve.flatMap(names).joined(separator: " "))\" ;;\n"
@@ -111,7 +119,7 @@ public enum CompletionScript {
             case $prev in
                 --data) COMPREPLY=($(compgen -d -- "$cur")); return ;;
                 \(files)) COMPREPLY=($(compgen -f -- "$cur")); return ;;
-            esac
+        \(valueCases)    esac
             if [[ -z $cmd ]]; then
                 COMPREPLY=($(compgen -W "$commands $options" -- "$cur"))
                 return
@@ -136,7 +144,9 @@ public enum CompletionScript {
         \(wordCases)        esac
             # The first argument of the data commands is a path: complete it key by key.
             case $cmd in \(pathCommands.joined(separator: "|"))) ;; *) return ;; esac
-            ((cword == cmdi + 1)) && [[ -z $nokeys ]] || return
+            local last=1
+            case $cmd in \(twoPathCommands.joined(separator: "|"))) last=2 ;; esac
+            ((cword > cmdi && cword <= cmdi + last)) && [[ -z $nokeys ]] || return
             local dir="" partial=$cur
             if [[ $cur == */* ]]; then
                 dir=${cur%/*}/
@@ -264,6 +274,8 @@ public enum CompletionScript {
         \(wordCases)                    esac
                     fi
                     case $words[1] in
+                        \(twoPathCommands.joined(separator: "|")))
+                            _arguments $flags '1:path:_rtdb_paths' '2:path:_rtdb_paths' ;;
                         \(pathCommands.joined(separator: "|")))
                             _arguments $flags '1:path:_rtdb_paths' '*:value:' ;;
                         *) _arguments $flags ;;
@@ -313,6 +325,7 @@ public enum CompletionScript {
         lines.append("complete -c rtdb -n \"__fish_seen_subcommand_from completions\" -a \(quoted(shells.joined(separator: " ")))")
         lines.append("complete -c rtdb -n \"__fish_seen_subcommand_from \(pathCommands.joined(separator: " "))\" -a '(__rtdb_paths)'")
         lines.append("complete -c rtdb -n \"__fish_seen_subcommand_from \(commandNames.joined(separator: " "))\" -l json -d 'compact JSON output'")
+        lines.append("complete -c rtdb -n \"__fish_seen_subcommand_from \(commandNames.joined(separator: " "))\" -l format -x -a \(quoted(OutputFormat.names.joined(separator: " "))) -d 'output format'")
         for spec in CommandSpec.all {
             for flag in spec.flags {
                 var line = "complete -c rtdb -n \"__fish_seen_subcommand_from \(([spec.name] + spec.aliases).joined(separator: " "))\" -l \(bare(flag.name))"

@@ -15,7 +15,7 @@ extension Shell {
         guard await repo.serverChecksGuards == false else {
             let write = try await repo.update(plan.base, plan.entries, guards: plan.guards)
             do {
-                return try await finish(write, at: plan.base, source: source, line: lineNumber)
+                return try await finish(write, at: request.destination, source: source, line: lineNumber)
             } catch var error as ShellError where error.code == "DATASTALE" {
                 // The server names the value that changed ("DATASTALE: the data at /a changed …").
                 let why = error.message.hasPrefix("DATASTALE: ") ? String(error.message.dropFirst("DATASTALE: ".count)) : error.message

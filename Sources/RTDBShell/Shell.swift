@@ -255,7 +255,7 @@ public final class Shell {
     func execute(_ parsed: ParsedLine, source: String?, lineNumber: Int) async throws -> Outcome {
         // Output flags of this line, or of the program (for every line).
         let format = parsed.format ?? options.format
-        guard let format, format.isDerived else {
+        guard let format, format.isDerived, parsed.command.printsFormattedData else {
             return try await perform(parsed, format: format, source: source, lineNumber: lineNumber)
         }
         // A derived format is made from the JSON the command prints.

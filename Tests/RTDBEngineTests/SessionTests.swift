@@ -101,6 +101,12 @@ final class SessionTests: XCTestCase {
         user.request(3, .merge(path: .root, data: [UpdateEntry(Path("open/x"), Node(3))], guards: [UpdateGuard(Path("secret"), hash: Node(true).hashString)]))
         XCTAssertEqual(user.waitFor(response: 3)?.status, .permissionDenied)
         XCTAssertEqual(database.value(at: Path("open")), .empty)
+        // Each guard costs a hash of its value: a few, each path once.
+        let many = (0...UpdateGuard.maximumCount).map { UpdateGuard(Path("k\($0)"), hash: "") }
+        client.request(5, .merge(path: .root, data: [UpdateEntry(Path("b/y"), Node(1))], guards: many))
+        XCTAssertEqual(client.waitFor(response: 5), .error(.invalidRequest, "a merge takes at most 16 guards, each path once"))
+        client.request(6, .merge(path: .root, data: [UpdateEntry(Path("b/y"), Node(1))], guards: [UpdateGuard(Path("b"), hash: ""), UpdateGuard(Path("b"), hash: "")]))
+        XCTAssertEqual(client.waitFor(response: 6)?.status, .invalidRequest)
     }
 
     /// Listens that are sent the same push share its bytes: a fan-out encodes it once. A

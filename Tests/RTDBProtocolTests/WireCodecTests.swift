@@ -321,6 +321,10 @@ final class WireCodecTests: XCTestCase {
         XCTAssertEqual(error("[]"), WireError("a merge's guards \"h\" must be an object of paths to hashes", requestID: 4))
         XCTAssertEqual(error(#"{"c":5}"#), WireError("the guard of c must be a hash (a string)", requestID: 4))
         XCTAssertEqual(error(#"{"c$":"x"}"#)?.message.hasPrefix("invalid guard path c$:"), true)
+        // Each guard costs the server a hash: a few, each path once.
+        let many = "{" + (0...UpdateGuard.maximumCount).map { #""k\#($0)":"x""# }.joined(separator: ",") + "}"
+        XCTAssertEqual(error(many), WireError("a merge takes at most 16 guards \"h\", each path once", requestID: 4))
+        XCTAssertEqual(error(#"{"":"x","":"y"}"#), WireError("a merge takes at most 16 guards \"h\", each path once", requestID: 4))
     }
 
     func testHandshakeTimestampsOutsideAnyClockAreErrors() {

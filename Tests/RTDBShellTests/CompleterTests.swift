@@ -42,6 +42,10 @@ final class CompleterTests: XCTestCase {
         XCTAssertEqual(completer.complete("get --format csv /users/b", cwd: .root).candidates, ["/users/bob/"])
         XCTAssertEqual(completer.complete("query --startAt 5 k /users/b", cwd: .root).candidates, ["/users/bob/"])
         XCTAssertEqual(completer.complete("query --startAt 5 --limitToFirst 2 /users/b", cwd: .root).candidates, ["/users/bob/"])
+        // Where the parser reads a query bound's KEY, no path is offered.
+        XCTAssertEqual(completer.complete("query --startAt 5 /users/b", cwd: .root).candidates, [])
+        XCTAssertEqual(completer.complete("query --startAt=5 /users/b", cwd: .root).candidates, [])
+        XCTAssertEqual(completer.complete("query --startAt=5 k /users/b", cwd: .root).candidates, ["/users/bob/"])
     }
 
     /// With no key starting with what is typed, the keys holding it anywhere (any case).
@@ -50,6 +54,8 @@ final class CompleterTests: XCTestCase {
         XCTAssertEqual(completer.complete("get /notes/bob", cwd: .root), .init(word: "/notes/bob", candidates: ["/notes/-Ny0bob/"], replaces: true))
         XCTAssertEqual(completer.complete("get /notes/-Ny", cwd: .root), .init(word: "/notes/-Ny", candidates: ["/notes/-Ny0bob/"]))
         XCTAssertEqual(completer.complete("get /notes/zed", cwd: .root), .init(word: "/notes/zed", candidates: [], replaces: true))
+        // A relative push id starts with "-" and is no flag.
+        XCTAssertEqual(completer.complete("get -Ny", cwd: Path("notes")).candidates, ["-Ny0bob/"])
     }
 
     func testChildKeys() {

@@ -206,6 +206,18 @@ final class OutputFormatTests: XCTestCase {
         XCTAssertEqual(out, ".key,.value\r\na,1\r\nb,2\r\n" + #"{"a":1,"b":2}"# + "\n" + #"{"key":"a","value":1}"# + "\n" + #"{"key":"b","value":2}"# + "\n" + ".value\r\n/\r\n")
     }
 
+    /// repeat formats each run as it comes; export keeps its JSON (a file's format, written
+    /// as it is read).
+    @MainActor
+    func testRepeatAndExport() async {
+        _ = await shell.run(#"set /n {"a": 1}"#)
+        var (out, _) = await lines("repeat 2 --every 10ms get /n --format csv", "repeat 2 --every 10ms --format tsv get /n")
+        XCTAssertEqual(out, ".key,.value\r\na,1\r\n.key,.value\r\na,1\r\n" + ".key\t.value\na\t1\n.key\t.value\na\t1\n")
+        shell.options.format = .csv
+        (out, _) = await lines("export /n -")
+        XCTAssertEqual(out, #"{"a":1}"# + "\n")
+    }
+
     /// Mistakes name the format, at its column; streams refuse what they cannot be.
     @MainActor
     func testFormatsThatCannotBe() async {
