@@ -79,7 +79,7 @@ let package = Package(
             .unsafeFlags(["-Xlinker", "--no-export-dynamic"], .when(platforms: [.linux], configuration: .release)),
             mimalloc,
         ]),
-        .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBRules", "RTDBEngine", "RTDBServer", "RTDBClient", "RTDBTransport", "CSQLite", "CMimalloc",
+        .executableTarget(name: "RTDBBenchmarks", dependencies: ["RTDBData", "RTDBRules", "RTDBEngine", "RTDBServer", "RTDBClient", "RTDBTransport", "RTDBShell", "CSQLite", "CMimalloc",
                                                                  "RTDBTestSupport", .product(name: "NIOPosix", package: "swift-nio")],
                           path: "Benchmarks/RTDBBenchmarks", linkerSettings: [mimalloc]),
 

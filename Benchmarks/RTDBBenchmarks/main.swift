@@ -10,6 +10,7 @@ import RTDBTransport
 import RTDBData
 import RTDBEngine
 import RTDBServer
+import RTDBShell
 import RTDBTestSupport
 import Synchronization
 
@@ -1063,9 +1064,37 @@ final class Countdown: Sendable {
     func tick() { if ticks.add() == count { done.succeed() } }
 }
 
+/// The prompt's styling of a 10 KB line as it is typed (each key draws the line again): a
+/// JSON value, and a line of 1,000 flags. The anchor: Foundation's JSONSerialization reading
+/// the same value. The goal: under 1 ms a line.
+func highlightBenchmark(rounds: Int) {
+    var members: [String] = []
+    var size = 0
+    while size < 10_000 {
+        let member = #""k\#(members.count)": {"name": "n\#(members.count)", "at": now(), "n": \#(members.count), "ok": true}"#
+        members.append(member)
+        size += member.utf8.count + 2
+    }
+    let value = "{" + members.joined(separator: ", ") + "}"
+    let setLine = "set /bench/value " + value
+    var flagLine = "query /bench"
+    while flagLine.utf8.count < 10_000 { flagLine += " --limitToFirst 5 --orderByChild name" }
+    let json = Data(value.replacingOccurrences(of: "now()", with: "1").utf8)
+    var sink = 0
+    func perLine(_ body: () -> Void) -> Double { seconds { for _ in 0..<rounds { body() } } / Double(rounds) }
+    let set = perLine { sink &+= LineHighlighter.highlight(setLine).utf8.count }
+    let flags = perLine { sink &+= LineHighlighter.highlight(flagLine).utf8.count }
+    let parse = perLine { sink &+= ((try? JSONSerialization.jsonObject(with: json)) as? [String: Any])?.count ?? 0 }
+    print(String(format: "highlight: a %.1f KB set line %.0f µs, a %.1f KB line of flags %.0f µs (goal: under 1,000 µs); "
+                 + "JSONSerialization reading the value %.0f µs (ratio %.2f)%@",
+                 Double(setLine.utf8.count) / 1000, set * 1e6, Double(flagLine.utf8.count) / 1000, flags * 1e6, parse * 1e6, set / parse,
+                 sink == 0 ? "" : ""))
+}
+
 let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "json": try jsonBenchmark()
+case "highlight": highlightBenchmark(rounds: Int(arguments.dropFirst().first ?? "") ?? 200)
 case "json-reader":
     // JSONReader alone (keeping the text as a document), for a profiler (perf record).
     let bytes = Array(sampleDocument(10_000).utf8)
@@ -1119,6 +1148,7 @@ case "snapshots":
 case "rules": try await rulesBenchmark(Int(arguments.dropFirst().first ?? "") ?? 50_000, rounds: Int(arguments.dropFirst(2).first ?? "") ?? 3)
 default:
     try jsonBenchmark()
+    highlightBenchmark(rounds: 200)
     try childBytesBenchmark(1_000_000, shape: nil)
     for n in [10_000, 100_000, 1_000_000] { try await queryBenchmark(n, writes: 100_000) }
     try await latencyBenchmark(2000)

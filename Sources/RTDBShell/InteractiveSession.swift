@@ -33,7 +33,7 @@ public struct InteractiveSession {
         // The shell's core at the time of asking: `use` replaces it.
         let completer = Completer(childKeys: { path in Completer.childKeys(of: path, in: { await shell.repo }) },
                                   childFields: { path in Completer.childFields(of: path, in: { await shell.repo }) })
-        let reader = LineReader(historyFile: InteractiveSession.historyFile, completer: completer)
+        let reader = LineReader(historyFile: InteractiveSession.historyFile, completer: completer, decorated: shell.options.renderer.color)
         for line in await reader.entries() { shell.recordHistory(line) }
         let dim = shell.options.renderer.color ? "\u{1B}[2m" : ""
         let reset = shell.options.renderer.color ? "\u{1B}[0m" : ""
@@ -77,7 +77,7 @@ public struct InteractiveSession {
                 let more = String(repeating: " ", count: max(0, prompt.count - 5)) + "...> "
                 var abandoned = false
                 while Tokenizer.isUnfinished(trimmed) && trimmed.utf8.count <= ValueParser.maxWriteBytes {
-                    guard case .line(let next) = await reader.readLine(prompt: more, cwd: shell.cwd) else {
+                    guard case .line(let next) = await reader.readLine(prompt: more, cwd: shell.cwd, continuing: true) else {
                         abandoned = true
                         break
                     }

@@ -16,6 +16,15 @@ final class LineEditor {
     /// Given the text before the cursor: how many characters before the cursor to delete,
     /// what to insert there, and the choices to list when there is nothing to insert.
     var complete: ((String) -> (delete: Int, insert: String, list: [String]))?
+    /// Given the whole line: the line with its styles (the same characters, with escape
+    /// sequences), what to show dimmed after it when the cursor is at its end, and whether
+    /// that is a suggestion → or End accepts (not a usage). Nil: the line as libedit draws it.
+    var decorate: ((String) -> (styled: String, hint: String?, accepts: Bool))?
+    /// Whether this line is decorated (not a continuation line, which is part of a value).
+    private var decorating = false
+    /// libedit's incremental search (Ctrl-R, Ctrl-S) draws a line of its own: not decorated
+    /// from the key that starts it to the first key that is not part of it.
+    private var searching = false
     fileprivate var cancelled = false
 
     /// The prompt's text, for measuring where the input line starts.
@@ -49,11 +58,24 @@ final class LineEditor {
         rtdb_el_add_function(editLine, "rtdb-cancel", "discard the line") { el, _ in
             let editor = LineEditor.from(el)
             editor.cancelled = true
+            editor.drawDecorated(hint: false, atEnd: true)
             return UInt8(CC_NEWLINE)
+        }
+        rtdb_el_add_function(editLine, "rtdb-newline", "enter the line") { el, _ in
+            LineEditor.from(el).enter()
+        }
+        rtdb_el_add_function(editLine, "rtdb-forward", "accept the suggestion, or move right") { el, _ in
+            LineEditor.from(el).acceptOrMove(toEnd: false)
+        }
+        rtdb_el_add_function(editLine, "rtdb-end", "accept the suggestion, or go to the end") { el, _ in
+            LineEditor.from(el).acceptOrMove(toEnd: true)
         }
         rtdb_el_bind(editLine, "^I", "rtdb-complete")
         rtdb_el_bind(editLine, "^C", "rtdb-cancel")
+        for key in ["\\e[C", "\\eOC", "^F"] { rtdb_el_bind(editLine, key, "rtdb-forward") }
+        for key in ["\\e[F", "\\eOF", "\\e[4~", "\\e[8~", "^E"] { rtdb_el_bind(editLine, key, "rtdb-end") }
         if let historyFile { rtdb_history_load(history, historyFile) }
+        remembered = entries
         InterruptPipe.install()
         AsyncLines.setUp()
     }
@@ -70,12 +92,17 @@ final class LineEditor {
 
     enum Input { case line(String), cancelled, end }
 
-    /// Reads one line; `.end` at Ctrl-D on an empty line.
-    func readLine(prompt: String) -> Input {
+    /// Reads one line; `.end` at Ctrl-D on an empty line. `decorated`: styled as it is typed.
+    func readLine(prompt: String, decorated: Bool = true) -> Input {
         free(promptBuffer)
         promptBuffer = strdup(prompt)
         promptText = prompt
         cancelled = false
+        decorating = decorated && decorate != nil
+        searching = false
+        // Enter clears the hint of a decorated line before the line ends; any other line
+        // ends as libedit ends it.
+        for key in ["^M", "^J"] { rtdb_el_bind(editLine, key, decorating ? "rtdb-newline" : "ed-newline") }
         var count: Int32 = 0
         AsyncLines.editing(true)
         let raw = el_gets(editLine, &count)
@@ -86,10 +113,16 @@ final class LineEditor {
             return .cancelled
         }
         guard let raw else { return .end }
-        var line = String(cString: raw)
+        // As many bytes as libedit counts: a line ended by our own function (Enter on a
+        // decorated line) is not terminated in libedit's buffer, where an earlier, longer
+        // line's end may still be.
+        var line = String(decoding: UnsafeRawBufferPointer(start: raw, count: Int(max(0, count))), as: UTF8.self)
         if line.hasSuffix("\n") { line.removeLast() }
         return .line(line)
     }
+
+    /// The history, oldest first, as suggestions are taken from it.
+    private(set) var remembered: [String] = []
 
     /// Every remembered line, oldest first (including earlier sessions').
     var entries: [String] {
@@ -106,12 +139,91 @@ final class LineEditor {
     func remember(_ line: String) {
         guard !HistoryFilter.isSensitive(line) else { return }
         rtdb_history_enter(history, line)
+        remembered.append(line)
         guard let historyFile else { return }
         // Create it private before writing, and keep it that way.
         let fd = open(historyFile, O_WRONLY | O_CREAT, 0o600)
         if fd >= 0 { close(fd) }
         rtdb_history_save(history, historyFile)
         chmod(historyFile, 0o600)
+    }
+
+    // MARK: Decoration
+
+    /// The line libedit holds: its text, and its text before the cursor.
+    private func currentLine() -> (line: String, before: String)? {
+        guard let info = el_line(editLine)?.pointee else { return nil }
+        let length = info.lastchar - info.buffer, at = info.cursor - info.buffer
+        guard length >= 0, at >= 0, at <= length else { return nil }
+        let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(info.buffer).assumingMemoryBound(to: UInt8.self), count: length)
+        return (String(decoding: bytes, as: UTF8.self), String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<at]), as: UTF8.self))
+    }
+
+    /// Draws the line again over what libedit drew: the same characters in the same places,
+    /// with their styles, and the hint after the end. libedit keeps its own picture of the
+    /// screen, which this leaves true: the cursor goes back where it was (or to the end of
+    /// the line for `atEnd`), and the hint stays on the line's last row, never wrapping.
+    /// Only a line that fits on the screen is drawn (moving up past its top is not possible).
+    private func drawDecorated(hint showHint: Bool, atEnd: Bool = false) {
+        guard decorating, !searching, let decorate, let (line, before) = currentLine(), let size = Terminal.size() else { return }
+        let columns = size.columns
+        let promptWidth = DisplayWidth.of(promptText)
+        let total = promptWidth + DisplayWidth.of(line)
+        guard total < columns * max(1, size.rows - 1) else { return }
+        let (styled, hint, _) = decorate(line)
+        let cursor = atEnd ? total : promptWidth + DisplayWidth.of(before)
+        var out = cursor / columns > 0 ? "\u{1B}[\(cursor / columns)A\r" : "\r"
+        out += promptText + styled
+        var end = total
+        if showHint, before.utf8.count == line.utf8.count, let hint, !hint.isEmpty {
+            let room = columns - 1 - total % columns
+            let (shown, width) = DisplayWidth.prefix(hint.filter { $0 != "\n" && $0 != "\r" }, fitting: max(0, room))
+            if width > 0 {
+                out += LineHighlighter.dimmed(shown)
+                end += width
+            }
+        }
+        if end > 0 && end % columns == 0 {
+            // Past the last column the terminal waits to wrap: a space wraps it, and is erased.
+            out += " \r"
+        }
+        out += "\u{1B}[J"
+        let up = end / columns - cursor / columns
+        if up > 0 { out += "\u{1B}[\(up)A" }
+        out += "\r"
+        if cursor % columns > 0 { out += "\u{1B}[\(cursor % columns)C" }
+        StandardOutput.writeAll(out)
+    }
+
+    /// Follows libedit's incremental search: Ctrl-R and Ctrl-S start it; text, Backspace and
+    /// those keys again go on with it; any other key ends it.
+    private func noteKey(_ scalar: UInt32) {
+        switch scalar {
+        case 0x12, 0x13: searching = true
+        case 0x08, 0x7F: break
+        case ..<0x20: searching = false
+        default: break
+        }
+    }
+
+    /// Enter on a decorated line: the line drawn without its hint, the cursor after it, and
+    /// a new line (libedit starts its next line afresh).
+    private func enter() -> UInt8 {
+        drawDecorated(hint: false, atEnd: true)
+        StandardOutput.writeAll("\r\n")
+        return UInt8(CC_NEWLINE)
+    }
+
+    /// → and End (Ctrl-F, Ctrl-E) at the end of the line take the suggestion shown; anywhere
+    /// else they move as they do.
+    private func acceptOrMove(toEnd: Bool) -> UInt8 {
+        if decorating, let (line, before) = currentLine(), before.utf8.count == line.utf8.count,
+           let decorate, case (_, let hint?, true) = decorate(line), !hint.isEmpty {
+            el_insertstr(editLine, hint)
+            return UInt8(CC_REFRESH)
+        }
+        el_cursor(editLine, toEnd ? Int32(clamping: Int.max / 2) : 1)
+        return UInt8(CC_CURSOR)
     }
 
     // MARK: Callbacks
@@ -163,6 +275,7 @@ final class LineEditor {
                    pollfd(fd: InterruptPipe.readEnd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: AsyncLines.readEnd, events: Int16(POLLIN), revents: 0)]
         while true {
+            LineEditor.from(el).drawDecorated(hint: true)
             let ready = poll(&fds, 3, -1)
             if ready < 0 {
                 if errno == EINTR { continue }
@@ -195,6 +308,7 @@ final class LineEditor {
             scalar = (scalar << 6) | UInt32(next & 0x3F)
         }
         out.pointee = wchar_t(bitPattern: scalar)
+        LineEditor.from(el).noteKey(scalar)
         return 1
     }
 }

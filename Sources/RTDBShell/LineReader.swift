@@ -11,8 +11,16 @@ final class LineReader: @unchecked Sendable {
     /// The shell's current path while a line is typed, for completing relative paths.
     private var cwd = Path.root
 
-    init(historyFile: String, completer: Completer) {
+    /// `decorated`: lines are styled as they are typed, with suggestions (a colour terminal).
+    init(historyFile: String, completer: Completer, decorated: Bool) {
         editor = LineEditor(program: "rtdb", historyFile: historyFile)
+        if decorated {
+            editor.decorate = { [unowned self] line in
+                let styled = LineHighlighter.highlight(line, cwd: cwd)
+                if let suggestion = LineHighlighter.suggestion(line, history: editor.remembered) { return (styled, suggestion, true) }
+                return (styled, LineHighlighter.usageHint(line), false)
+            }
+        }
         editor.complete = { [unowned self] before in
             let completion = completer.complete(before, cwd: cwd)
             if completion.replaces {
@@ -42,12 +50,12 @@ final class LineReader: @unchecked Sendable {
         }
     }
 
-    /// Shows `prompt` and waits for the user's line.
-    func readLine(prompt: String, cwd: Path) async -> LineEditor.Input {
+    /// Shows `prompt` and waits for the user's line; `continuing` a value, it is not styled.
+    func readLine(prompt: String, cwd: Path, continuing: Bool = false) async -> LineEditor.Input {
         await withCheckedContinuation { done in
             queue.async { [self] in
                 self.cwd = cwd
-                done.resume(returning: editor.readLine(prompt: prompt))
+                done.resume(returning: editor.readLine(prompt: prompt, decorated: !continuing))
             }
         }
     }

@@ -7,9 +7,14 @@ public enum Tokenizer {
         var tokens: [Token] = []
         var i = 0
         func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
+        // Counted on from the last offset asked (they only grow, but for an error's), so
+        // a long line of many words is read once, not once per word.
+        var counted = (offset: 0, column: 0)
         func column(_ offset: Int) -> Int {
-            var n = 0
-            for b in bytes[0..<offset] where b & 0xC0 != 0x80 { n += 1 }
+            if offset < counted.offset { counted = (0, 0) }
+            var n = counted.column
+            for b in bytes[counted.offset..<offset] where b & 0xC0 != 0x80 { n += 1 }
+            counted = (offset, n)
             return n
         }
         func text(_ from: Int, _ to: Int) -> String { String(decoding: bytes[from..<to], as: UTF8.self) }

@@ -1,0 +1,332 @@
+import RTDBData
+
+/// How the prompt shows a line as it is typed: the command, paths, flags and values in
+/// their colours, a mistake the parser would stop at (an unknown command or flag, an invalid
+/// key, a value that is not JSON, an unclosed `{` or quote) underlined in red from where it
+/// starts, and after the cursor, dimmed, the rest of the most recent history line that starts
+/// with it, or else the usage of the command still to type.
+///
+/// Only what the line says is read: nothing from the database and no file (`@file` is not
+/// opened), so it costs no more than the parser does, linear in the line.
+public enum LineHighlighter {
+    enum Style: String {
+        case command = "\u{1B}[1m"
+        case flag = "\u{1B}[33m"
+        case path = "\u{1B}[34m"
+        case string = "\u{1B}[32m"
+        case number = "\u{1B}[36m"
+        case literal = "\u{1B}[35m"
+        case serverValue = "\u{1B}[35;1m"
+        case mistake = "\u{1B}[4;31m"
+        case hint = "\u{1B}[2m"
+    }
+    static let reset = "\u{1B}[0m"
+
+    /// A stretch of the line (in Unicode scalars from its start) and its style.
+    struct Span: Equatable {
+        var start: Int
+        var end: Int
+        var style: Style
+    }
+
+    /// `line` with its styles (escape sequences around each styled stretch).
+    public static func highlight(_ line: String, cwd: Path = .root) -> String {
+        render(line, spans(line, cwd: cwd))
+    }
+
+    /// The rest of the newest entry of `history` (newest last) that starts with `line`, as
+    /// fish suggests it; nil when none does.
+    public static func suggestion(_ line: String, history: [String]) -> String? {
+        guard !line.isEmpty else { return nil }
+        return history.last { $0.utf8.count > line.utf8.count && $0.hasPrefix(line) }.map { String($0.dropFirst(line.count)) }
+    }
+
+    /// The suggestion as shown: dimmed.
+    static func dimmed(_ text: String) -> String { Style.hint.rawValue + text + reset }
+
+    // MARK: Spans
+
+    static func spans(_ line: String, cwd: Path) -> [Span] {
+        var spans: [Span] = []
+        let total = line.unicodeScalars.count
+        var tokens: [Token]
+        do {
+            tokens = try Tokenizer.tokenize(line)
+        } catch let error as ShellError {
+            // An unclosed value or quote runs to the end of the line: the words before it
+            // are read as they are, and the rest is the mistake.
+            let from = min(error.column ?? 0, total)
+            tokens = (try? Tokenizer.tokenize(String(line.unicodeScalars.prefix(from)))) ?? []
+            spans = classify(tokens, cwd: cwd)
+            spans.append(Span(start: from, end: total, style: .mistake))
+            return spans
+        } catch {
+            return []
+        }
+        return classify(tokens, cwd: cwd)
+    }
+
+    /// Each token's span, as the parser would read it.
+    private static func classify(_ tokens: [Token], cwd: Path) -> [Span] {
+        guard let first = tokens.first else { return [] }
+        var spans: [Span] = []
+        func mark(_ token: Token, _ style: Style) {
+            spans.append(Span(start: token.column, end: token.column + token.text.unicodeScalars.count, style: style))
+        }
+        guard let spec = CommandSpec.find(first.text), first.kind == .word else {
+            mark(first, .mistake)
+            return spans
+        }
+        mark(first, .command)
+        let flags = Dictionary(spec.allFlags.flatMap { flag in [(flag.name, flag)] + (flag.short.map { [($0, flag)] } ?? []) }, uniquingKeysWith: { a, _ in a })
+        var positional: [Token] = []
+        var index = 1
+        while index < tokens.count {
+            let token = tokens[index]
+            index += 1
+            if spec.wrapsCommand && !Arguments.isFlag(token) && Int(token.text) == nil && !token.text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+                // The rest is a command line of its own (`repeat`).
+                return spans + classify(Array(tokens[(index - 1)...]), cwd: cwd)
+            }
+            if token.kind == .word && token.text == "--" {
+                for rest in tokens[index...] { positional.append(rest) }
+                break
+            }
+            guard Arguments.isFlag(token) else {
+                positional.append(token)
+                continue
+            }
+            let inline = token.text.utf8.contains(UInt8(ascii: "="))
+            let name = inline ? token.text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? token.text : token.text
+            guard let flag = flags[name] else {
+                mark(token, .mistake)
+                continue
+            }
+            mark(token, .flag)
+            guard flag.value != nil, !inline, index < tokens.count else { continue }
+            let value = tokens[index]
+            index += 1
+            if !flag.choices.isEmpty && flag.name != "--events" {
+                mark(value, flag.choices.contains(value.unquoted) ? .literal : .mistake)
+            } else {
+                spans += valueSpans(value)
+            }
+            // A query bound's optional KEY.
+            if flag.optionalKey, index < tokens.count, !Arguments.isFlag(tokens[index]) {
+                spans += valueSpans(tokens[index])
+                index += 1
+            }
+        }
+        var before: [String] = []
+        for (position, token) in positional.enumerated() {
+            let joined = before.joined(separator: " ")
+            if let words = spec.words[joined] {
+                mark(token, words.contains(token.text) ? .literal : .mistake)
+            } else if (position == 0 && spec.argument == .path) || spec.argument == .paths || spec.pathAfter.contains(joined) {
+                mark(token, isValidPath(token, cwd: cwd) ? .path : .mistake)
+            } else if spec.argument == .command {
+                mark(token, CommandSpec.find(token.text) == nil ? .mistake : .command)
+            } else if spec.name == "update" || (spec.name == "ondisconnect" && before.last == "update") {
+                spans += updateSpans(token)
+            } else {
+                spans += valueSpans(token)
+            }
+            before.append(token.text)
+        }
+        return spans
+    }
+
+    private static func isValidPath(_ token: Token, cwd: Path) -> Bool {
+        guard token.kind != .json else { return false }
+        return (try? CommandParser.resolve(token.unquoted, cwd: cwd).validate(allowInfo: true)) != nil
+    }
+
+    /// A value as `ValueParser` reads it: JSON coloured by its parts, a bare word by what it
+    /// is; one it would refuse is a mistake from where its error is.
+    private static func valueSpans(_ token: Token) -> [Span] {
+        let end = token.column + token.text.unicodeScalars.count
+        switch token.kind {
+        case .singleQuoted:
+            return [Span(start: token.column, end: end, style: .string)]
+        case .doubleQuoted, .json:
+            do {
+                _ = try ValueParser.parse(token, base: .root)
+            } catch let error as ShellError {
+                return jsonSpans(token, mistakeFrom: error.column ?? token.column)
+            } catch {
+                return [Span(start: token.column, end: end, style: .mistake)]
+            }
+            return jsonSpans(token, mistakeFrom: nil)
+        case .word:
+            let text = token.text
+            if text.hasPrefix("@") { return [Span(start: token.column, end: end, style: .path)] }
+            if text.hasPrefix("now(") || text.hasPrefix("increment(") {
+                let valid = (try? ValueParser.parse(token, base: .root)) != nil
+                return [Span(start: token.column, end: end, style: valid ? .serverValue : .mistake)]
+            }
+            if text == "true" || text == "false" || text == "null" { return [Span(start: token.column, end: end, style: .literal)] }
+            if let first = text.unicodeScalars.first, first == "-" || first == "+" || ("0"..."9").contains(first) {
+                let valid = (try? ValueParser.parse(token, base: .root)) != nil
+                if valid, Double(text) != nil { return [Span(start: token.column, end: end, style: .number)] }
+            }
+            return [Span(start: token.column, end: end, style: .string)]
+        }
+    }
+
+    private static func updateSpans(_ token: Token) -> [Span] {
+        guard token.kind == .json else { return valueSpans(token) }
+        do {
+            _ = try ValueParser.parseUpdate(token, base: .root)
+        } catch let error as ShellError {
+            return jsonSpans(token, mistakeFrom: error.column ?? token.column)
+        } catch {}
+        return jsonSpans(token, mistakeFrom: nil)
+    }
+
+    /// JSON's strings, numbers, literals and server values in their colours; from
+    /// `mistakeFrom` on, the mistake.
+    private static func jsonSpans(_ token: Token, mistakeFrom: Int?) -> [Span] {
+        var spans: [Span] = []
+        let scalars = Array(token.text.unicodeScalars)
+        let stop = mistakeFrom.map { max(0, $0 - token.column) } ?? scalars.count
+        var i = 0
+        var expectingKey = false
+        while i < min(stop, scalars.count) {
+            let c = scalars[i]
+            let start = i
+            if c == "\"" {
+                i += 1
+                while i < scalars.count && scalars[i] != "\"" { i += scalars[i] == "\\" ? 2 : 1 }
+                i = min(i + 1, scalars.count)
+                // A member's name is left plain; its value is a string.
+                var next = i
+                while next < scalars.count && scalars[next] == " " { next += 1 }
+                let isKey = next < scalars.count && scalars[next] == ":" && expectingKey
+                if !isKey { spans.append(Span(start: token.column + start, end: token.column + min(i, stop), style: .string)) }
+                continue
+            }
+            if c == "{" || c == "," { expectingKey = true } else if c == ":" || c == "[" { expectingKey = false }
+            if c == "-" || ("0"..."9").contains(c) {
+                while i < scalars.count, "+-.eE0123456789".unicodeScalars.contains(scalars[i]) { i += 1 }
+                spans.append(Span(start: token.column + start, end: token.column + min(i, stop), style: .number))
+                continue
+            }
+            if ("a"..."z").contains(c) {
+                while i < scalars.count, ("a"..."z").contains(scalars[i]) { i += 1 }
+                var style = Style.literal
+                if i < scalars.count && scalars[i] == "(" {
+                    while i < scalars.count && scalars[i] != ")" { i += 1 }
+                    i = min(i + 1, scalars.count)
+                    style = .serverValue
+                }
+                spans.append(Span(start: token.column + start, end: token.column + min(i, stop), style: style))
+                continue
+            }
+            i += 1
+        }
+        if stop < scalars.count {
+            spans.append(Span(start: token.column + stop, end: token.column + scalars.count, style: .mistake))
+        }
+        return spans
+    }
+
+    // MARK: Rendering
+
+    /// The line with each span's style switched on at its start and off at its end. Built
+    /// as bytes: spans count Unicode scalars, the first byte of each is where they begin.
+    static func render(_ line: String, _ spans: [Span]) -> String {
+        guard !spans.isEmpty else { return line }
+        let ordered = spans.sorted { $0.start < $1.start }
+        var out: [UInt8] = []
+        out.reserveCapacity(line.utf8.count + spans.count * 10)
+        var scalar = 0
+        var next = 0
+        var openEnd: Int?
+        for byte in line.utf8 {
+            if byte & 0xC0 != 0x80 {
+                if let end = openEnd, scalar == end {
+                    out.append(contentsOf: reset.utf8)
+                    openEnd = nil
+                }
+                while next < ordered.count && ordered[next].end <= scalar { next += 1 }
+                if openEnd == nil, next < ordered.count, ordered[next].start == scalar {
+                    out.append(contentsOf: ordered[next].style.rawValue.utf8)
+                    openEnd = ordered[next].end
+                    next += 1
+                }
+                scalar += 1
+            }
+            out.append(byte)
+        }
+        if openEnd != nil { out.append(contentsOf: reset.utf8) }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    // MARK: Usage
+
+    /// The usage still to type after `line`, which ends in a space (or is the command alone):
+    /// the command's usage without the arguments typed already.
+    public static func usageHint(_ line: String) -> String? {
+        guard let tokens = try? Tokenizer.tokenize(line), let first = tokens.first, let spec = CommandSpec.find(first.text) else { return nil }
+        let endsInSpace = line.hasSuffix(" ")
+        guard endsInSpace || tokens.count == 1 else { return nil }
+        if spec.wrapsCommand {
+            // Past the wrapper's own count and flags, the usage is the wrapped command's.
+            var index = 1
+            while index < tokens.count {
+                let token = tokens[index]
+                if Arguments.isFlag(token) {
+                    index += spec.allFlags.first(where: { $0.name == token.text })?.value != nil ? 2 : 1
+                } else if token.text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+                    index += 1
+                } else {
+                    return usageHint(String(String.UnicodeScalarView(line.unicodeScalars.dropFirst(token.column))))
+                }
+            }
+        }
+        // Arguments typed, not counting flags and their values; a flag still waiting for its
+        // value is hinted that value.
+        var typed = 0
+        var index = 1
+        while index < tokens.count {
+            let token = tokens[index]
+            index += 1
+            if Arguments.isFlag(token) {
+                if let flag = spec.allFlags.first(where: { $0.name == token.text }), let value = flag.value {
+                    if index == tokens.count { return (endsInSpace ? "" : " ") + value }
+                    index += 1
+                }
+                continue
+            }
+            typed += 1
+        }
+        let alternatives = spec.usage.components(separatedBy: " | \(spec.name) ")
+        var groups = usageGroups(alternatives.first ?? spec.usage).dropFirst()
+        var skipped = 0
+        while skipped < typed, let group = groups.first, !group.hasPrefix("[-"), group != "[flags]", group != "[query flags]" {
+            groups.removeFirst()
+            skipped += 1
+        }
+        guard !groups.isEmpty else { return nil }
+        return (endsInSpace ? "" : " ") + groups.joined(separator: " ")
+    }
+
+    /// `usage`'s words, a bracketed group as one.
+    private static func usageGroups(_ usage: String) -> [String] {
+        var groups: [String] = []
+        var current = ""
+        var depth = 0
+        for character in usage {
+            if character == "[" { depth += 1 }
+            if character == "]" { depth -= 1 }
+            if character == " " && depth == 0 {
+                if !current.isEmpty { groups.append(current) }
+                current = ""
+            } else {
+                current.append(character)
+            }
+        }
+        if !current.isEmpty { groups.append(current) }
+        return groups
+    }
+}
