@@ -24,6 +24,11 @@ static inline void *rtdb_el_get_clientdata(EditLine *el) {
 }
 static inline int rtdb_el_refresh(EditLine *el) { return el_set(el, EL_REFRESH); }
 
+// The columns a character takes, as libedit lays the line out (wchar.h declares wcwidth only
+// for X/Open, which Swift's import does not ask for).
+int wcwidth(wchar_t c);
+static inline int rtdb_wcwidth(wchar_t c) { return wcwidth(c); }
+
 static inline History *rtdb_history_init(int size) {
     HistEvent ev;
     History *h = history_init();

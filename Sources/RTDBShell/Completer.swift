@@ -135,15 +135,19 @@ public struct Completer {
 }
 
 extension Completer {
-    /// The child keys at `path`, read from the client core for Tab completion.
+    private static let keyReads = CompletionReads<[(key: String, hasChildren: Bool)]>()
+    private static let fieldReads = CompletionReads<[String]>()
+
+    /// The child keys at `path`, read from the client core for Tab completion (see
+    /// `CompletionReads`: a slow answer comes on the next Tab).
     static func childKeys(of path: Path, in repo: @escaping @Sendable () async -> Repo) -> [(key: String, hasChildren: Bool)]? {
-        bounded { try await repo().get(path).children.map { (key: $0.key.name, hasChildren: !$0.value.isLeaf) } }
+        keyReads.value(at: path.description) { try await repo().get(path).children.map { (key: $0.key.name, hasChildren: !$0.value.isLeaf) } }
     }
 
     /// The fields of the first `sampledChildren` children at `path` (in key order), each
     /// once, in the order they first appear.
     static func childFields(of path: Path, in repo: @escaping @Sendable () async -> Repo) -> [String]? {
-        bounded {
+        fieldReads.value(at: path.description) {
             var params = QueryParams().limitToFirst(sampledChildren)
             params.index = .key
             let query = QuerySpec(path: path, params: params)
@@ -153,27 +157,5 @@ extension Completer {
             }
             return fields
         }
-    }
-
-    /// What `read` gives within 2 s, or nil.
-    ///
-    /// libedit asks synchronously, on the line editor's own thread: that thread waits while
-    /// a task reads. The core's queue is never the one waiting, so this cannot deadlock it.
-    private static func bounded<T: Sendable>(_ read: @escaping @Sendable () async throws -> T) -> T? {
-        let result = OneShot<T>()
-        let done = DispatchSemaphore(value: 0)
-        let reading = Task {
-            do {
-                result.resolve(.success(try await read()))
-            } catch {
-                result.resolve(.failure(error))
-            }
-            done.signal()
-        }
-        guard done.wait(timeout: .now() + 2) == .success, case .success(let found)? = result.current else {
-            reading.cancel()
-            return nil
-        }
-        return found
     }
 }

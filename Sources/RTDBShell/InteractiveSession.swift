@@ -33,7 +33,10 @@ public struct InteractiveSession {
         // The shell's core at the time of asking: `use` replaces it.
         let completer = Completer(childKeys: { path in Completer.childKeys(of: path, in: { await shell.repo }) },
                                   childFields: { path in Completer.childFields(of: path, in: { await shell.repo }) })
-        let reader = LineReader(historyFile: InteractiveSession.historyFile, completer: completer, decorated: shell.options.renderer.color)
+        // Styled as typed at a colour terminal that moves its cursor (not a dumb one, as an
+        // editor's shell buffer is).
+        let decorated = shell.options.renderer.color && ProcessEnvironment.value("TERM") != "dumb"
+        let reader = LineReader(historyFile: InteractiveSession.historyFile, completer: completer, decorated: decorated)
         for line in await reader.entries() { shell.recordHistory(line) }
         let dim = shell.options.renderer.color ? "\u{1B}[2m" : ""
         let reset = shell.options.renderer.color ? "\u{1B}[0m" : ""

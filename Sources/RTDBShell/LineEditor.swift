@@ -159,58 +159,98 @@ final class LineEditor {
         return (String(decoding: bytes, as: UTF8.self), String(decoding: UnsafeBufferPointer(rebasing: bytes[0..<at]), as: UTF8.self))
     }
 
-    /// Draws the line again over what libedit drew: the same characters in the same places,
-    /// with their styles, and the hint after the end. libedit keeps its own picture of the
-    /// screen, which this leaves true: the cursor goes back where it was (or to the end of
-    /// the line for `atEnd`), and the hint stays on the line's last row, never wrapping.
-    /// Only a line that fits on the screen is drawn (moving up past its top is not possible).
-    private func drawDecorated(hint showHint: Bool, atEnd: Bool = false) {
-        guard decorating, !searching, let decorate, let (line, before) = currentLine(), let size = Terminal.size() else { return }
-        let columns = size.columns
-        let promptWidth = DisplayWidth.of(promptText)
-        let total = promptWidth + DisplayWidth.of(line)
-        guard total < columns * max(1, size.rows - 1) else { return }
-        let (styled, hint, _) = decorate(line)
-        let cursor = atEnd ? total : promptWidth + DisplayWidth.of(before)
-        var out = cursor / columns > 0 ? "\u{1B}[\(cursor / columns)A\r" : "\r"
-        out += promptText + styled
-        var end = total
-        if showHint, before.utf8.count == line.utf8.count, let hint, !hint.isEmpty {
-            let room = columns - 1 - total % columns
-            let (shown, width) = DisplayWidth.prefix(hint.filter { $0 != "\n" && $0 != "\r" }, fitting: max(0, room))
-            if width > 0 {
-                out += LineHighlighter.dimmed(shown)
-                end += width
-            }
+    /// Where libedit puts what follows `from` on the screen, rows counted from the prompt's
+    /// first: wcwidth's widths (as libedit's), a character that does not fit in what is left
+    /// of a row starting the next, and a row filled to its last column sending the cursor to
+    /// the next row's start.
+    private static func advance(_ from: (row: Int, column: Int), over text: String, columns: Int) -> (row: Int, column: Int) {
+        var at = from
+        for scalar in text.unicodeScalars {
+            let width = Int(rtdb_wcwidth(wchar_t(bitPattern: scalar.value)))
+            guard width > 0 else { continue }
+            if at.column + width > columns { at = (at.row + 1, 0) }
+            at.column += width
+            if at.column >= columns { at = (at.row + 1, 0) }
         }
-        if end > 0 && end % columns == 0 {
-            // Past the last column the terminal waits to wrap: a space wraps it, and is erased.
-            out += " \r"
-        }
-        out += "\u{1B}[J"
-        let up = end / columns - cursor / columns
-        if up > 0 { out += "\u{1B}[\(up)A" }
-        out += "\r"
-        if cursor % columns > 0 { out += "\u{1B}[\(cursor % columns)C" }
-        StandardOutput.writeAll(out)
+        return at
     }
 
-    /// Follows libedit's incremental search: Ctrl-R and Ctrl-S start it; text, Backspace and
-    /// those keys again go on with it; any other key ends it.
+    /// Draws the line again over what libedit drew: the same characters in the same cells,
+    /// with their styles, and the hint after the end on the line's last row. libedit keeps
+    /// its own picture of the screen, which this leaves true: the cursor goes back where
+    /// libedit has it (or, `atEnd`, after the line, for Enter). Returns false, drawing
+    /// nothing, for a line libedit shows its own way (a control character in it, during a
+    /// search) or that does not fit on the screen (moving up past its top is not possible).
+    @discardableResult
+    private func drawDecorated(hint showHint: Bool, atEnd: Bool = false) -> Bool {
+        guard decorating, !searching, let decorate, let (line, before) = currentLine(), let size = Terminal.size(),
+              !LineHighlighter.hasControl(line) else { return false }
+        let columns = size.columns
+        let start = LineEditor.advance((0, 0), over: promptText, columns: columns)
+        let cursor = LineEditor.advance(start, over: before, columns: columns)
+        var end = LineEditor.advance(cursor, over: String(line.utf8.dropFirst(before.utf8.count)) ?? "", columns: columns)
+        guard end.row < size.rows - 1 else { return false }
+        let (styled, hint, _) = decorate(line)
+        // From where libedit left the cursor to the prompt's first row.
+        var out = cursor.row > 0 ? "\u{1B}[\(cursor.row)A\r" : "\r"
+        out += promptText + styled
+        if end.column == 0 && end.row > 0 {
+            // Filled to its last column, the row waits to wrap: a space wraps it, and goes.
+            out += " \r"
+        }
+        if showHint, before.utf8.count == line.utf8.count, let hint, !LineHighlighter.hasControl(hint) {
+            // On the last row only, its last column left free: libedit does not know it is there.
+            var shown = ""
+            var column = end.column
+            for scalar in hint.unicodeScalars {
+                let width = max(0, Int(rtdb_wcwidth(wchar_t(bitPattern: scalar.value))))
+                if column + width > columns - 1 { break }
+                column += width
+                shown.unicodeScalars.append(scalar)
+            }
+            if !shown.isEmpty {
+                out += LineHighlighter.dimmed(shown)
+                end.column = column
+            }
+        }
+        out += "\u{1B}[J"
+        let target = atEnd ? (row: end.row, column: 0) : cursor
+        if end.row > target.row { out += "\u{1B}[\(end.row - target.row)A" }
+        out += "\r"
+        if !atEnd && target.column > 0 { out += "\u{1B}[\(target.column)C" }
+        StandardOutput.writeAll(out)
+        return true
+    }
+
+    /// Follows libedit's incremental search: Ctrl-R and Ctrl-S start it; text, Backspace,
+    /// Ctrl-W and those keys again go on with it; any other key ends it.
     private func noteKey(_ scalar: UInt32) {
         switch scalar {
-        case 0x12, 0x13: searching = true
-        case 0x08, 0x7F: break
+        case 0x12, 0x13:
+            // The search draws its own line below: the hint goes first.
+            drawDecorated(hint: false)
+            searching = true
+        case 0x08, 0x17, 0x7F: break
         case ..<0x20: searching = false
         default: break
         }
     }
 
-    /// Enter on a decorated line: the line drawn without its hint, the cursor after it, and
-    /// a new line (libedit starts its next line afresh).
+    /// Enter on a decorated line: the line drawn without its hint, and a new line after it
+    /// (libedit starts its next line afresh). A line not drawn is left as libedit drew it,
+    /// the cursor taken below its last row first, as libedit's own Enter does.
     private func enter() -> UInt8 {
-        drawDecorated(hint: false, atEnd: true)
-        StandardOutput.writeAll("\r\n")
+        if drawDecorated(hint: false, atEnd: true) {
+            StandardOutput.writeAll("\r\n")
+        } else if let (line, before) = currentLine(), let columns = Terminal.size()?.columns {
+            let start = LineEditor.advance((0, 0), over: promptText, columns: columns)
+            let cursor = LineEditor.advance(start, over: before, columns: columns)
+            let end = LineEditor.advance(cursor, over: String(line.utf8.dropFirst(before.utf8.count)) ?? "", columns: columns)
+            let down = end.row - cursor.row
+            StandardOutput.writeAll((down > 0 ? "\u{1B}[\(down)B" : "") + "\r\n")
+        } else {
+            StandardOutput.writeAll("\r\n")
+        }
         return UInt8(CC_NEWLINE)
     }
 
@@ -222,7 +262,11 @@ final class LineEditor {
             el_insertstr(editLine, hint)
             return UInt8(CC_REFRESH)
         }
-        el_cursor(editLine, toEnd ? Int32(clamping: Int.max / 2) : 1)
+        guard let info = el_line(editLine)?.pointee else { return UInt8(CC_ERROR) }
+        // In characters, as libedit counts them; never past the line's end.
+        let after = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(info.cursor).assumingMemoryBound(to: UInt8.self),
+                                                         count: max(0, info.lastchar - info.cursor)), as: UTF8.self).unicodeScalars.count
+        el_cursor(editLine, Int32(clamping: toEnd ? after : min(1, after)))
         return UInt8(CC_CURSOR)
     }
 
@@ -234,6 +278,8 @@ final class LineEditor {
         let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(info.buffer).assumingMemoryBound(to: UInt8.self), count: length)
         let before = String(decoding: bytes, as: UTF8.self)
         let (delete, insert, list) = complete(before)
+        // A list goes below the line: not below a hint, which would stay on the screen.
+        if insert.isEmpty && !list.isEmpty { drawDecorated(hint: false) }
         if !insert.isEmpty {
             if delete > 0 { el_deletestr(editLine, Int32(clamping: delete)) }
             el_insertstr(editLine, insert)
@@ -275,7 +321,10 @@ final class LineEditor {
                    pollfd(fd: InterruptPipe.readEnd, events: Int16(POLLIN), revents: 0),
                    pollfd(fd: AsyncLines.readEnd, events: Int16(POLLIN), revents: 0)]
         while true {
-            LineEditor.from(el).drawDecorated(hint: true)
+            // Keys already waiting (a paste, typing ahead) are read first: the line is drawn
+            // again once, when they are all in.
+            var waiting = pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0)
+            if poll(&waiting, 1, 0) <= 0 { LineEditor.from(el).drawDecorated(hint: true) }
             let ready = poll(&fds, 3, -1)
             if ready < 0 {
                 if errno == EINTR { continue }

@@ -38,7 +38,14 @@ public enum LineHighlighter {
     /// fish suggests it; nil when none does.
     public static func suggestion(_ line: String, history: [String]) -> String? {
         guard !line.isEmpty else { return nil }
-        return history.last { $0.utf8.count > line.utf8.count && $0.hasPrefix(line) }.map { String($0.dropFirst(line.count)) }
+        // A line of several (a value continued) is not offered: the prompt shows one row.
+        return history.last { $0.utf8.count > line.utf8.count && $0.hasPrefix(line) && !hasControl($0) }.map { String($0.dropFirst(line.count)) }
+    }
+
+    /// Whether `text` holds a control character (a line break, a tab, an escape), which the
+    /// line editor shows in a way of its own: such a line is left as libedit draws it.
+    public static func hasControl(_ text: String) -> Bool {
+        text.unicodeScalars.contains { $0.value < 0x20 || (0x7F...0x9F).contains($0.value) }
     }
 
     /// The suggestion as shown: dimmed.
@@ -47,23 +54,15 @@ public enum LineHighlighter {
     // MARK: Spans
 
     static func spans(_ line: String, cwd: Path) -> [Span] {
-        var spans: [Span] = []
-        let total = line.unicodeScalars.count
-        var tokens: [Token]
-        do {
-            tokens = try Tokenizer.tokenize(line)
-        } catch let error as ShellError {
+        let (tokens, failure) = Tokenizer.tokensSoFar(line)
+        var spans = classify(tokens, cwd: cwd)
+        if let failure {
             // An unclosed value or quote runs to the end of the line: the words before it
-            // are read as they are, and the rest is the mistake.
-            let from = min(error.column ?? 0, total)
-            tokens = (try? Tokenizer.tokenize(String(line.unicodeScalars.prefix(from)))) ?? []
-            spans = classify(tokens, cwd: cwd)
-            spans.append(Span(start: from, end: total, style: .mistake))
-            return spans
-        } catch {
-            return []
+            // are read as they are, and the rest, from the token it starts in, is the mistake.
+            let total = line.unicodeScalars.count
+            spans.append(Span(start: min(failure.start, total), end: total, style: .mistake))
         }
-        return classify(tokens, cwd: cwd)
+        return spans
     }
 
     /// Each token's span, as the parser would read it.
@@ -84,7 +83,13 @@ public enum LineHighlighter {
         while index < tokens.count {
             let token = tokens[index]
             index += 1
-            if spec.wrapsCommand && !Arguments.isFlag(token) && Int(token.text) == nil && !token.text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
+            let digits = token.kind == .word && token.text.utf8.allSatisfy { (0x30...0x39).contains($0) }
+            if spec.wrapsCommand && digits {
+                // `repeat`'s count.
+                mark(token, .number)
+                continue
+            }
+            if spec.wrapsCommand && !Arguments.isFlag(token) {
                 // The rest is a command line of its own (`repeat`).
                 return spans + classify(Array(tokens[(index - 1)...]), cwd: cwd)
             }
@@ -108,6 +113,9 @@ public enum LineHighlighter {
             index += 1
             if !flag.choices.isEmpty && flag.name != "--events" {
                 mark(value, flag.choices.contains(value.unquoted) ? .literal : .mistake)
+            } else if value.kind == .json {
+                // Flags read their JSON their own way (--claims as any JSON): coloured, not judged.
+                spans += jsonSpans(value, mistakeFrom: nil)
             } else {
                 spans += valueSpans(value)
             }
@@ -119,14 +127,20 @@ public enum LineHighlighter {
         }
         var before: [String] = []
         for (position, token) in positional.enumerated() {
-            let joined = before.joined(separator: " ")
+            // The fixed words and paths after them come among the first arguments only.
+            let joined = position < 4 ? before.joined(separator: " ") : "\u{0}"
+            if spec.name == "tx" && position > 0 {
+                // An expression, read by its own parser: left as typed.
+                continue
+            }
             if let words = spec.words[joined] {
                 mark(token, words.contains(token.text) ? .literal : .mistake)
             } else if (position == 0 && spec.argument == .path) || spec.argument == .paths || spec.pathAfter.contains(joined) {
                 mark(token, isValidPath(token, cwd: cwd) ? .path : .mistake)
             } else if spec.argument == .command {
                 mark(token, CommandSpec.find(token.text) == nil ? .mistake : .command)
-            } else if spec.name == "update" || (spec.name == "ondisconnect" && before.last == "update") {
+            } else if spec.name == "update" || (spec.name == "ondisconnect" && before.last == "update")
+                        || (spec.name == "rules" && before.count >= 2 && before[1] == "update") {
                 spans += updateSpans(token)
             } else {
                 spans += valueSpans(token)

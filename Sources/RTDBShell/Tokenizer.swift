@@ -2,9 +2,32 @@
 /// (strings inside respected), so JSON with spaces needs no quoting: `set /a {"x": 1}`.
 public enum Tokenizer {
     public static func tokenize(_ line: String) throws -> [Token] {
+        var tokens: [Token] = []
+        var failedAt = 0
+        try scan(line, into: &tokens, failedAt: &failedAt)
+        return tokens
+    }
+
+    /// The tokens of `line` as far as they can be read, and when one cannot, its error and
+    /// the column where that token starts (the prompt styles a line as it is typed).
+    static func tokensSoFar(_ line: String) -> (tokens: [Token], failure: (start: Int, error: ShellError)?) {
+        var tokens: [Token] = []
+        var failedAt = 0
+        do {
+            try scan(line, into: &tokens, failedAt: &failedAt)
+            return (tokens, nil)
+        } catch let error as ShellError {
+            return (tokens, (failedAt, error))
+        } catch {
+            return (tokens, (failedAt, ShellError("\(error)")))
+        }
+    }
+
+    /// Appends each token to `tokens`; on an error, `failedAt` is the column of the token
+    /// that was being read.
+    private static func scan(_ line: String, into tokens: inout [Token], failedAt: inout Int) throws {
         // Works on UTF-8 bytes (every delimiter is ASCII); columns count Unicode scalars.
         let bytes = Array(line.utf8)
-        var tokens: [Token] = []
         var i = 0
         func isSpace(_ b: UInt8) -> Bool { b == 0x20 || b == 0x09 || b == 0x0D || b == 0x0A }
         // Counted on from the last offset asked (they only grow, but for an error's), so
@@ -22,6 +45,7 @@ public enum Tokenizer {
             let c = bytes[i]
             if isSpace(c) { i += 1; continue }
             let start = i
+            failedAt = column(start)
             switch c {
             case UInt8(ascii: "\""):
                 i = try endOfDoubleQuoted(bytes, from: i, column: column)
@@ -53,10 +77,10 @@ public enum Tokenizer {
                 tokens.append(Token(text: text(start, i), column: column(start), kind: .word))
             }
             if i < bytes.count && !isSpace(bytes[i]) {
-                throw ShellError("expected a space after \(tokens.last!.text.prefix(20))", column: column(i))
+                failedAt = column(i)
+                throw ShellError("expected a space after \(tokens.last?.text.prefix(20) ?? "")", column: column(i))
             }
         }
-        return tokens
     }
 
     private static func endOfDoubleQuoted(_ bytes: [UInt8], from start: Int, column: (Int) -> Int) throws -> Int {

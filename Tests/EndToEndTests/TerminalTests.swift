@@ -63,11 +63,14 @@ final class TerminalTests: XCTestCase {
     /// The screen's rows, with their colours when `colours` (without the resets tmux puts at
     /// the start or the end of a row next to a coloured one, as it likes).
     func screen(colours: Bool = true) throws -> [String] {
-        let reset = "\u{1B}[0m\u{1B}[39m\u{1B}[49m"
         return try tmux(["capture-pane", "-p", "-t", "shell"] + (colours ? ["-e"] : []), reading: true).components(separatedBy: "\n").map { row in
             var row = row
-            if row.hasPrefix(reset) { row.removeFirst(reset.count) }
-            if row.hasSuffix(reset) { row.removeLast(reset.count) }
+            // Attributes switched off before the first character show nothing either.
+            while let first = row.range(of: "^\u{1B}\\[[0-9;]*m", options: .regularExpression), row[first] == "\u{1B}[0m" || row[first] == "\u{1B}[39m" || row[first] == "\u{1B}[49m" {
+                row.removeSubrange(first)
+            }
+            // Attributes switched off after the last character show nothing.
+            while let last = row.range(of: "\u{1B}\\[[0-9;]*m$", options: .regularExpression) { row.removeSubrange(last) }
             return row
         }
     }
@@ -87,19 +90,35 @@ final class TerminalTests: XCTestCase {
     /// after the text is all there, the styled row is.
     func prompt(reading text: String) throws -> String {
         for _ in 0..<200 {
-            if try screen(colours: false).last(where: { $0.hasPrefix("rtdb:/> ") }) == "rtdb:/> " + text { break }
+            if try screen(colours: false).last(where: { $0.hasPrefix("rtdb:/>") }) == "rtdb:/> " + text { break }
             usleep(50_000)
         }
         usleep(300_000)
-        return try screen().last(where: { $0.hasPrefix("rtdb:/> ") }) ?? ""
+        let plain = try screen(colours: false)
+        guard let index = plain.lastIndex(where: { $0.hasPrefix("rtdb:/>") }) else { return "" }
+        let coloured = try screen()
+        return index < coloured.count ? coloured[index] : ""
     }
 
     func type(_ text: String) throws { try tmux(["send-keys", "-t", "shell", "-l", text]) }
+
+    /// Enter, then the wait for the next prompt: keys typed while a command runs are echoed by
+    /// the terminal, not the line editor.
+    func enter() throws {
+        let prompts = try screen(colours: false).filter { $0.hasPrefix("rtdb:/>") }.count
+        try press("Enter")
+        for _ in 0..<200 {
+            let now = try screen(colours: false).filter { $0.hasPrefix("rtdb:/>") }
+            if now.count > prompts && now.last == "rtdb:/>" { return }
+            usleep(50_000)
+        }
+        XCTFail("no new prompt:\n" + (try screen(colours: false)).joined(separator: "\n"))
+    }
     func press(_ keys: String...) throws { try tmux(["send-keys", "-t", "shell"] + keys) }
 
-    func start() throws {
+    func start(width: Int = 100) throws {
         let command = "env -u NO_COLOR HOME='\(folder)' RTDB_HISTFILE='\(folder)/history' XDG_CACHE_HOME='\(folder)/cache' '\(Binary.path)' --data '\(folder)/db'"
-        try tmux(["new-session", "-d", "-s", "shell", "-x", "100", "-y", "20", command])
+        try tmux(["new-session", "-d", "-s", "shell", "-x", String(width), "-y", "20", command])
         _ = try row(colours: false) { $0.hasPrefix("rtdb:/>") }
     }
 
@@ -110,7 +129,7 @@ final class TerminalTests: XCTestCase {
         try type(line)
         let esc = "\u{1B}"
         let styled = try prompt(reading: line)
-        XCTAssertEqual(styled, "rtdb:/> \(esc)[1mset\(esc)[0m\(esc)[39m\(esc)[49m \(esc)[34m/users/ada\(esc)[39m {\"name\": \(esc)[32m\"Ada\"\(esc)[39m, \"n\": \(esc)[36m1\(esc)[39m} \(esc)[33m--priority\(esc)[39m \(esc)[36m2\(esc)[39m")
+        XCTAssertEqual(styled, "rtdb:/> \(esc)[1mset\(esc)[0m\(esc)[39m\(esc)[49m \(esc)[34m/users/ada\(esc)[39m {\"name\": \(esc)[32m\"Ada\"\(esc)[39m, \"n\": \(esc)[36m1\(esc)[39m} \(esc)[33m--priority\(esc)[39m \(esc)[36m2")
         try press("C-u")
         try type("sett /users")
         let mistake = try prompt(reading: "sett /users")
@@ -127,9 +146,9 @@ final class TerminalTests: XCTestCase {
     func testASuggestionIsShownAndAccepted() throws {
         try start()
         try type(#"set /notes/n1 {"text": "hello"}"#)
-        try press("Enter")
+        try enter()
         try type("set /notes/n2 1")
-        try press("Enter")
+        try enter()
         _ = try row(colours: false) { $0 == "rtdb:/> set /notes/n2 1" }
         try type("set /notes/n1")
         let esc = "\u{1B}"
@@ -138,12 +157,31 @@ final class TerminalTests: XCTestCase {
         try press("Right")
         let accepted = try prompt(reading: #"set /notes/n1 {"text": "hello"}"#)
         XCTAssertEqual(accepted, "rtdb:/> \(esc)[1mset\(esc)[0m\(esc)[39m\(esc)[49m \(esc)[34m/notes/n1\(esc)[39m {\"text\": \(esc)[32m\"hello\"\(esc)[39m}")
-        try press("Enter")
+        try enter()
         try type("get /notes/n1 --json")
         try press("Enter")
         let answer = try row(colours: false) { $0.hasPrefix("{") }
         XCTAssertEqual(answer, #"{"text":"hello"}"#)
         // Entered, the line was drawn again without its suggestion.
         XCTAssertEqual(try screen(colours: false).filter { $0.hasPrefix("rtdb:/> set /notes/n1") }, [#"rtdb:/> set /notes/n1 {"text": "hello"}"#, #"rtdb:/> set /notes/n1 {"text": "hello"}"#])
+    }
+
+    /// Enter with the cursor on the first row of a line over three rows: the line is drawn
+    /// again in its place, and what was above it stays.
+    func testEnterInAWrappedLineKeepsWhatIsAboveIt() throws {
+        try start(width: 40)
+        try type("set /a 1")
+        try enter()
+        let long = #"set /users/bob {"name": "Bob the builder", "n": 22, "ok": true}"#
+        try type(long)
+        _ = try row(colours: false) { $0.hasSuffix("true}") }
+        try press("C-a")
+        try enter()
+        try type("get /users/bob/n")
+        try press("Enter")
+        _ = try row(colours: false) { $0 == "22" }
+        let rows = try screen(colours: false).filter { !$0.isEmpty }
+        XCTAssertEqual(Array(rows.suffix(6)), ["rtdb:/> set /a 1", "rtdb:/> set /users/bob {\"name\": \"Bob the", " builder\", \"n\": 22, \"ok\": true}",
+                                               "rtdb:/> get /users/bob/n", "22", "rtdb:/>"])
     }
 }

@@ -93,3 +93,22 @@ final class CompleterTests: XCTestCase {
         XCTAssertEqual(completer.complete("snapshot save ", cwd: .root).candidates, [])
     }
 }
+
+/// Tab never waits long for the database: a slow answer is kept for the next Tab.
+final class CompletionReadsTests: XCTestCase {
+    func testASlowAnswerComesOnTheNextTab() throws {
+        let reads = CompletionReads<[String]>(patience: 0.05)
+        XCTAssertEqual(reads.value(at: "/a") { ["fast"] }, ["fast"])
+        let gate = DispatchSemaphore(value: 0)
+        // Not answered within the patience: nothing yet (no earlier answer for /b).
+        XCTAssertNil(reads.value(at: "/b") { await withCheckedContinuation { done in DispatchQueue.global().async { gate.wait(); done.resume() } }; return ["late"] })
+        gate.signal()
+        // A later Tab whose own read does not answer in time gets what the late one found.
+        var later: [String]?
+        for _ in 0..<100 where later == nil {
+            later = reads.value(at: "/b") { try await Task.sleep(nanoseconds: 1_000_000_000); return ["never"] }
+        }
+        XCTAssertEqual(later, ["late"])
+        XCTAssertEqual(reads.value(at: "/a") { throw CancellationError() }, ["fast"], "a failed read falls back to the last answer")
+    }
+}

@@ -19,10 +19,17 @@ final class LineHighlighterTests: XCTestCase {
         XCTAssertEqual(highlight("set /c increment(-1)"), "\(bold)set\(off) \(blue)/c\(off) \(server)increment(-1)\(off)")
         XCTAssertEqual(highlight("set /name 'Ada L.'"), "\(bold)set\(off) \(blue)/name\(off) \(green)'Ada L.'\(off)")
         XCTAssertEqual(highlight("cp /a /b --force"), "\(bold)cp\(off) \(blue)/a\(off) \(blue)/b\(off) \(yellow)--force\(off)")
-        XCTAssertEqual(highlight("repeat 3 --every 1s get /n"), "\(bold)repeat\(off) 3 \(yellow)--every\(off) \(green)1s\(off) \(bold)get\(off) \(blue)/n\(off)")
+        XCTAssertEqual(highlight("repeat 3 --every 1s get /n"), "\(bold)repeat\(off) \(cyan)3\(off) \(yellow)--every\(off) \(green)1s\(off) \(bold)get\(off) \(blue)/n\(off)")
         XCTAssertEqual(highlight("rules check read /users"), "\(bold)rules\(off) \(magenta)check\(off) \(magenta)read\(off) \(blue)/users\(off)")
         XCTAssertEqual(highlight(#"update /u {"a/b": 1}"#), "\(bold)update\(off) \(blue)/u\(off) {\"a/b\": \(cyan)1\(off)}")
         XCTAssertEqual(highlight("   "), "   ")
+        // What other parsers read is not judged by JSON's rules: a transaction's expression,
+        // an update's paths in rules check, the claims of auth.
+        XCTAssertEqual(highlight("tx /n {count: $.count + 1}"), "\(bold)tx\(off) \(blue)/n\(off) {count: $.count + 1}")
+        XCTAssertEqual(highlight(#"rules check update /a {"b/c": 1}"#), "\(bold)rules\(off) \(magenta)check\(off) \(magenta)update\(off) \(blue)/a\(off) {\"b/c\": \(cyan)1\(off)}")
+        XCTAssertEqual(highlight(#"auth --uid ada --claims {"https://x.io/r": 1}"#),
+                       "\(bold)auth\(off) \(yellow)--uid\(off) \(green)ada\(off) \(yellow)--claims\(off) {\"https://x.io/r\": \(cyan)1\(off)}")
+        XCTAssertEqual(highlight("repeat 3 "), "\(bold)repeat\(off) \(cyan)3\(off) ")
     }
 
     /// What the parser would stop at, underlined in red from where it starts.
@@ -36,7 +43,9 @@ final class LineHighlighterTests: XCTestCase {
         XCTAssertEqual(highlight("get /a --format xml"), "\(bold)get\(off) \(blue)/a\(off) \(yellow)--format\(off) \(red)xml\(off)")
         XCTAssertEqual(highlight("rules chek"), "\(bold)rules\(off) \(red)chek\(off)")
         XCTAssertEqual(highlight("help sett"), "\(bold)help\(off) \(red)sett\(off)")
-        XCTAssertEqual(highlight("repeat 2 sett"), "\(bold)repeat\(off) 2 \(red)sett\(off)")
+        XCTAssertEqual(highlight("repeat 2 sett"), "\(bold)repeat\(off) \(cyan)2\(off) \(red)sett\(off)")
+        // Typing a string inside a value: what comes before keeps its colours.
+        XCTAssertEqual(highlight(#"set /a {"na"#), "\(bold)set\(off) \(blue)/a\(off) \(red){\"na\(off)")
     }
 
     /// Once the line ends in a space, the command's usage still to type; a history line
@@ -58,6 +67,8 @@ final class LineHighlighterTests: XCTestCase {
         XCTAssertEqual(LineHighlighter.suggestion("get /users/a", history: history), "da")
         XCTAssertEqual(LineHighlighter.suggestion("get /users/ada", history: history), nil)
         XCTAssertEqual(LineHighlighter.suggestion("", history: history), nil)
+        // A value continued over lines is not offered: the prompt shows one row.
+        XCTAssertEqual(LineHighlighter.suggestion("set /a", history: ["set /a 1", "set /a {\n\"x\": 1}"]), " 1")
         XCTAssertEqual(LineHighlighter.dimmed("bob"), "\u{1B}[2mbob\u{1B}[0m")
     }
 
