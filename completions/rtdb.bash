@@ -57,7 +57,7 @@ _rtdb() {
     if [[ $cur == -* ]]; then
         local flags="--json --format --no-color"
         case $cmd in
-            serve) flags="--host --port --data --tls-cert --tls-key --allow-origin --allow-host --request-timeout --rules --log-rules --import --export-on-exit --recover --help -h" ;;
+            serve) flags="--host --port --data --tls-cert --tls-key --allow-origin --allow-host --request-timeout --rules --log-rules --no-viewer --import --export-on-exit --recover --help -h" ;;
             get) flags+=" --shallow --export --orderByChild --orderByKey --orderByValue --orderByPriority --limitToFirst --limitToLast --startAt --startAfter --endAt --endBefore --equalTo --explain" ;;
             set) flags+=" --priority" ;;
             remove|rm) flags+=" --force -f" ;;

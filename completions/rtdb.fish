@@ -110,6 +110,7 @@ complete -c rtdb -n "__fish_seen_subcommand_from serve" -l allow-host -x -d 'als
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l request-timeout -x -d 'seconds a request may take to arrive'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l rules -r -F -d 'security rules for every namespace (JSON, comments allowed)'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l log-rules -d 'log every decision of the security rules'
+complete -c rtdb -n "__fish_seen_subcommand_from serve" -l no-viewer -d 'do not show the data viewer at /'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l import -r -a '(__fish_complete_directories)' -d 'load a firebase emulators:export folder at start'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l export-on-exit -r -a '(__fish_complete_directories)' -d 'write an emulator export folder when stopped'
 complete -c rtdb -n "__fish_seen_subcommand_from serve" -l recover -d 'salvage damaged databases and exit'

@@ -31,9 +31,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     /// The request's `Content-Length`, 0 when it has none.
     private var declaredLength = 0
 
-    init(namespaces: Namespaces, policy: AccessPolicy, identity: Identity = .anonymous, log: @escaping @Sendable (String) -> Void,
-         makeUpgradeHandler: @escaping () -> (ChannelHandler & RemovableChannelHandler)? = { nil }) {
-        self.router = RESTRouter(namespaces: namespaces, defaultIdentity: identity, log: log)
+    init(namespaces: Namespaces, policy: AccessPolicy, identity: Identity = .anonymous, viewer: Bool = false,
+         log: @escaping @Sendable (String) -> Void, makeUpgradeHandler: @escaping () -> (ChannelHandler & RemovableChannelHandler)? = { nil }) {
+        self.router = RESTRouter(namespaces: namespaces, defaultIdentity: identity, viewer: viewer, log: log)
         self.policy = policy
         self.log = log
         self.makeUpgradeHandler = makeUpgradeHandler

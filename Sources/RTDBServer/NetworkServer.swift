@@ -24,9 +24,13 @@ public final class NetworkServer: Sendable {
     /// keep-alive connection may sit idle twice as long.
     public let requestTimeout: TimeAmount
 
+    /// Whether `/` shows the data viewer (`ViewerAssets`).
+    public let viewer: Bool
+
     public init(namespaces: Namespaces, policy: AccessPolicy = AccessPolicy(), threads: Int = System.coreCount,
-                requestTimeout: TimeAmount = .seconds(30), log: @escaping @Sendable (String) -> Void) {
+                requestTimeout: TimeAmount = .seconds(30), viewer: Bool = false, log: @escaping @Sendable (String) -> Void) {
         self.namespaces = namespaces
+        self.viewer = viewer
         self.requestTimeout = requestTimeout
         self.policy = policy
         self.group = MultiThreadedEventLoopGroup(numberOfThreads: max(1, threads))
@@ -58,6 +62,7 @@ public final class NetworkServer: Sendable {
         let upgrader = webSocketUpgrader(identity: identity)
         let namespaces = self.namespaces
         let policy = self.policy
+        let viewer = self.viewer
         let limits = RequestDeadline.Limits(headTimeout: requestTimeout, bodyIdleTimeout: requestTimeout,
                                             bodyTimeout: .minutes(10), idleTimeout: requestTimeout * 2)
         return ServerBootstrap(group: group)
@@ -89,7 +94,7 @@ public final class NetworkServer: Sendable {
                         })
                     }
                     if let upgrade = makeUpgradeHandler() { try pipeline.addHandler(upgrade) }
-                    try pipeline.addHandler(HTTPHandler(namespaces: namespaces, policy: policy, identity: identity, log: log,
+                    try pipeline.addHandler(HTTPHandler(namespaces: namespaces, policy: policy, identity: identity, viewer: viewer, log: log,
                                                         makeUpgradeHandler: makeUpgradeHandler))
                 }
             }
@@ -99,6 +104,7 @@ public final class NetworkServer: Sendable {
     private func webSocketUpgrader(identity: Identity) -> NIOWebSocketServerUpgrader {
         let namespaces = self.namespaces
         let policy = self.policy
+        let viewer = self.viewer
         let log = self.log
         let connections = self.connections
         return NIOWebSocketServerUpgrader(

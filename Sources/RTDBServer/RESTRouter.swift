@@ -21,6 +21,8 @@ struct RESTRouter: Sendable {
     let namespaces: Namespaces
     /// Who a request without a credential comes from.
     var defaultIdentity: Identity = .anonymous
+    /// Whether `/` shows the data viewer (`ViewerAssets`).
+    var viewer = false
     /// Where failures to open a namespace are reported in full (the client gets less).
     let log: @Sendable (String) -> Void
 
@@ -52,6 +54,13 @@ struct RESTRouter: Sendable {
             return done(.reply(try coverage(html: rawPath == "/.inspect/coverage", head, items, namespace)))
         }
         var method = head.method.rawValue
+        if viewer, method == "GET" || method == "HEAD", let file = ViewerAssets.file(at: rawPath) {
+            // Only this server's own files and requests: no inline code, nothing from elsewhere.
+            return done(.reply(RESTReply(status: .ok, body: method == "HEAD" ? [] : file.body,
+                                         headers: [("Content-Security-Policy", ViewerAssets.contentSecurityPolicy),
+                                                   ("X-Content-Type-Options", "nosniff")],
+                                         contentType: file.type)))
+        }
         if let target = try Self.uploadTarget(rawPath) {
             // The Emulator UI's import: the form's JSON file replaces the location, as a PUT of
             // it would; the answer is a silent PUT's.

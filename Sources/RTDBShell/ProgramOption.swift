@@ -186,6 +186,11 @@ public struct ProgramOption: Sendable {
             evaluated with the value of each of its parts (`/users/$uid/.write at /users/bob: auth.uid == $uid → "alice" == "bob" → \
             false`). Refusals sent to clients carry the same explanation unless the server listens beyond this machine.
             """),
+        ProgramOption("--no-viewer", "do not show the data viewer at /", details: """
+            Do not serve the data viewer: without it, `http://HOST:PORT/` shows each namespace's data \
+            in a browser (`/?ns=`*NAME*), read as the owner, live. It is a page of this server's own, \
+            loading nothing from elsewhere.
+            """),
         ProgramOption("--import", .directory, "load a firebase emulators:export folder at start", details: """
             Load a folder written by `firebase emulators:export` (or `--export-on-exit`) before listening: each \
             *NS*`.json` in its `database_export` folder replaces namespace *NS*'s data, priorities kept. Every \

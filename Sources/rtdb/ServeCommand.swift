@@ -60,6 +60,9 @@ struct ServeCommand: ParsableCommand {
     @Flag(help: ProgramOption.argumentHelp("--recover", in: ProgramOption.serve))
     var recover = false
 
+    @Flag(name: .customLong("no-viewer"), help: ProgramOption.argumentHelp("--no-viewer", in: ProgramOption.serve))
+    var noViewer = false
+
     func validate() throws {
         guard (0...65535).contains(port) else {
             throw ValidationError("--port must be between 0 and 65535 (0 picks a free port), not \(port)")
@@ -153,7 +156,7 @@ extension ServeCommand {
             // trace may show data the rules read.
             let explanations = RuleExplanations(toClients: AccessPolicy.isLoopback(listenHost: host), log: logRules ? log : nil)
             server = NetworkServer(namespaces: try Namespaces(folder: folder, rules: securityRules, explanations: explanations), policy: policy,
-                                   requestTimeout: .seconds(Int64(requestTimeout)), log: log)
+                                   requestTimeout: .seconds(Int64(requestTimeout)), viewer: !noViewer, log: log)
             boundPort = try server.start(host: host, port: port, tls: tls)
         } catch {
             FileHandle.standardError.write(Data("rtdb serve: cannot listen on \(host):\(port): \(error)\n".utf8))
@@ -161,6 +164,10 @@ extension ServeCommand {
         }
         let (ws, http) = tls == nil ? ("ws", "http") : ("wss", "https")
         print("rtdb serve: listening on \(host):\(boundPort) (\(ws)://\(host):\(boundPort)/.ws?ns=NAME, \(http)://\(host):\(boundPort)/PATH.json?ns=NAME); data in \(folder)")
+        if !noViewer {
+            let shown = host.contains(":") ? "[\(host)]" : host
+            print("rtdb serve: the data viewer is at \(http)://\(shown):\(boundPort)/ (--no-viewer turns it off)")
+        }
         fflush(nil)
         if rules == nil {
             let reach = AccessPolicy.isLoopback(listenHost: host) ? "anyone on this machine" : "anyone who can reach \(host)"
