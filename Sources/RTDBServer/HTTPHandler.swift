@@ -81,10 +81,22 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         return [("Access-Control-Allow-Origin", origin), ("Vary", "Origin")]
     }
 
+    /// The viewer reads as the owner, so it is shown only to a page this server would take
+    /// requests from: at a loopback address, or at an origin `--allow-origin` names.
+    private func viewerRefusal(_ head: HTTPRequestHead) -> String? {
+        guard router.viewer, let target = head.uri.split(separator: "?", maxSplits: 1).first,
+              ViewerAssets.file(at: String(target)) != nil, let host = head.headers.first(name: "Host") else { return nil }
+        guard policy.refusal(origin: "http://" + host) != nil, policy.refusal(origin: "https://" + host) != nil else { return nil }
+        return "the data viewer reads as the owner, so it is shown at this machine's own addresses (127.0.0.1, localhost) or at an origin started with --allow-origin, not at \(HostName.name(ofHostHeader: host))"
+    }
+
     private func handle(_ head: HTTPRequestHead, context: ChannelHandlerContext) {
         let origin = head.headers.first(name: "Origin")
         let cors = policy.refusal(origin: origin) == nil ? Self.cors(origin) : []
         if let refusal = policy.refusal(host: head.headers.first(name: "Host")) ?? policy.refusal(origin: origin) {
+            return answer(.reply(.error(.forbidden, refusal)), to: head, cors: cors)
+        }
+        if let refusal = viewerRefusal(head) {
             return answer(.reply(.error(.forbidden, refusal)), to: head, cors: cors)
         }
         if head.method == .OPTIONS {

@@ -1,7 +1,7 @@
 /// The data viewer `rtdb serve` shows at `/`: one page, its style and its script, written
-/// here and served from the binary. The page reads only from this server, through its REST
-/// API and event streams, as the owner: a tree opened node by node, 50 children at a time,
-/// each open node following its changes live (added green, changed yellow, removed red).
+/// here and served from the binary. The page reads only from this server, through one event
+/// stream of its REST API, as the owner: a tree opened node by node, 50 children at a time,
+/// following changes live (added green, changed yellow, removed red).
 enum ViewerAssets {
     /// What the page may load: only from this server, no inline script or style.
     static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -69,13 +69,15 @@ enum ViewerAssets {
 
     static let script = #"""
     "use strict";
-    // The viewer: each open node reads its first children (50 more at each "more") through an
-    // event stream of this server's REST API, which sends the children as they are and then
-    // every change; a change is shown highlighted for a moment.
+    // The viewer: the root reads its first children (50 more at each "more") through one event
+    // stream of this server's REST API, which sends them whole and then every change; a node
+    // opened below shows what that stream holds (a browser keeps few connections to a server).
+    // A change is shown highlighted for a moment.
     (function () {
       const pageSize = 50;
       const params = new URLSearchParams(location.search);
       const namespace = params.get("ns") || hostNamespace(location.hostname);
+      const status = document.getElementById("status");
 
       // The namespace a host names, as the server reads it: NAME.localhost or the first label
       // of a longer name; "default" for an address or a plain name.
@@ -85,31 +87,53 @@ enum ViewerAssets {
         if (address || !(labels.length >= 3 || (labels.length === 2 && labels[1] === "localhost"))) return "default";
         return labels[0];
       }
-      const status = document.getElementById("status");
 
       function say(text, error) {
         status.textContent = text;
         status.className = error ? "error" : "";
       }
 
-      // The REST address of a path, with the query that keeps a node's first `limit` children.
+      // The REST address of a path, with the query that keeps its first `limit` children.
       function address(path, limit) {
         const query = new URLSearchParams({ ns: namespace, auth: "owner", orderBy: '"$key"', limitToFirst: String(limit) });
         const encoded = path.map(encodeURIComponent).join("/");
         return "/" + encoded + (encoded ? "/" : "") + ".json?" + query.toString();
       }
 
-      // Keys in the database's order: integers (as numbers) first, then the rest as text.
+      // The database's key order: keys that are 32-bit integers (leading zeros allowed) first,
+      // by value, the shorter first when equal; then the rest by their UTF-16 code units.
+      function integer(key) {
+        if (!/^-?[0-9]+$/.test(key)) return null;
+        const digits = key.replace(/^-/, "").replace(/^0+/, "");
+        if (digits.length > 10) return null;
+        const value = Number(key);
+        return value >= -2147483648 && value <= 2147483647 ? value : null;
+      }
       function compareKeys(a, b) {
-        const integer = /^-?(0|[1-9][0-9]{0,9})$/;
-        const ai = integer.test(a), bi = integer.test(b);
-        if (ai && bi) return Number(a) - Number(b) || (a < b ? -1 : a > b ? 1 : 0);
-        if (ai) return -1;
-        if (bi) return 1;
+        const ai = integer(a), bi = integer(b);
+        if (ai !== null && bi !== null) {
+          if (ai !== bi) return ai - bi;
+          if (a.length !== b.length) return a.length - b.length;
+        } else if (ai !== null) {
+          return -1;
+        } else if (bi !== null) {
+          return 1;
+        }
         return a < b ? -1 : a > b ? 1 : 0;
       }
 
       function isObject(value) { return value !== null && typeof value === "object"; }
+
+      // Data as the database holds it: a list the server wrote as an array is an object of its
+      // indexes, without the nulls that stand for indexes it does not have.
+      function normalized(value) {
+        if (!isObject(value)) return value;
+        const object = {};
+        for (const [key, child] of Object.entries(value)) {
+          if (child !== null) object[key] = normalized(child);
+        }
+        return Object.keys(object).length ? object : null;
+      }
 
       // The value at `parts` below `value`, set to `data` (null removes).
       function setAt(value, parts, data) {
@@ -123,10 +147,19 @@ enum ViewerAssets {
 
       function splitPath(text) { return text.split("/").filter((part) => part.length > 0); }
 
+      // Two values alike, whatever the order of their members.
+      function same(a, b) {
+        if (!isObject(a) || !isObject(b)) return a === b;
+        const keys = Object.keys(a);
+        if (keys.length !== Object.keys(b).length) return false;
+        return keys.every((key) => key in b && same(a[key], b[key]));
+      }
+
       class TreeNode {
-        constructor(path, key) {
+        constructor(path, key, parent) {
           this.path = path;
           this.key = key;
+          this.parent = parent;
           this.limit = pageSize;
           this.value = undefined;
           this.stream = null;
@@ -149,7 +182,10 @@ enum ViewerAssets {
           this.more = document.createElement("button");
           this.more.className = "more";
           this.more.textContent = "more";
-          this.more.addEventListener("click", () => { this.limit += pageSize; this.listen(); });
+          this.more.addEventListener("click", () => {
+            this.limit += pageSize;
+            if (this.parent) this.show(this.value, false); else this.listen();
+          });
           this.element.append(this.row, this.list);
           this.open = false;
         }
@@ -157,7 +193,8 @@ enum ViewerAssets {
         expand() {
           this.open = true;
           this.toggle.textContent = "▾";
-          this.listen();
+          // The root streams; a node below shows what its parent holds of it.
+          if (this.parent) this.show(this.parent.value ? this.parent.value[this.key] : undefined, false); else this.listen();
         }
 
         close() {
@@ -168,13 +205,18 @@ enum ViewerAssets {
           for (const child of this.children.values()) child.close();
           this.children.clear();
           this.list.replaceChildren();
+          this.more.remove();
+          this.limit = pageSize;
+          const shown = this.value;
+          this.value = undefined;
+          this.summarize(shown);
         }
 
         listen() {
           if (this.stream) this.stream.close();
           const stream = new EventSource(address(this.path, this.limit));
           this.stream = stream;
-          this.first = true;
+          let first = true;
           const apply = (kind, event) => {
             let message;
             try { message = JSON.parse(event.data); } catch (error) { return; }
@@ -182,29 +224,29 @@ enum ViewerAssets {
             const parts = splitPath(message.path);
             let value = this.value;
             if (kind === "put") {
-              value = setAt(value, parts, message.data);
+              value = setAt(value, parts, normalized(message.data));
             } else {
               for (const [relative, data] of Object.entries(message.data || {})) {
-                value = setAt(value, parts.concat(splitPath(relative)), data);
+                value = setAt(value, parts.concat(splitPath(relative)), normalized(data));
               }
             }
-            this.show(value);
-            say("live");
+            // The first value (and the first after a reconnection) is what is there, not a change.
+            this.show(value, !first);
+            first = false;
           };
+          stream.addEventListener("open", () => { first = true; say("live"); });
           stream.addEventListener("put", (event) => apply("put", event));
           stream.addEventListener("patch", (event) => apply("patch", event));
-          stream.addEventListener("cancel", () => say("the server stopped sending " + ("/" + this.path.join("/")) + " (the rules)", true));
-          stream.addEventListener("auth_revoked", () => say("the credential was refused", true));
-          stream.onerror = () => { if (stream.readyState === EventSource.CLOSED) say("cannot read " + ("/" + this.path.join("/")), true); };
+          stream.addEventListener("cancel", () => { stream.close(); say("the rules no longer let the owner read this", true); });
+          stream.addEventListener("auth_revoked", () => { stream.close(); say("the credential was refused", true); });
+          stream.onerror = () => say(stream.readyState === EventSource.CLOSED ? "cannot read the database" : "reconnecting…", true);
         }
 
-        // Shows `value` (what the stream holds now); rows that came, changed or went since the
-        // last one are highlighted, except on the stream's first value.
-        show(value) {
+        // Shows `value`, what is there now; with `highlight`, rows that came, changed or went
+        // since the last one flash, except those the window of the first children moved past.
+        show(value, highlight) {
           const before = this.value;
           this.value = value;
-          const highlight = !this.first;
-          this.first = false;
           if (!isObject(value)) {
             for (const child of this.children.values()) child.close();
             this.children.clear();
@@ -213,35 +255,51 @@ enum ViewerAssets {
             this.more.remove();
             return;
           }
-          const keys = Object.keys(value).sort(compareKeys);
+          const all = Object.keys(value).sort(compareKeys);
+          const keys = all.slice(0, this.limit);
+          const full = all.length >= this.limit;
+          const last = keys[keys.length - 1];
+          const wasFull = isObject(before) && Object.keys(before).length >= this.limit;
+          const oldKeys = isObject(before) ? Object.keys(before).sort(compareKeys) : [];
+          const oldLast = oldKeys[Math.min(oldKeys.length, this.limit) - 1];
           this.detail.textContent = "";
+          const shown = new Set(keys);
           for (const [key, child] of this.children) {
-            if (key in value) continue;
+            if (shown.has(key)) continue;
             this.children.delete(key);
             child.close();
-            child.row.classList.add("removed");
-            setTimeout(() => child.element.remove(), 1000);
+            // A key the window left behind is not a removal.
+            if (highlight && !(key in value) && !(full && compareKeys(key, last) > 0)) {
+              child.row.classList.add("removed");
+              setTimeout(() => child.element.remove(), 1000);
+            } else {
+              child.element.remove();
+            }
           }
           let previous = null;
           for (const key of keys) {
             let child = this.children.get(key);
-            const old = isObject(before) ? before[key] : undefined;
+            let flashed = null;
             if (!child) {
-              child = new TreeNode(this.path.concat([key]), key);
+              child = new TreeNode(this.path.concat([key]), key, this);
               this.children.set(key, child);
-              if (highlight) flash(child.row, "added");
-            } else if (highlight && JSON.stringify(old) !== JSON.stringify(value[key])) {
-              flash(child.row, "changed");
+              // A key the window took in as another left is not an addition.
+              const came = !isObject(before) || !(key in before);
+              if (highlight && came && !(wasFull && oldLast !== undefined && compareKeys(key, oldLast) > 0)) flashed = "added";
+            } else if (highlight && !child.open && !same(isObject(before) ? before[key] : undefined, value[key])) {
+              // An open node's own rows show what changed in it.
+              flashed = "changed";
             }
-            child.summarize(value[key]);
+            if (child.open) child.show(value[key], highlight); else child.summarize(value[key]);
             const at = previous ? previous.element.nextSibling : this.list.firstChild;
             if (child.element !== at) this.list.insertBefore(child.element, at);
+            if (flashed) flash(child.row, flashed);
             previous = child;
           }
-          if (keys.length >= this.limit) this.list.after(this.more); else this.more.remove();
+          if (full) this.list.after(this.more); else this.more.remove();
         }
 
-        // A closed child shows its value: a leaf as it is, an object by its number of children.
+        // A closed node shows its value: a leaf as it is, an object by its number of children.
         summarize(value) {
           if (this.open) return;
           if (isObject(value)) {
@@ -291,7 +349,7 @@ enum ViewerAssets {
         select.addEventListener("change", () => { location.search = "?ns=" + encodeURIComponent(select.value); });
       }
 
-      const root = new TreeNode([], "/");
+      const root = new TreeNode([], "/", null);
       root.element.id = "root";
       document.getElementById("tree").append(root.element);
       root.expand();

@@ -165,7 +165,9 @@ extension ServeCommand {
         let (ws, http) = tls == nil ? ("ws", "http") : ("wss", "https")
         print("rtdb serve: listening on \(host):\(boundPort) (\(ws)://\(host):\(boundPort)/.ws?ns=NAME, \(http)://\(host):\(boundPort)/PATH.json?ns=NAME); data in \(folder)")
         if !noViewer {
-            let shown = host.contains(":") ? "[\(host)]" : host
+            // At an address a browser can open, and this server shows the viewer at.
+            let reachable = host == "0.0.0.0" ? "127.0.0.1" : host == "::" ? "::1" : host
+            let shown = reachable.contains(":") ? "[\(reachable)]" : reachable
             print("rtdb serve: the data viewer is at \(http)://\(shown):\(boundPort)/ (--no-viewer turns it off)")
         }
         fflush(nil)

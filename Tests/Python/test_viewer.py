@@ -28,34 +28,70 @@ def browser():
     driver.quit()
 
 
-def row(browser, path, timeout=5):
+def row(browser, path, timeout=10):
     """The tree row of `path` once it is shown."""
     return WebDriverWait(browser, timeout).until(
-        lambda b: b.find_element(By.CSS_SELECTOR, f'li[data-path="{path}"] > .row'))
+        lambda b: (b.find_elements(By.CSS_SELECTOR, f'li[data-path="{path}"] > .row') or [False])[0])
+
+
+def text(browser, path):
+    """The row's text now ("" when it is not shown)."""
+    found = browser.find_elements(By.CSS_SELECTOR, f'li[data-path="{path}"] > .row')
+    return found[0].text if found else ""
+
+
+# Every highlight the page makes, in order, as "PATH KIND": a flash lasts a second or two,
+# so the test reads the page's record of them rather than catching each one.
+RECORD_FLASHES = """
+window.flashes = [];
+new MutationObserver((changes) => {
+  for (const change of changes) {
+    const row = change.target;
+    if (!row.classList || !row.classList.contains("row")) continue;
+    const before = (change.oldValue || "").split(" ");
+    for (const kind of ["added", "changed", "removed"]) {
+      const entry = row.parentElement.dataset.path + " " + kind;
+      // One flash makes two records (its class taken off, then put on), read together.
+      if (row.classList.contains(kind) && !before.includes(kind) && window.flashes[window.flashes.length - 1] !== entry) window.flashes.push(entry);
+    }
+  }
+}).observe(document.body, { subtree: true, attributes: true, attributeOldValue: true, attributeFilter: ["class"] });
+"""
+
+
+def flashes(browser):
+    return browser.execute_script("return window.flashes")
 
 
 def test_a_node_opened_follows_changes_highlighted(server, app, browser):
     from firebase_admin import db
     top = "viewer-" + uuid.uuid4().hex[:8]
-    db.reference("/" + top, app=app).set({"a": 1, "b": {"c": "x"}})
+    db.reference("/" + top, app=app).set({"a": 1, "b": {"c": "x"}, "list": ["p", "q", "r"]})
     origin = f"http://127.0.0.1:{server['port']}"
     browser.get(origin + "/?ns=admin-suite")
     row(browser, "/" + top).find_element(By.CLASS_NAME, "toggle").click()
-    a = row(browser, f"/{top}/a")
-    assert a.text == "a 1"
+    assert row(browser, f"/{top}/a").text == "a 1"
     assert row(browser, f"/{top}/b").text == "▸b {1 child}"
+    browser.execute_script(RECORD_FLASHES)
     # Another client's writes show within a second, highlighted.
     db.reference(f"/{top}/a", app=app).set(2)
-    WebDriverWait(browser, 1).until(lambda b: row(b, f"/{top}/a").text == "a 2")
-    assert "changed" in row(browser, f"/{top}/a").get_attribute("class")
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/a") == "a 2")
     db.reference(f"/{top}/d", app=app).set(True)
-    WebDriverWait(browser, 1).until(lambda b: "added" in row(b, f"/{top}/d").get_attribute("class"))
-    assert row(browser, f"/{top}/d").text == "d true"
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/d") == "d true")
     db.reference(f"/{top}/a", app=app).delete()
-    WebDriverWait(browser, 1).until(lambda b: "removed" in row(b, f"/{top}/a").get_attribute("class"))
-    # A child opened in turn.
+    WebDriverWait(browser, 5).until(lambda b: f"/{top}/a removed" in flashes(b))
+    assert flashes(browser) == [f"/{top}/a changed", f"/{top}/d added", f"/{top}/a removed"], flashes(browser)
+    # A child opened in turn shows what the stream holds of it, and follows it; a list keeps
+    # the keys it has (a sparse one shows no empty rows).
     row(browser, f"/{top}/b").find_element(By.CLASS_NAME, "toggle").click()
     assert row(browser, f"/{top}/b/c").text == 'c "x"'
+    db.reference(f"/{top}/b/c", app=app).set("y")
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/b/c") == 'c "y"')
+    assert f"/{top}/b/c changed" in flashes(browser)
+    db.reference(f"/{top}/list/1", app=app).delete()
+    row(browser, f"/{top}/list").find_element(By.CLASS_NAME, "toggle").click()
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/list/2") == '2 "r"')
+    assert text(browser, f"/{top}/list/1") == ""
     folder = os.environ.get("RTDB_ARTIFACTS", tempfile.gettempdir())
     os.makedirs(folder, exist_ok=True)
     browser.save_screenshot(os.path.join(folder, "viewer.png"))
@@ -67,6 +103,7 @@ def test_a_node_opened_follows_changes_highlighted(server, app, browser):
 
 
 def test_more_children_a_page_at_a_time(server, app, browser):
+    """50 children at a time; a child the window takes in or leaves behind does not flash."""
     from firebase_admin import db
     top = "viewer-" + uuid.uuid4().hex[:8]
     db.reference("/" + top, app=app).set({f"k{i:03d}": i for i in range(120)})
@@ -75,8 +112,25 @@ def test_more_children_a_page_at_a_time(server, app, browser):
     row(browser, f"/{top}/k049")
     shown = lambda b: len(b.find_elements(By.CSS_SELECTOR, f'li[data-path^="/{top}/"]'))
     assert shown(browser) == 50
+    browser.execute_script(RECORD_FLASHES)
+    db.reference(f"/{top}/k010", app=app).delete()
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/k050") == "k050 50")
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/k010") == "")
+    assert flashes(browser) == [f"/{top}/k010 removed"]
     browser.find_element(By.CSS_SELECTOR, f'li[data-path="/{top}"] > button.more').click()
     WebDriverWait(browser, 5).until(lambda b: shown(b) == 100)
+
+
+def test_the_viewer_is_shown_only_where_the_server_takes_pages_from(server):
+    import http.client
+    for host, status in [("127.0.0.1", 200), ("localhost", 200), ("10.0.0.7", 403)]:
+        connection = http.client.HTTPConnection("127.0.0.1", server["port"], timeout=10)
+        connection.request("GET", "/", headers={"Host": f"{host}:{server['port']}"})
+        response = connection.getresponse()
+        body = response.read().decode()
+        assert response.status == status, (host, body)
+        connection.close()
+    assert "the data viewer reads as the owner" in body
 
 
 def test_no_viewer(binary):
