@@ -65,6 +65,10 @@ enum ViewerAssets {
     .changed { background: #fff3b0; }
     .removed { background: #ffc9c9; text-decoration: line-through; }
     button.more { font: inherit; margin: .2em 0 .2em 1.2em; cursor: pointer; }
+    button.delete { font: inherit; border: none; background: none; color: #b00020; cursor: pointer; visibility: hidden; }
+    .row:hover button.delete { visibility: visible; }
+    input.edit { font: inherit; }
+    .problem { color: #b00020; }
     """#
 
     static let script = #"""
@@ -91,6 +95,25 @@ enum ViewerAssets {
       function say(text, error) {
         status.textContent = text;
         status.className = error ? "error" : "";
+      }
+
+      // The REST address to write a path at.
+      function writeAddress(path) {
+        const query = new URLSearchParams({ ns: namespace, auth: "owner" });
+        const encoded = path.map(encodeURIComponent).join("/");
+        return "/" + encoded + (encoded ? "/" : "") + ".json?" + query.toString();
+      }
+
+      // Writes `body` (JSON text) at `path` with `method`; the server's refusal, or null.
+      async function write(method, path, body) {
+        try {
+          const response = await fetch(writeAddress(path), { method: method, body: body, headers: { "Content-Type": "application/json" } });
+          if (response.ok) return null;
+          const answer = await response.json().catch(() => ({}));
+          return answer.error || ("the server answered " + response.status);
+        } catch (error) {
+          return "the server cannot be reached";
+        }
       }
 
       // The REST address of a path, with the query that keeps its first `limit` children.
@@ -177,6 +200,15 @@ enum ViewerAssets {
           this.label.textContent = key;
           this.detail = document.createElement("span");
           this.row.append(this.toggle, this.label, this.detail);
+          if (parent) {
+            const remove = document.createElement("button");
+            remove.className = "delete";
+            remove.title = "delete";
+            remove.textContent = "×";
+            remove.addEventListener("click", () => this.delete());
+            this.row.append(remove);
+          }
+          this.editing = false;
           this.list = document.createElement("ul");
           this.list.className = "tree";
           this.more = document.createElement("button");
@@ -299,9 +331,47 @@ enum ViewerAssets {
           if (full) this.list.after(this.more); else this.more.remove();
         }
 
-        // A closed node shows its value: a leaf as it is, an object by its number of children.
+        // The value as its parent's stream holds it now.
+        current() { return this.parent && isObject(this.parent.value) ? this.parent.value[this.key] : undefined; }
+
+        // A leaf's value edited in place: JSON, checked before it is written (PUT); a mistake
+        // or the server's refusal is shown beside it, and Escape leaves it as it was.
+        edit(value) {
+          this.editing = true;
+          const input = document.createElement("input");
+          input.className = "edit";
+          input.value = JSON.stringify(value);
+          input.size = Math.max(8, Math.min(60, input.value.length + 2));
+          const problem = document.createElement("span");
+          problem.className = "problem";
+          const done = () => { this.editing = false; this.summarize(this.current()); };
+          input.addEventListener("keydown", async (event) => {
+            if (event.key === "Escape") return done();
+            if (event.key !== "Enter") return;
+            try { JSON.parse(input.value); } catch (error) { problem.textContent = " " + error.message; return; }
+            const refusal = await write("PUT", this.path, input.value);
+            if (refusal) { problem.textContent = " " + refusal; return; }
+            done();
+          });
+          this.detail.replaceChildren(" ", input, problem);
+          input.focus();
+        }
+
+        // Deletes the node; one with children only once confirmed.
+        async delete() {
+          const value = this.current();
+          if (isObject(value)) {
+            const count = Object.keys(value).length;
+            if (!confirm("Delete /" + this.path.join("/") + " and its " + count + (count === 1 ? " child?" : " children?"))) return;
+          }
+          const refusal = await write("DELETE", this.path, null);
+          if (refusal) say(refusal, true);
+        }
+
+        // A closed node shows its value: a leaf as it is (double-click edits it), an object by
+        // its number of children.
         summarize(value) {
-          if (this.open) return;
+          if (this.open || this.editing) return;
           if (isObject(value)) {
             this.toggle.style.visibility = "visible";
             const count = Object.keys(value).length;
@@ -311,7 +381,10 @@ enum ViewerAssets {
             this.detail.replaceChildren(text);
           } else {
             this.toggle.style.visibility = "hidden";
-            this.detail.replaceChildren(" ", leaf(value));
+            const shown = leaf(value);
+            shown.title = "double-click to edit";
+            shown.addEventListener("dblclick", () => this.edit(value));
+            this.detail.replaceChildren(" ", shown);
           }
         }
       }

@@ -35,9 +35,15 @@ def row(browser, path, timeout=10):
 
 
 def text(browser, path):
-    """The row's text now ("" when it is not shown)."""
+    """The row's text now ("" when it is not shown), without the × a pointer over it shows."""
     found = browser.find_elements(By.CSS_SELECTOR, f'li[data-path="{path}"] > .row')
-    return found[0].text if found else ""
+    return found[0].text.replace("×", "") if found else ""
+
+
+def shown(browser, path):
+    """The row's text once it is shown."""
+    row(browser, path)
+    return text(browser, path)
 
 
 # Every highlight the page makes, in order, as "PATH KIND": a flash lasts a second or two,
@@ -70,8 +76,8 @@ def test_a_node_opened_follows_changes_highlighted(server, app, browser):
     origin = f"http://127.0.0.1:{server['port']}"
     browser.get(origin + "/?ns=admin-suite")
     row(browser, "/" + top).find_element(By.CLASS_NAME, "toggle").click()
-    assert row(browser, f"/{top}/a").text == "a 1"
-    assert row(browser, f"/{top}/b").text == "▸b {1 child}"
+    assert shown(browser, f"/{top}/a") == "a 1"
+    assert shown(browser, f"/{top}/b") == "▸b {1 child}"
     browser.execute_script(RECORD_FLASHES)
     # Another client's writes show within a second, highlighted.
     db.reference(f"/{top}/a", app=app).set(2)
@@ -84,7 +90,7 @@ def test_a_node_opened_follows_changes_highlighted(server, app, browser):
     # A child opened in turn shows what the stream holds of it, and follows it; a list keeps
     # the keys it has (a sparse one shows no empty rows).
     row(browser, f"/{top}/b").find_element(By.CLASS_NAME, "toggle").click()
-    assert row(browser, f"/{top}/b/c").text == 'c "x"'
+    assert shown(browser, f"/{top}/b/c") == 'c "x"'
     db.reference(f"/{top}/b/c", app=app).set("y")
     WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/b/c") == 'c "y"')
     assert f"/{top}/b/c changed" in flashes(browser)
@@ -110,15 +116,49 @@ def test_more_children_a_page_at_a_time(server, app, browser):
     browser.get(f"http://127.0.0.1:{server['port']}/?ns=admin-suite")
     row(browser, "/" + top).find_element(By.CLASS_NAME, "toggle").click()
     row(browser, f"/{top}/k049")
-    shown = lambda b: len(b.find_elements(By.CSS_SELECTOR, f'li[data-path^="/{top}/"]'))
-    assert shown(browser) == 50
+    count = lambda b: len(b.find_elements(By.CSS_SELECTOR, f'li[data-path^="/{top}/"]'))
+    assert count(browser) == 50
     browser.execute_script(RECORD_FLASHES)
     db.reference(f"/{top}/k010", app=app).delete()
     WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/k050") == "k050 50")
     WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/k010") == "")
     assert flashes(browser) == [f"/{top}/k010 removed"]
     browser.find_element(By.CSS_SELECTOR, f'li[data-path="/{top}"] > button.more').click()
-    WebDriverWait(browser, 5).until(lambda b: shown(b) == 100)
+    WebDriverWait(browser, 5).until(lambda b: count(b) == 100)
+
+
+def test_a_value_edited_in_place_and_nodes_deleted(server, app, browser):
+    """Double-click a value: JSON, checked before it is written; × deletes, an object once confirmed."""
+    from firebase_admin import db
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.common.action_chains import ActionChains
+    top = "viewer-" + uuid.uuid4().hex[:8]
+    db.reference("/" + top, app=app).set({"a": 1, "b": {"c": "x"}, "d": "gone soon"})
+    browser.get(f"http://127.0.0.1:{server['port']}/?ns=admin-suite")
+    row(browser, "/" + top).find_element(By.CLASS_NAME, "toggle").click()
+    value = row(browser, f"/{top}/a").find_element(By.CLASS_NAME, "number")
+    ActionChains(browser).double_click(value).perform()
+    field = row(browser, f"/{top}/a").find_element(By.CSS_SELECTOR, "input.edit")
+    assert field.get_attribute("value") == "1"
+    field.send_keys(Keys.END, " 2", Keys.ENTER)
+    problem = row(browser, f"/{top}/a").find_element(By.CLASS_NAME, "problem")
+    assert "JSON" in problem.text, problem.text
+    assert db.reference(f"/{top}/a", app=app).get() == 1
+    field.clear()
+    field.send_keys('{"x": 5}', Keys.ENTER)
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/a") == "▸a {1 child}")
+    assert db.reference(f"/{top}/a", app=app).get() == {"x": 5}
+    # A leaf goes at once; an object once confirmed.
+    ActionChains(browser).move_to_element(row(browser, f"/{top}/d")).perform()
+    row(browser, f"/{top}/d").find_element(By.CSS_SELECTOR, "button.delete").click()
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/d") in ("", 'd "gone soon"') and db.reference(f"/{top}/d", app=app).get() is None)
+    ActionChains(browser).move_to_element(row(browser, f"/{top}/b")).perform()
+    row(browser, f"/{top}/b").find_element(By.CSS_SELECTOR, "button.delete").click()
+    alert = WebDriverWait(browser, 5).until(lambda b: b.switch_to.alert)
+    assert alert.text == f"Delete /{top}/b and its 1 child?"
+    alert.accept()
+    WebDriverWait(browser, 5).until(lambda b: db.reference(f"/{top}/b", app=app).get() is None)
+    assert db.reference("/" + top, app=app).get() == {"a": {"x": 5}}
 
 
 def test_the_viewer_is_shown_only_where_the_server_takes_pages_from(server):
