@@ -65,8 +65,11 @@ enum ViewerAssets {
     .changed { background: #fff3b0; }
     .removed { background: #ffc9c9; text-decoration: line-through; }
     button.more { font: inherit; margin: .2em 0 .2em 1.2em; cursor: pointer; }
-    button.delete { font: inherit; border: none; background: none; color: #b00020; cursor: pointer; visibility: hidden; }
-    .row:hover button.delete { visibility: visible; }
+    button.delete, button.add { font: inherit; border: none; background: none; cursor: pointer; visibility: hidden; }
+    button.delete { color: #b00020; }
+    button.add { color: #1a7f37; }
+    .row:hover button.delete, .row:hover button.add { visibility: visible; }
+    .adding { margin-left: 2.2em; }
     input.edit { font: inherit; }
     .problem { color: #b00020; }
     """#
@@ -200,6 +203,12 @@ enum ViewerAssets {
           this.label.textContent = key;
           this.detail = document.createElement("span");
           this.row.append(this.toggle, this.label, this.detail);
+          this.adder = document.createElement("button");
+          this.adder.className = "add";
+          this.adder.title = "add a child";
+          this.adder.textContent = "+";
+          this.adder.addEventListener("click", () => this.add());
+          this.row.append(this.adder);
           if (parent) {
             const remove = document.createElement("button");
             remove.className = "delete";
@@ -357,6 +366,45 @@ enum ViewerAssets {
           input.focus();
         }
 
+        // A child added: its key (none: a push id the server makes) and its JSON value, both
+        // checked before the write (PUT at the key, or POST); Escape gives up.
+        add() {
+          if (this.form) return this.form.querySelector("input").focus();
+          const form = document.createElement("div");
+          form.className = "adding";
+          const key = document.createElement("input");
+          key.className = "key-input";
+          key.placeholder = "key (empty: a push id)";
+          const value = document.createElement("input");
+          value.className = "value-input";
+          value.placeholder = "JSON value";
+          const problem = document.createElement("span");
+          problem.className = "problem";
+          form.append(key, " ", value, problem);
+          const finish = () => { form.remove(); this.form = null; };
+          const submit = async () => {
+            const name = key.value;
+            if (/[.$#\[\]\/\u0000-\u001f\u007f]/.test(name)) {
+              problem.textContent = " a key may not contain . $ # [ ] / or a control character";
+              return;
+            }
+            try { JSON.parse(value.value); } catch (error) { problem.textContent = " " + error.message; return; }
+            const refusal = name ? await write("PUT", this.path.concat([name]), value.value) : await write("POST", this.path, value.value);
+            if (refusal) { problem.textContent = " " + refusal; return; }
+            finish();
+            if (!this.open) this.expand();
+          };
+          for (const input of [key, value]) {
+            input.addEventListener("keydown", (event) => {
+              if (event.key === "Escape") finish();
+              if (event.key === "Enter") submit();
+            });
+          }
+          this.form = form;
+          this.row.after(form);
+          key.focus();
+        }
+
         // Deletes the node; one with children only once confirmed.
         async delete() {
           const value = this.current();
@@ -372,6 +420,7 @@ enum ViewerAssets {
         // its number of children.
         summarize(value) {
           if (this.open || this.editing) return;
+          this.adder.style.display = isObject(value) || value === null || value === undefined ? "" : "none";
           if (isObject(value)) {
             this.toggle.style.visibility = "visible";
             const count = Object.keys(value).length;

@@ -35,9 +35,9 @@ def row(browser, path, timeout=10):
 
 
 def text(browser, path):
-    """The row's text now ("" when it is not shown), without the × a pointer over it shows."""
+    """The row's text now ("" when it is not shown), without the + and × a pointer over it shows."""
     found = browser.find_elements(By.CSS_SELECTOR, f'li[data-path="{path}"] > .row')
-    return found[0].text.replace("×", "") if found else ""
+    return re.sub(r"[+×]+$", "", found[0].text) if found else ""
 
 
 def shown(browser, path):
@@ -159,6 +159,37 @@ def test_a_value_edited_in_place_and_nodes_deleted(server, app, browser):
     alert.accept()
     WebDriverWait(browser, 5).until(lambda b: db.reference(f"/{top}/b", app=app).get() is None)
     assert db.reference("/" + top, app=app).get() == {"a": {"x": 5}}
+
+
+def test_a_child_added_and_pushed(server, app, browser):
+    """+ on a row: a key and a JSON value, checked first; no key is a push."""
+    from firebase_admin import db
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.common.action_chains import ActionChains
+    top = "viewer-" + uuid.uuid4().hex[:8]
+    db.reference("/" + top, app=app).set({"a": 1})
+    browser.get(f"http://127.0.0.1:{server['port']}/?ns=admin-suite")
+    ActionChains(browser).move_to_element(row(browser, "/" + top)).perform()
+    row(browser, "/" + top).find_element(By.CSS_SELECTOR, "button.add").click()
+    form = browser.find_element(By.CSS_SELECTOR, f'li[data-path="/{top}"] > .adding')
+    key, value = form.find_element(By.CLASS_NAME, "key-input"), form.find_element(By.CLASS_NAME, "value-input")
+    key.send_keys("a/b")
+    value.send_keys("1", Keys.ENTER)
+    assert form.find_element(By.CLASS_NAME, "problem").text == "a key may not contain . $ # [ ] / or a control character"
+    key.clear()
+    key.send_keys("e")
+    value.clear()
+    value.send_keys('{"f": 1}', Keys.ENTER)
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/e") == "▸e {1 child}")
+    assert db.reference(f"/{top}/e", app=app).get() == {"f": 1}
+    ActionChains(browser).move_to_element(row(browser, "/" + top)).perform()
+    row(browser, "/" + top).find_element(By.CSS_SELECTOR, "button.add").click()
+    form = browser.find_element(By.CSS_SELECTOR, f'li[data-path="/{top}"] > .adding')
+    form.find_element(By.CLASS_NAME, "value-input").send_keys('"pushed"', Keys.ENTER)
+    WebDriverWait(browser, 5).until(lambda b: len(db.reference("/" + top, app=app).get()) == 3)
+    pushed = [k for k in db.reference("/" + top, app=app).get() if k not in ("a", "e")]
+    assert len(pushed) == 1 and len(pushed[0]) == 20 and db.reference(f"/{top}/{pushed[0]}", app=app).get() == "pushed"
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/{pushed[0]}") == f'{pushed[0]} "pushed"')
 
 
 def test_the_viewer_is_shown_only_where_the_server_takes_pages_from(server):
