@@ -100,9 +100,9 @@ enum ViewerAssets {
         status.className = error ? "error" : "";
       }
 
-      // The REST address to write a path at.
-      function writeAddress(path) {
-        const query = new URLSearchParams({ ns: namespace, auth: "owner" });
+      // The REST address of a path, as the owner, with `extra` parameters.
+      function restAddress(path, extra) {
+        const query = new URLSearchParams(Object.assign({ ns: namespace, auth: "owner" }, extra));
         const encoded = path.map(encodeURIComponent).join("/");
         return "/" + encoded + (encoded ? "/" : "") + ".json?" + query.toString();
       }
@@ -110,7 +110,7 @@ enum ViewerAssets {
       // Writes `body` (JSON text) at `path` with `method`; the server's refusal, or null.
       async function write(method, path, body) {
         try {
-          const response = await fetch(writeAddress(path), { method: method, body: body, headers: { "Content-Type": "application/json" } });
+          const response = await fetch(restAddress(path, {}), { method: method, body: body, headers: { "Content-Type": "application/json" } });
           if (response.ok) return null;
           const answer = await response.json().catch(() => ({}));
           return answer.error || ("the server answered " + response.status);
@@ -119,12 +119,8 @@ enum ViewerAssets {
         }
       }
 
-      // The REST address of a path, with the query that keeps its first `limit` children.
-      function address(path, limit) {
-        const query = new URLSearchParams({ ns: namespace, auth: "owner", orderBy: '"$key"', limitToFirst: String(limit) });
-        const encoded = path.map(encodeURIComponent).join("/");
-        return "/" + encoded + (encoded ? "/" : "") + ".json?" + query.toString();
-      }
+      // The stream of a path's first `limit` children.
+      function windowAddress(path, limit) { return restAddress(path, { orderBy: '"$key"', limitToFirst: String(limit) }); }
 
       // The database's key order: keys that are 32-bit integers (leading zeros allowed) first,
       // by value, the shorter first when equal; then the rest by their UTF-16 code units.
@@ -255,7 +251,7 @@ enum ViewerAssets {
 
         listen() {
           if (this.stream) this.stream.close();
-          const stream = new EventSource(address(this.path, this.limit));
+          const stream = new EventSource(windowAddress(this.path, this.limit));
           this.stream = stream;
           let first = true;
           const apply = (kind, event) => {

@@ -42,45 +42,16 @@ public struct Completer {
             return Completion(word: word, candidates: names.map { $0 + " " })
         }
         guard let spec = CommandSpec.find(words[0]) else { return Completion(word: word, candidates: []) }
-        if spec.wrapsCommand {
-            // Past its own count and flags, the words are a command line of their own.
-            var start = 1
-            while start < words.count, Int(words[start]) != nil || words[start].hasPrefix("-") {
-                start += words[start].hasPrefix("-") && spec.allFlags.first(where: { $0.name == words[start] })?.value != nil ? 2 : 1
-            }
-            if start < words.count { return complete(words[start...].joined(separator: " ") + " " + word, cwd: cwd) }
-        }
-        // The arguments typed so far, and the flag whose value the word is, if it is one.
-        // As the parser reads them: a flag's value is the word after it, and a query bound's
-        // optional KEY the word after that, unless it is a flag.
-        var arguments: [String] = []
-        var valueOf: CommandSpec.Flag?
-        var keyMayFollow = false
-        for typed in words.dropFirst() {
-            let isFlag = Arguments.isFlag(Token(text: typed, column: 0, kind: .word))
-            if let flag = valueOf {
-                valueOf = nil
-                keyMayFollow = flag.optionalKey
-                continue
-            }
-            if keyMayFollow {
-                keyMayFollow = false
-                if !isFlag { continue }
-            }
-            if isFlag {
-                let name = typed.split(separator: "=", maxSplits: 1).first.map(String.init) ?? typed
-                if let flag = spec.allFlags.first(where: { $0.name == name || $0.short == name }), flag.value != nil {
-                    if typed.contains("=") { keyMayFollow = flag.optionalKey } else { valueOf = flag }
-                }
-                continue
-            }
-            arguments.append(typed)
-        }
-        if let flag = valueOf {
+        let typed = Array(words.dropFirst())
+        let reading = ArgumentReading(typed.map { Token(text: $0, column: 0, kind: .word) }, spec: spec)
+        // Past a wrapping command's own count and flags, the words are a command line of their own.
+        if let wrapped = reading.wrapped { return complete(typed[wrapped...].joined(separator: " ") + " " + word, cwd: cwd) }
+        let arguments = reading.arguments(of: typed)
+        if case .value(let flag) = reading.next {
             return Completion(word: word, candidates: values(of: flag, arguments: arguments, cwd: cwd).filter { $0.hasPrefix(word) }.map { $0 + " " })
         }
         // The word is a query bound's KEY, unless it is a flag: nothing to offer.
-        if keyMayFollow && !word.hasPrefix("-") { return Completion(word: word, candidates: []) }
+        if case .key = reading.next, !word.hasPrefix("-") { return Completion(word: word, candidates: []) }
         // A flag as the parser sees one; "-Nx8…" is a push id.
         if word.hasPrefix("--") || (word.hasPrefix("-") && word.count <= 2) {
             // --flag=VALUE completes its value in place.

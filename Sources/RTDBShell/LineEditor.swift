@@ -175,6 +175,13 @@ final class LineEditor {
         return at
     }
 
+    /// Where libedit has the cursor (after the prompt and `before`) and where `line` ends.
+    private func layout(_ line: String, _ before: String, columns: Int) -> (cursor: (row: Int, column: Int), end: (row: Int, column: Int)) {
+        let start = LineEditor.advance((0, 0), over: promptText, columns: columns)
+        let cursor = LineEditor.advance(start, over: before, columns: columns)
+        return (cursor, LineEditor.advance(cursor, over: String(line.utf8.dropFirst(before.utf8.count)) ?? "", columns: columns))
+    }
+
     /// Draws the line again over what libedit drew: the same characters in the same cells,
     /// with their styles, and the hint after the end on the line's last row. libedit keeps
     /// its own picture of the screen, which this leaves true: the cursor goes back where
@@ -186,9 +193,7 @@ final class LineEditor {
         guard decorating, !searching, let decorate, let (line, before) = currentLine(), let size = Terminal.size(),
               !LineHighlighter.hasControl(line) else { return false }
         let columns = size.columns
-        let start = LineEditor.advance((0, 0), over: promptText, columns: columns)
-        let cursor = LineEditor.advance(start, over: before, columns: columns)
-        var end = LineEditor.advance(cursor, over: String(line.utf8.dropFirst(before.utf8.count)) ?? "", columns: columns)
+        var (cursor, end) = layout(line, before, columns: columns)
         guard end.row < size.rows - 1 else { return false }
         let (styled, hint, _) = decorate(line)
         // From where libedit left the cursor to the prompt's first row.
@@ -243,9 +248,7 @@ final class LineEditor {
         if drawDecorated(hint: false, atEnd: true) {
             StandardOutput.writeAll("\r\n")
         } else if let (line, before) = currentLine(), let columns = Terminal.size()?.columns {
-            let start = LineEditor.advance((0, 0), over: promptText, columns: columns)
-            let cursor = LineEditor.advance(start, over: before, columns: columns)
-            let end = LineEditor.advance(cursor, over: String(line.utf8.dropFirst(before.utf8.count)) ?? "", columns: columns)
+            let (cursor, end) = layout(line, before, columns: columns)
             let down = end.row - cursor.row
             StandardOutput.writeAll((down > 0 ? "\u{1B}[\(down)B" : "") + "\r\n")
         } else {

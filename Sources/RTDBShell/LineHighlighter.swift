@@ -77,52 +77,30 @@ public enum LineHighlighter {
             return spans
         }
         mark(first, .command)
-        let flags = Dictionary(spec.allFlags.flatMap { flag in [(flag.name, flag)] + (flag.short.map { [($0, flag)] } ?? []) }, uniquingKeysWith: { a, _ in a })
+        let words = Array(tokens.dropFirst())
+        let reading = ArgumentReading(words, spec: spec)
         var positional: [Token] = []
-        var index = 1
-        while index < tokens.count {
-            let token = tokens[index]
-            index += 1
-            let digits = token.kind == .word && token.text.utf8.allSatisfy { (0x30...0x39).contains($0) }
-            if spec.wrapsCommand && digits {
-                // `repeat`'s count.
+        for (token, part) in zip(words, reading.parts) {
+            switch part {
+            case .count:
                 mark(token, .number)
-                continue
-            }
-            if spec.wrapsCommand && !Arguments.isFlag(token) {
-                // The rest is a command line of its own (`repeat`).
-                return spans + classify(Array(tokens[(index - 1)...]), cwd: cwd)
-            }
-            if token.kind == .word && token.text == "--" {
-                for rest in tokens[index...] { positional.append(rest) }
-                break
-            }
-            guard Arguments.isFlag(token) else {
+            case .flag(let flag):
+                mark(token, flag == nil ? .mistake : .flag)
+            case .value(let flag):
+                if !flag.choices.isEmpty && flag.name != "--events" {
+                    mark(token, flag.choices.contains(token.unquoted) ? .literal : .mistake)
+                } else if token.kind == .json {
+                    // Flags read their JSON their own way (--claims as any JSON): coloured, not judged.
+                    spans += jsonSpans(token, mistakeFrom: nil)
+                } else {
+                    spans += valueSpans(token)
+                }
+            case .key:
+                spans += valueSpans(token)
+            case .argument:
                 positional.append(token)
-                continue
-            }
-            let inline = token.text.utf8.contains(UInt8(ascii: "="))
-            let name = inline ? token.text.split(separator: "=", maxSplits: 1).first.map(String.init) ?? token.text : token.text
-            guard let flag = flags[name] else {
-                mark(token, .mistake)
-                continue
-            }
-            mark(token, .flag)
-            guard flag.value != nil, !inline, index < tokens.count else { continue }
-            let value = tokens[index]
-            index += 1
-            if !flag.choices.isEmpty && flag.name != "--events" {
-                mark(value, flag.choices.contains(value.unquoted) ? .literal : .mistake)
-            } else if value.kind == .json {
-                // Flags read their JSON their own way (--claims as any JSON): coloured, not judged.
-                spans += jsonSpans(value, mistakeFrom: nil)
-            } else {
-                spans += valueSpans(value)
-            }
-            // A query bound's optional KEY.
-            if flag.optionalKey, index < tokens.count, !Arguments.isFlag(tokens[index]) {
-                spans += valueSpans(tokens[index])
-                index += 1
+            case .endOfFlags:
+                break
             }
         }
         var before: [String] = []
@@ -147,6 +125,8 @@ public enum LineHighlighter {
             }
             before.append(token.text)
         }
+        // The rest is a command line of its own (`repeat`).
+        if let wrapped = reading.wrapped { spans += classify(Array(words[wrapped...]), cwd: cwd) }
         return spans
     }
 
@@ -284,36 +264,16 @@ public enum LineHighlighter {
         guard let tokens = try? Tokenizer.tokenize(line), let first = tokens.first, let spec = CommandSpec.find(first.text) else { return nil }
         let endsInSpace = line.hasSuffix(" ")
         guard endsInSpace || tokens.count == 1 else { return nil }
-        if spec.wrapsCommand {
-            // Past the wrapper's own count and flags, the usage is the wrapped command's.
-            var index = 1
-            while index < tokens.count {
-                let token = tokens[index]
-                if Arguments.isFlag(token) {
-                    index += spec.allFlags.first(where: { $0.name == token.text })?.value != nil ? 2 : 1
-                } else if token.text.utf8.allSatisfy({ (0x30...0x39).contains($0) }) {
-                    index += 1
-                } else {
-                    return usageHint(String(String.UnicodeScalarView(line.unicodeScalars.dropFirst(token.column))))
-                }
-            }
+        let words = Array(tokens.dropFirst())
+        let reading = ArgumentReading(words, spec: spec)
+        // Past the wrapper's own count and flags, the usage is the wrapped command's.
+        if let wrapped = reading.wrapped {
+            return usageHint(String(String.UnicodeScalarView(line.unicodeScalars.dropFirst(words[wrapped].column))))
         }
-        // Arguments typed, not counting flags and their values; a flag still waiting for its
-        // value is hinted that value.
-        var typed = 0
-        var index = 1
-        while index < tokens.count {
-            let token = tokens[index]
-            index += 1
-            if Arguments.isFlag(token) {
-                if let flag = spec.allFlags.first(where: { $0.name == token.text }), let value = flag.value {
-                    if index == tokens.count { return (endsInSpace ? "" : " ") + value }
-                    index += 1
-                }
-                continue
-            }
-            typed += 1
-        }
+        // A flag still waiting for its value is hinted that value.
+        if case .value(let flag) = reading.next, let value = flag.value { return (endsInSpace ? "" : " ") + value }
+        // Arguments typed, not counting flags and their values.
+        let typed = reading.arguments(of: words).count
         let alternatives = spec.usage.components(separatedBy: " | \(spec.name) ")
         var groups = usageGroups(alternatives.first ?? spec.usage).dropFirst()
         var skipped = 0
