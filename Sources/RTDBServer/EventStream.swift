@@ -9,16 +9,19 @@ import RTDBRules
 /// A REST stream (`Accept: text/event-stream`): each change at the listened location goes
 /// out as a Server-Sent Event — `put` (the data at a relative path is now …) or `patch`
 /// (merge these children) — with `keep-alive` every 30 seconds (`ServerSentEvents`);
-/// `cancel` and `auth_revoked` end it.
+/// `cancel` and `auth_revoked` end it. With `format=export`, values carry their priorities
+/// (`.priority`, `.value`), as a read's do.
 final class EventStream: ListenSink, Sendable {
     let path: Path
     let identity: Identity
     private let events: ServerSentEvents
+    private let options: JSONWriter.Options
 
-    init(channel: Channel, path: Path, identity: Identity) {
+    init(channel: Channel, path: Path, identity: Identity, export: Bool = false) {
         self.events = ServerSentEvents(channel: channel)
         self.path = path
         self.identity = identity
+        self.options = JSONWriter.Options(export: export)
     }
 
     var channel: Channel { events.channel }
@@ -33,14 +36,14 @@ final class EventStream: ListenSink, Sendable {
     func send(_ push: Push) {
         switch push {
         case let .data(at, data, _):
-            write(event: "put", data: body(at, JSONWriter.string(data)))
+            write(event: "put", data: body(at, JSONWriter.string(data, options: options)))
         case let .merge(at, updates, _):
             var object: [UInt8] = [UInt8(ascii: "{")]
             for (i, update) in updates.enumerated() {
                 if i > 0 { object.append(UInt8(ascii: ",")) }
                 JSONWriter.writeString(update.path.wireString, to: &object)
                 object.append(UInt8(ascii: ":"))
-                JSONWriter.write(update.value, to: &object)
+                JSONWriter.write(update.value, to: &object, options: options)
             }
             object.append(UInt8(ascii: "}"))
             write(event: "patch", data: body(at, String(decoding: object, as: UTF8.self)))

@@ -104,7 +104,7 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
             let requested = head.headers.first(name: "Access-Control-Request-Headers")
             return answer(.reply(RESTReply(status: .noContent, body: [], headers: [
                 ("Access-Control-Allow-Methods", "GET, PUT, POST, PATCH, DELETE, OPTIONS"),
-                ("Access-Control-Allow-Headers", requested ?? "Content-Type, Authorization, X-Firebase-ETag, If-Match, If-None-Match, X-HTTP-Method-Override"),
+                ("Access-Control-Allow-Headers", requested ?? "Content-Type, Authorization, X-Firebase-ETag, If-Match, If-None-Match, X-HTTP-Method-Override, X-Rtdb-Guards"),
                 ("Access-Control-Max-Age", "600"),
             ])), to: head, cors: cors)
         }
@@ -133,9 +133,9 @@ final class HTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
         switch outcome {
         case .reply(let reply):
             send(reply, to: head, cors: cors, on: channel)
-        case let .stream(database, namespace, path, query, identity):
+        case let .stream(database, namespace, path, query, identity, export):
             channel.triggerUserOutboundEvent(HTTPPhase.longLived, promise: nil)
-            let stream = EventStream(channel: channel, path: path, identity: identity)
+            let stream = EventStream(channel: channel, path: path, identity: identity, export: export)
             stream.start(version: head.version, headers: cors)
             database.stream(stream, path: path, query: query)
             let namespaces = router.namespaces

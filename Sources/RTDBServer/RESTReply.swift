@@ -7,7 +7,7 @@ import RTDBRules
 enum RESTOutcome: Sendable {
     case reply(RESTReply)
     /// `Accept: text/event-stream`: the namespace stays acquired until the stream ends.
-    case stream(Database, namespace: String, Path, QueryParams?, Identity)
+    case stream(Database, namespace: String, Path, QueryParams?, Identity, export: Bool)
     /// The profiler's stream of the namespace's operations; acquired until it ends.
     case profile(Database, namespace: String)
 }

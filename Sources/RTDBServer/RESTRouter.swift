@@ -116,7 +116,7 @@ struct RESTRouter: Sendable {
                 namespaces.release(namespace)
                 throw RESTFailure(status: .unauthorized, message: "Permission denied")
             }
-            return done(.stream(acquired, namespace: namespace, path, query, identity))
+            return done(.stream(acquired, namespace: namespace, path, query, identity, export: items["format"] == "export"))
         }
         // Released once, by whichever comes first: the answer or a refusal.
         let held = NIOLockedValueBox(acquired != nil)
@@ -160,9 +160,10 @@ struct RESTRouter: Sendable {
             let shallow = items["shallow"] == "true"
             let wantsETag = head.headers.first(name: "X-Firebase-ETag") == "true"
             let ifNoneMatch = head.headers.first(name: "if-none-match")
+            let attachment = items["download"].map { [("Content-Disposition", Self.attachment(named: $0))] } ?? []
             let answer: @Sendable (Node) -> Void = { node in
                 let value = shallow ? node.shallow : node
-                var headers: [(String, String)] = []
+                var headers = attachment
                 if wantsETag || ifNoneMatch != nil { headers.append(("ETag", Self.etag(node))) }
                 if let ifNoneMatch, ifNoneMatch == Self.etag(node) {
                     return respond(RESTReply(status: .notModified, body: [], headers: headers))
@@ -225,9 +226,11 @@ struct RESTRouter: Sendable {
             } catch {
                 throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object: \(error)")
             }
+            let guards = try Self.guards(head.headers.first(name: Self.guardsHeader))
             var patch = Node.empty
             for (relative, value) in entries { patch = patch.setting(relative, to: value) }
-            database.submit(.merge(path: path, data: entries.map { UpdateEntry($0.0, $0.1) }), as: identity) { [patch] response in
+            database.submit(.merge(path: path, data: entries.map { UpdateEntry($0.0, $0.1) }, guards: guards), as: identity) { [patch] response in
+                if response.status == .dataStale { return respond(.error(.preconditionFailed, response.message)) }
                 guard response.isOK else { return respond(Self.failure(response)) }
                 if silent { return respond(RESTReply(status: .noContent, body: [])) }
                 respond(RESTReply(status: .ok, body: render(patch)))
@@ -446,6 +449,40 @@ struct RESTRouter: Sendable {
     }
 
     private static func etag(_ node: Node) -> String { node.isEmpty ? "null_etag" : node.hashString }
+
+    /// The header of a guarded PATCH, rtdb's own: a JSON object of paths (relative to the
+    /// PATCH's location) to the ETags read there ("null_etag" for nothing). Unless each still
+    /// matches, nothing is written and the answer is 412, as for a PUT's `if-match`.
+    static let guardsHeader = "X-Rtdb-Guards"
+
+    /// The guards of a PATCH's `X-Rtdb-Guards` header, checked.
+    static func guards(_ header: String?) throws -> [UpdateGuard] {
+        guard let header else { return [] }
+        let invalid = { (why: String) in RESTFailure(status: .badRequest, message: "Invalid \(guardsHeader) header: \(why)") }
+        guard case .object(let members)? = try? JSONValue.parse(header) else {
+            throw invalid("it is a JSON object of relative paths to ETags, as {\"a/b\": \"ETAG\"}")
+        }
+        var guards: [UpdateGuard] = []
+        for (key, value) in members {
+            guard case .string(let etag) = value else { throw invalid("the ETag of \"\(key)\" is not a string") }
+            let relative: Path
+            do { relative = try Path.validated(key, allowInfo: false) } catch { throw invalid("\"\(key)\": \(error)") }
+            guards.append(UpdateGuard(relative, hash: etag == "null_etag" ? "" : etag))
+        }
+        return guards
+    }
+
+    /// A `download=NAME` read's header: the browser saves the answer as NAME, kept to
+    /// letters, digits, `.`, `-` and `_` (anything else becomes `_`) so it cannot leave the
+    /// header's quotes or name a folder.
+    static func attachment(named name: String) -> String {
+        var safe = String(name.unicodeScalars.prefix(100).map { scalar -> Character in
+            let ascii = scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(Character(scalar)) || ".-_".unicodeScalars.contains(scalar))
+            return ascii ? Character(scalar) : "_"
+        })
+        if safe.allSatisfy({ $0 == "." || $0 == "_" }) { safe = "data.json" }
+        return "attachment; filename=\"\(safe)\""
+    }
 
     /// Reads a request body in place, without a copy. Bytes that are not UTF-8 are refused: the
     /// reader checks every string, and outside strings JSON allows ASCII only.

@@ -90,6 +90,38 @@ final class ServeTests: XCTestCase {
         XCTAssertEqual(try request("PUT", "/fresh.json?ns=demo", body: "1", headers: ["if-match": "null_etag"]).0, 412)
     }
 
+    /// rtdb's guarded PATCH: a rename made of one update, written only while both ETags still
+    /// match what was read; a change in between is a 412 naming the path, with nothing written.
+    func testGuardedPatchWritesOnlyWhatWasRead() throws {
+        _ = try request("PUT", "/g.json?ns=demo", body: #"{"a":{"x":1}}"#)
+        let read = try request("GET", "/g/a.json?ns=demo", headers: ["X-Firebase-ETag": "true"])
+        let etag = try XCTUnwrap(read.2["etag"])
+        let guards = #"{"a":"\#(etag)","b":"null_etag"}"#
+        _ = try request("PUT", "/g/a/x.json?ns=demo", body: "2")
+        let stale = try request("PATCH", "/g.json?ns=demo", body: #"{"b":{"x":1},"a":null}"#, headers: ["X-Rtdb-Guards": guards])
+        XCTAssertEqual(stale.0, 412)
+        XCTAssertEqual(stale.1, #"{"error":"the data at /g/a changed since it was read"}"#)
+        XCTAssertEqual(try request("GET", "/g.json?ns=demo").1, #"{"a":{"x":2}}"#)
+        let again = try XCTUnwrap(try request("GET", "/g/a.json?ns=demo", headers: ["X-Firebase-ETag": "true"]).2["etag"])
+        let moved = try request("PATCH", "/g.json?ns=demo", body: #"{"b":{"x":2},"a":null}"#,
+                                headers: ["X-Rtdb-Guards": #"{"a":"\#(again)","b":"null_etag"}"#])
+        XCTAssertEqual(moved.0, 200)
+        XCTAssertEqual(try request("GET", "/g.json?ns=demo").1, #"{"b":{"x":2}}"#)
+        let bad = try request("PATCH", "/g.json?ns=demo", body: #"{"c":1}"#, headers: ["X-Rtdb-Guards": "[1]"])
+        XCTAssertEqual(bad.0, 400)
+        XCTAssertEqual(bad.1, #"{"error":"Invalid X-Rtdb-Guards header: it is a JSON object of relative paths to ETags, as {\"a/b\": \"ETAG\"}"}"#)
+    }
+
+    /// `download=NAME` has the browser save the answer as a file, its name kept safe.
+    func testDownloadNamesTheFile() throws {
+        _ = try request("PUT", "/d.json?ns=demo", body: #"{"k":1}"#)
+        let saved = try request("GET", "/d.json?ns=demo&download=d.json")
+        XCTAssertEqual(saved.1, #"{"k":1}"#)
+        XCTAssertEqual(saved.2["content-disposition"], #"attachment; filename="d.json""#)
+        let odd = try request("GET", "/d.json?ns=demo&download=%22..%2Fx%22%3B.json")
+        XCTAssertEqual(odd.2["content-disposition"], #"attachment; filename="_.._x__.json""#)
+    }
+
     func testBadPortIsAUsageError() throws {
         let result = try Binary.run(["serve", "--port", "99999", "--data", folder])
         XCTAssertEqual(result.status, 2)

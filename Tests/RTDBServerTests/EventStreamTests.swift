@@ -46,6 +46,28 @@ final class EventStreamTests: XCTestCase {
         XCTAssertFalse(channel.isActive)
     }
 
+    /// `format=export`: values with their priorities, in puts and in patches.
+    func testExportKeepsPriorities() throws {
+        let channel = EmbeddedChannel()
+        let stream = EventStream(channel: channel, path: Path("q"), identity: .anonymous, export: true)
+        stream.start(version: .http1_1)
+        stream.send(.data(path: Path("q/a"), data: Node(.number(1), priority: .number(5)), tag: nil))
+        stream.send(.merge(path: Path("q"), data: [UpdateEntry(Path("b"), Node(.string("x"), priority: .string("p")))], tag: nil))
+        channel.embeddedEventLoop.run()
+        _ = try channel.readOutbound(as: HTTPServerResponsePart.self)
+        var events = ""
+        while case .body(.byteBuffer(let buffer))? = try channel.readOutbound(as: HTTPServerResponsePart.self) { events += String(buffer: buffer) }
+        XCTAssertEqual(events, """
+        event: put
+        data: {"path":"/a","data":{".value":1,".priority":5}}
+
+        event: patch
+        data: {"path":"/","data":{"b":{".value":"x",".priority":"p"}}}
+
+
+        """)
+    }
+
     func testCancelEndsTheStream() throws {
         let channel = EmbeddedChannel()
         let stream = EventStream(channel: channel, path: Path("secret"), identity: .anonymous)
