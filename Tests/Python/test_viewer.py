@@ -1,5 +1,6 @@
 """The data viewer `rtdb serve` shows at `/`, driven in headless Chromium as a person uses it:
 a node opened, a value another client writes shown highlighted, nothing loaded from elsewhere."""
+import json
 import os
 import re
 import subprocess
@@ -35,9 +36,9 @@ def row(browser, path, timeout=10):
 
 
 def text(browser, path):
-    """The row's text now ("" when it is not shown), without the + and × a pointer over it shows."""
+    """The row's text now ("" when it is not shown), without the tools a pointer over it shows."""
     found = browser.find_elements(By.CSS_SELECTOR, f'li[data-path="{path}"] > .row')
-    return re.sub(r"[+×]+$", "", found[0].text) if found else ""
+    return re.sub(r"(\s*\b(add|rename|clone|export|import|delete))+$", "", found[0].text) if found else ""
 
 
 def shown(browser, path):
@@ -141,8 +142,10 @@ def test_a_value_edited_in_place_and_nodes_deleted(server, app, browser):
     field = row(browser, f"/{top}/a").find_element(By.CSS_SELECTOR, "input.edit")
     assert field.get_attribute("value") == "1"
     field.send_keys(Keys.END, " 2", Keys.ENTER)
+    # The mistake is said where it is, and selected there.
     problem = row(browser, f"/{top}/a").find_element(By.CLASS_NAME, "problem")
-    assert "JSON" in problem.text, problem.text
+    assert problem.text == "column 3: more text after the value"
+    assert browser.execute_script("const f = document.activeElement; return [f.selectionStart, f.selectionEnd]") == [2, 3]
     assert db.reference(f"/{top}/a", app=app).get() == 1
     field.clear()
     field.send_keys('{"x": 5}', Keys.ENTER)
@@ -171,7 +174,7 @@ def test_a_child_added_and_pushed(server, app, browser):
     browser.get(f"http://127.0.0.1:{server['port']}/?ns=admin-suite")
     ActionChains(browser).move_to_element(row(browser, "/" + top)).perform()
     row(browser, "/" + top).find_element(By.CSS_SELECTOR, "button.add").click()
-    form = browser.find_element(By.CSS_SELECTOR, f'li[data-path="/{top}"] > .adding')
+    form = browser.find_element(By.CSS_SELECTOR, f'li[data-path="/{top}"] > .form')
     key, value = form.find_element(By.CLASS_NAME, "key-input"), form.find_element(By.CLASS_NAME, "value-input")
     key.send_keys("a/b")
     value.send_keys("1", Keys.ENTER)
@@ -184,7 +187,7 @@ def test_a_child_added_and_pushed(server, app, browser):
     assert db.reference(f"/{top}/e", app=app).get() == {"f": 1}
     ActionChains(browser).move_to_element(row(browser, "/" + top)).perform()
     row(browser, "/" + top).find_element(By.CSS_SELECTOR, "button.add").click()
-    form = browser.find_element(By.CSS_SELECTOR, f'li[data-path="/{top}"] > .adding')
+    form = browser.find_element(By.CSS_SELECTOR, f'li[data-path="/{top}"] > .form')
     form.find_element(By.CLASS_NAME, "value-input").send_keys('"pushed"', Keys.ENTER)
     WebDriverWait(browser, 5).until(lambda b: len(db.reference("/" + top, app=app).get()) == 3)
     pushed = [k for k in db.reference("/" + top, app=app).get() if k not in ("a", "e")]
@@ -215,5 +218,320 @@ def test_no_viewer(binary):
             urllib.request.urlopen(f"http://127.0.0.1:{port}/")
         assert refused.value.code == 404
     finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def open_tool(browser, path, tool):
+    """Clicks a row's tool (add, rename, clone, import, delete) as a pointer over the row shows it."""
+    from selenium.webdriver.common.action_chains import ActionChains
+    ActionChains(browser).move_to_element(row(browser, path)).perform()
+    row(browser, path).find_element(By.CSS_SELECTOR, f".tools .{tool}").click()
+    return browser.find_element(By.CSS_SELECTOR, f'li[data-path="{path}"] > .form')
+
+
+def rest(server, path, namespace="admin-suite"):
+    """The body and headers of a REST read of `path`, as the owner."""
+    import urllib.request
+    with urllib.request.urlopen(f"http://127.0.0.1:{server['port']}{path}{'&' if '?' in path else '?'}ns={namespace}&auth=owner") as answer:
+        return answer.read().decode(), answer.headers
+
+
+def test_rename_and_clone_are_one_guarded_update(server, app, browser):
+    """✎ and ⧉: the value moves (priorities kept) or is copied in one update; a write by another
+    client between the read and the update is said, and nothing is written."""
+    from firebase_admin import db
+    from selenium.webdriver.common.keys import Keys
+    top = "viewer-" + uuid.uuid4().hex[:8]
+    db.reference("/" + top, app=app).set({"a": {"x": 1}, "b": 2})
+    db.reference(f"/{top}/a", app=app).set({"x": 1, ".priority": 7})
+    browser.get(f"http://127.0.0.1:{server['port']}/?ns=admin-suite")
+    row(browser, "/" + top).find_element(By.CLASS_NAME, "toggle").click()
+    form = open_tool(browser, f"/{top}/a", "rename")
+    field = form.find_element(By.CLASS_NAME, "key-input")
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("b", Keys.ENTER)
+    WebDriverWait(browser, 5).until(lambda b: form.find_element(By.CLASS_NAME, "problem").text)
+    assert form.find_element(By.CLASS_NAME, "problem").text == f"/{top}/b already exists: delete it first, or choose another key"
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("moved", Keys.ENTER)
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/moved") == "▸moved {1 child}" and text(b, f"/{top}/a") == "")
+    assert json.loads(rest(server, f"/{top}.json?format=export")[0]) == {"b": 2, "moved": {".priority": 7, "x": 1}}
+    form = open_tool(browser, f"/{top}/moved", "clone")
+    assert form.find_element(By.CLASS_NAME, "key-input").get_attribute("value") == "moved-copy"
+    form.find_element(By.CLASS_NAME, "key-input").send_keys(Keys.ENTER)
+    WebDriverWait(browser, 5).until(lambda b: text(b, f"/{top}/moved-copy") == "▸moved-copy {1 child}")
+    assert db.reference("/" + top, app=app).get() == {"b": 2, "moved": {"x": 1}, "moved-copy": {"x": 1}}
+    # Another writer changes the source after the page read it: the update is refused whole.
+    browser.execute_script("""
+      const original = window.fetch;
+      window.fetch = async (address, init) => {
+        if (init && init.method === "PATCH") {
+          window.fetch = original;
+          await original(address.replace(/\\/?\\.json\\?/, "/b.json?"), { method: "PUT", body: "3" });
+        }
+        return original(address, init);
+      };""")
+    form = open_tool(browser, f"/{top}/b", "rename")
+    field = form.find_element(By.CLASS_NAME, "key-input")
+    field.send_keys(Keys.CONTROL, "a")
+    field.send_keys("c", Keys.ENTER)
+    WebDriverWait(browser, 5).until(lambda b: form.find_element(By.CLASS_NAME, "problem").text)
+    assert form.find_element(By.CLASS_NAME, "problem").text == \
+        f"nothing was written: the data at /{top}/b changed since it was read; try again to rename what is there now"
+    assert db.reference("/" + top, app=app).get() == {"b": 3, "moved": {"x": 1}, "moved-copy": {"x": 1}}
+
+
+def test_an_object_edited_whole(server, app, browser):
+    """Double-click an object's count: its JSON (with priorities) in a text area; a mistake is
+    said at its line and column and selected there; Ctrl+Enter writes it."""
+    from firebase_admin import db
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.common.action_chains import ActionChains
+    top = "viewer-" + uuid.uuid4().hex[:8]
+    db.reference("/" + top, app=app).set({"o": {"x": 1, "y": [1, 2]}})
+    browser.get(f"http://127.0.0.1:{server['port']}/?ns=admin-suite")
+    row(browser, "/" + top).find_element(By.CLASS_NAME, "toggle").click()
+    ActionChains(browser).double_click(row(browser, f"/{top}/o").find_element(By.CLASS_NAME, "count")).perform()
+    area = WebDriverWait(browser, 5).until(lambda b: b.find_element(By.CSS_SELECTOR, f'li[data-path="/{top}/o"] > .form textarea'))
+    assert json.loads(area.get_attribute("value")) == {"x": 1, "y": [1, 2]}
+    browser.execute_script('arguments[0].value = "{\\n  \\"x\\": 1,\\n  \\"y\\": [1, 2,]\\n}"', area)
+    area.send_keys(Keys.CONTROL, Keys.ENTER)
+    problem = browser.find_element(By.CSS_SELECTOR, f'li[data-path="/{top}/o"] > .form .problem')
+    WebDriverWait(browser, 5).until(lambda b: problem.text)
+    assert problem.text == "line 3, column 14: expected a value: an object, array, string, number, true, false or null"
+    assert browser.execute_script("const f = document.activeElement; return [f.selectionStart, f.selectionEnd]") == [25, 26]
+    assert db.reference(f"/{top}/o", app=app).get() == {"x": 1, "y": [1, 2]}
+    browser.execute_script('arguments[0].value = "{\\"x\\": 2, \\"z\\": true}"', area)
+    area.send_keys(Keys.CONTROL, Keys.ENTER)
+    WebDriverWait(browser, 5).until(lambda b: db.reference(f"/{top}/o", app=app).get() == {"x": 2, "z": True})
+    WebDriverWait(browser, 5).until(lambda b: not b.find_elements(By.CSS_SELECTOR, f'li[data-path="/{top}/o"] > .form'))
+
+
+def test_a_file_imported_and_a_path_exported(server, app, browser):
+    """⤒: a file with a mistake writes nothing and says where; a good one replaces the path (or
+    merges); one over 8 MB goes in parts, all checked first. ⤓ downloads the path as JSON."""
+    from firebase_admin import db
+    top = "viewer-" + uuid.uuid4().hex[:8]
+    db.reference("/" + top, app=app).set({"kept": 1})
+    folder = tempfile.mkdtemp(prefix="rtdb-import-")
+    bad, good, merge, big = (os.path.join(folder, name) for name in ["bad.json", "good.json", "merge.json", "big.json"])
+    with open(bad, "w") as f:
+        f.write('{\n  "a": 1,\n  "b": tru\n}\n')
+    with open(good, "w") as f:
+        f.write('{"a": 1, "b": {"c": "x"}}')
+    with open(merge, "w") as f:
+        f.write('{"d": [1, 2]}')
+    with open(big, "w") as f:
+        f.write("{\n" + ",\n".join(f'"k{i:06d}": {{"n": {i}, "pad": "{"x" * 40}"}}' for i in range(150000)) + "\n}\n")
+    assert os.path.getsize(big) > 8 << 20
+    browser.get(f"http://127.0.0.1:{server['port']}/?ns=admin-suite")
+
+    def run(name, path, merging=False):
+        form = open_tool(browser, f"/{top}", "import")
+        form.find_element(By.CLASS_NAME, "file-input").send_keys(path)
+        if merging:
+            form.find_element(By.CLASS_NAME, "merge-input").click()
+        form.find_element(By.CLASS_NAME, "start").click()
+        WebDriverWait(browser, 60).until(lambda b: form.find_element(By.CLASS_NAME, "problem").text or "imported" in form.text)
+        return form.find_element(By.CLASS_NAME, "problem").text, form.find_element(By.CLASS_NAME, "said").text
+
+    assert run("bad", bad) == ("bad.json: line 3, column 8: expected a value: an object, array, string, number, true, false or null; nothing was written", "")
+    assert db.reference("/" + top, app=app).get() == {"kept": 1}
+    problem, said = run("good", good)
+    assert problem == "" and re.fullmatch(rf"imported good\.json \(25 bytes\) into /{top} in one write, \d+\.\d s", said), said
+    assert db.reference("/" + top, app=app).get() == {"a": 1, "b": {"c": "x"}}
+    run("merge", merge, merging=True)
+    assert db.reference("/" + top, app=app).get() == {"a": 1, "b": {"c": "x"}, "d": [1, 2]}
+    problem, said = run("big", big)
+    assert problem == "" and re.fullmatch(rf"imported big\.json \(\d+\.\d MB\) into /{top} in [5-9] writes, \d+(\.\d)? s", said), said
+    written = db.reference("/" + top, app=app).get(shallow=True)
+    assert len(written) == 150000 and db.reference(f"/{top}/k149999", app=app).get() == {"n": 149999, "pad": "x" * 40}
+    # Export: the path's JSON, priorities kept, saved under its key's name.
+    db.reference(f"/{top}", app=app).set({"p": 1})
+    db.reference(f"/{top}/q", app=app).set({".value": "v", ".priority": 2})
+    link = row(browser, "/" + top).find_element(By.CSS_SELECTOR, ".tools a.export")
+    assert link.get_attribute("download") == top + ".json"
+    import urllib.request
+    with urllib.request.urlopen(link.get_attribute("href")) as answer:
+        assert json.loads(answer.read()) == {"p": 1, "q": {".priority": 2, ".value": "v"}}
+        assert answer.headers["Content-Disposition"] == f'attachment; filename="{top}.json"'
+
+
+def query_results(browser):
+    return [[cell.text for cell in tr.find_elements(By.TAG_NAME, "td")]
+            for tr in browser.find_elements(By.CSS_SELECTOR, "#query-results tbody tr:not(.removed)")]
+
+
+def test_a_query_in_order_and_live(server, app, browser):
+    """The Query tab: every order, bounds with a key, limits from either end; the children in the
+    query's order, following changes; a query the server refuses says why."""
+    from firebase_admin import db
+    from selenium.webdriver.support.ui import Select
+    top = "viewer-" + uuid.uuid4().hex[:8]
+    db.reference("/" + top, app=app).set({"a": {"score": 3}, "b": {"score": 1}, "c": {"score": 2}, "d": {"score": 5}, "e": {"other": 0}})
+    browser.get(f"http://127.0.0.1:{server['port']}/?ns=admin-suite#query")
+    form = browser.find_element(By.ID, "query-form")
+
+    def ask(order, child="", start=None, end=None, limit=None):
+        field = lambda name: form.find_element(By.NAME, name)
+        field("path").clear()
+        field("path").send_keys("/" + top)
+        Select(field("order")).select_by_value(order)
+        if order == "child":
+            field("child").clear()
+            field("child").send_keys(child)
+        for (select, value, key), bound in [(("start", "startValue", "startKey"), start), (("end", "endValue", "endKey"), end)]:
+            Select(field(select)).select_by_value(bound[0] if bound else "")
+            field(value).clear()
+            field(key).clear()
+            if bound:
+                field(value).send_keys(bound[1])
+                if len(bound) > 2:
+                    field(key).send_keys(bound[2])
+        Select(field("limit")).select_by_value(limit[0] if limit else "")
+        if limit:
+            field("count").clear()
+            field("count").send_keys(str(limit[1]))
+        form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+
+    ask("child", "score", limit=("limitToLast", 3))
+    WebDriverWait(browser, 5).until(lambda b: len(query_results(b)) == 3)
+    assert query_results(browser) == [["1", "c", "2", '{"score":2}'], ["2", "a", "3", '{"score":3}'], ["3", "d", "5", '{"score":5}']]
+    assert browser.find_element(By.ID, "query-request").text == f'GET /{top}.json?orderBy="score"&limitToLast=3'
+    browser.execute_script(RECORD_QUERY_FLASHES)
+    db.reference(f"/{top}/b/score", app=app).set(10)
+    WebDriverWait(browser, 5).until(lambda b: [r[1] for r in query_results(b)] == ["a", "d", "b"])
+    WebDriverWait(browser, 5).until(lambda b: "c removed" in b.execute_script("return window.queryFlashes"))
+    assert browser.execute_script("return window.queryFlashes") == ["b added", "c removed"]
+    ask("key", start=("startAt", "b"), end=("endBefore", "d"))
+    WebDriverWait(browser, 5).until(lambda b: [r[1] for r in query_results(b)] == ["b", "c"])
+    ask("child", "score", start=("startAt", "3", "a"), end=("endAt", "10"))
+    WebDriverWait(browser, 5).until(lambda b: [r[1] for r in query_results(b)] == ["a", "d", "b"])
+    ask("child", "score", start=("startAfter", "3", "a"))
+    WebDriverWait(browser, 5).until(lambda b: [r[1] for r in query_results(b)] == ["d", "b"])
+    db.reference(f"/{top}/v", app=app).set({"a": 2, "b": "x", "c": True, "d": 1, "e": {"z": 1}})
+    db.reference(f"/{top}/v/d", app=app).set({".value": 1, ".priority": "p"})
+    db.reference(f"/{top}/v/a", app=app).set({".value": 2, ".priority": 5})
+    form.find_element(By.NAME, "path").clear()
+    form.find_element(By.NAME, "path").send_keys(f"/{top}/v")
+    Select(form.find_element(By.NAME, "order")).select_by_value("value")
+    for name in ["start", "end", "limit"]:
+        Select(form.find_element(By.NAME, name)).select_by_value("")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(browser, 5).until(lambda b: [r[1] for r in query_results(b)] == ["c", "d", "a", "b", "e"])
+    Select(form.find_element(By.NAME, "order")).select_by_value("priority")
+    Select(form.find_element(By.NAME, "start")).select_by_value("equalTo")
+    form.find_element(By.NAME, "startValue").clear()
+    form.find_element(By.NAME, "startValue").send_keys("5")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    WebDriverWait(browser, 5).until(lambda b: query_results(b) == [["1", "a", "5", "2"]])
+    form.find_element(By.NAME, "startValue").clear()
+    form.find_element(By.NAME, "startValue").send_keys("5 6")
+    form.find_element(By.CSS_SELECTOR, "button[type=submit]").click()
+    assert browser.find_element(By.ID, "query-problem").text == "equalTo: column 3: more text after the value"
+    # A query the server refuses says why, in the server's words.
+    ask("child", "score", start=("startAt", "{}"))
+    WebDriverWait(browser, 5).until(lambda b: b.find_element(By.ID, "query-problem").text)
+    assert browser.find_element(By.ID, "query-problem").text == \
+        "startAt must be a JSON string, number, boolean or null, optionally followed by a JSON string key"
+
+
+RECORD_QUERY_FLASHES = """
+window.queryFlashes = [];
+new MutationObserver((changes) => {
+  for (const change of changes) {
+    const row = change.target;
+    if (row.tagName !== "TR") continue;
+    const before = (change.oldValue || "").split(" ");
+    for (const kind of ["added", "changed", "removed"]) {
+      const entry = row.dataset.key + " " + kind;
+      if (row.classList.contains(kind) && !before.includes(kind) && window.queryFlashes[window.queryFlashes.length - 1] !== entry) window.queryFlashes.push(entry);
+    }
+  }
+}).observe(document.getElementById("query-results"), { subtree: true, attributes: true, attributeOldValue: true, attributeFilter: ["class"] });
+"""
+
+
+def test_the_rules_tab_says_where_a_mistake_is_and_shows_coverage(server, browser):
+    """Rules edited: a mistake is said at its line and column and selected, the old rules kept;
+    good rules are saved and in force; the coverage shows what requests made of them."""
+    import urllib.request, urllib.error
+    namespace = "viewer-rules-" + uuid.uuid4().hex[:6]
+    browser.get(f"http://127.0.0.1:{server['port']}/?ns={namespace}#rules")
+    area = browser.find_element(By.ID, "rules-text")
+    WebDriverWait(browser, 5).until(lambda b: area.get_attribute("value"))
+    rules = '{\n  "rules": {\n    ".read": true,\n    ".write": "auth != null &&"\n  }\n}'
+    browser.execute_script("arguments[0].value = arguments[1]", area, rules)
+    browser.find_element(By.ID, "rules-save").click()
+    problem = browser.find_element(By.ID, "rules-problem")
+    WebDriverWait(browser, 5).until(lambda b: problem.text)
+    assert re.fullmatch(r"line 4, column \d+: .+; the rules were not changed", problem.text), problem.text
+    line = int(re.match(r"line (\d+)", problem.text).group(1))
+    selected = browser.execute_script("const f = document.activeElement; return f.value.slice(0, f.selectionStart)")
+    assert selected.count("\n") + 1 == line
+    rules = '{\n  "rules": {\n    ".read": true,\n    ".write": "auth != null"\n  }\n}'
+    browser.execute_script("arguments[0].value = arguments[1]", area, rules)
+    browser.find_element(By.ID, "rules-save").click()
+    WebDriverWait(browser, 5).until(lambda b: problem.text == "saved: the new rules are in force")
+    port = server["port"]
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(urllib.request.Request(f"http://127.0.0.1:{port}/x.json?ns={namespace}", data=b"1", method="PUT"))
+    assert refused.value.code == 401
+    urllib.request.urlopen(f"http://127.0.0.1:{port}/x.json?ns={namespace}").read()
+    browser.find_element(By.ID, "coverage-refresh").click()
+    WebDriverWait(browser, 5).until(lambda b: b.find_elements(By.CSS_SELECTOR, "#coverage span.false"))
+    assert browser.find_element(By.ID, "coverage-summary").text == "2 of 2 rules evaluated since they were set"
+    marked = [(span.text, span.get_attribute("class"), span.get_attribute("title")) for span in browser.find_elements(By.CSS_SELECTOR, "#coverage span")]
+    assert ("true", "true", "true: true ×1") in marked, marked
+    assert any(kind == "false" and title == "auth != null: false ×1" for _, kind, title in marked), marked
+
+
+def test_the_monitor_tab_shows_operations_as_they_happen(server, app, browser):
+    from firebase_admin import db
+    top = "viewer-" + uuid.uuid4().hex[:8]
+    browser.get(f"http://127.0.0.1:{server['port']}/?ns=admin-suite#monitor")
+    WebDriverWait(browser, 5).until(lambda b: b.find_element(By.ID, "monitor-count").text == "following the operations")
+    db.reference(f"/{top}/m", app=app).set({"n": 1})
+    WebDriverWait(browser, 5).until(lambda b: any(f"/{top}/m" in tr.text for tr in b.find_elements(By.CSS_SELECTOR, "#monitor tbody tr")))
+    cells = [td.text for td in next(tr for tr in browser.find_elements(By.CSS_SELECTOR, "#monitor tbody tr") if f"/{top}/m" in tr.text).find_elements(By.TAG_NAME, "td")]
+    assert re.fullmatch(r"\d\d:\d\d:\d\d\.\d\d\d", cells[0]) and cells[1] in ("rest-write", "realtime-write") and cells[2] == f"/{top}/m", cells
+    assert cells[4] == "8"  # firebase-admin's body: {"n": 1}
+    assert re.fullmatch(r"\d+ operations?(; the last \d+ shown)?", browser.find_element(By.ID, "monitor-count").text)
+
+
+def test_a_million_children_open_with_the_page_bounded_by_what_is_shown(binary):
+    """A namespace of 1,000,000 children: the page holds the 50 it shows (100 after more), and
+    the tab's memory stays near that of an empty namespace's page; how soon they show is a
+    benchmark (Benchmarks/run), not a test."""
+    data = tempfile.mkdtemp(prefix="rtdb-million-")
+    source = os.path.join(data, "million.json")
+    with open(source, "w") as f:
+        f.write("{" + ",".join(f'"k{i:07d}":{i}' for i in range(1000000)) + "}")
+    subprocess.run([binary, "--data", os.path.join(data, "big"), "import", "/", source, "--quiet"], check=True, timeout=300)
+    process = subprocess.Popen([binary, "serve", "--port", "0", "--data", data],
+                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    options = Options()
+    options.binary_location = "/usr/bin/chromium"
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--enable-precise-memory-info"]:
+        options.add_argument(argument)
+    browser = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
+    try:
+        port = int(re.search(r"127\.0\.0\.1:(\d+) ", process.stdout.readline()).group(1))
+        heap = lambda: browser.execute_script("return performance.memory.usedJSHeapSize")
+        browser.get(f"http://127.0.0.1:{port}/?ns=empty")
+        WebDriverWait(browser, 30).until(lambda b: b.find_element(By.ID, "status").text == "live")
+        empty = heap()
+        browser.get(f"http://127.0.0.1:{port}/?ns=big")
+        rows = lambda b: b.find_elements(By.CSS_SELECTOR, "#root > ul > li")
+        WebDriverWait(browser, 60).until(lambda b: len(rows(b)) == 50)
+        assert [r.get_attribute("data-path") for r in rows(browser)[:2]] == ["/k0000000", "/k0000001"]
+        assert text(browser, "/k0000049") == "k0000049 49"
+        assert heap() < empty + (8 << 20), (heap(), empty)
+        browser.find_element(By.CSS_SELECTOR, "#root > button.more").click()
+        WebDriverWait(browser, 60).until(lambda b: len(rows(b)) == 100)
+        assert heap() < empty + (8 << 20), (heap(), empty)
+    finally:
+        browser.quit()
         process.terminate()
         process.wait(timeout=30)
