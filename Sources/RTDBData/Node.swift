@@ -215,6 +215,18 @@ public struct Node: Sendable, Equatable {
         return Node(children: ChildMap(sorted: map.keys.map { ($0, Node(true)) }))
     }
 
+    /// The key of a cut object's one child: keys cannot hold a `.`, so no data has it.
+    public static let cutCountKey = ChildKey(".count")
+
+    /// The value with every object `depth` levels below it replaced by `{".count": N}`, its
+    /// number of children (leaves and priorities above the cut kept): what a query cut to a
+    /// depth sends, so a tree can show a node's children without what lies below them.
+    public func cut(below depth: Int) -> Node {
+        guard case .children(let map) = content else { return self }
+        if depth <= 0 { return Node(children: ChildMap(sorted: [(Node.cutCountKey, Node(.number(Double(map.count))))])) }
+        return Node(children: ChildMap(sorted: map.map { key, child in (key, child.cut(below: depth - 1)) }), priority: priority)
+    }
+
     /// True if any leaf or priority below is an unresolved server value.
     public var containsServerValues: Bool {
         if case .serverValue = priority { return true }

@@ -26,6 +26,13 @@ public struct QueryParams: Equatable, Sendable, CustomStringConvertible {
     public var limit: Int?
     /// Which end a limit keeps; nil for a limit without an anchor.
     public var viewFrom: Side?
+    /// rtdb's own: the values sent for this query are cut this many levels below its
+    /// location (`Node.cut(below:)`, each object there sent as its number of children); nil
+    /// sends them whole. Only a query with bounds or a limit may be cut: its updates name
+    /// whole children, so each cut child is sent again when anything below it changes.
+    public var depth: Int?
+    /// The depths a query may be cut at.
+    public static let depths = 1...32
 
     public init() {}
 
@@ -33,7 +40,7 @@ public struct QueryParams: Equatable, Sendable, CustomStringConvertible {
 
     /// No bound and no limit: the query sees every child (it may still order them).
     public var loadsAllData: Bool { start == nil && end == nil && limit == nil }
-    public var isDefault: Bool { loadsAllData && index == .priority }
+    public var isDefault: Bool { loadsAllData && index == .priority && depth == nil }
     public var isViewFromLeft: Bool { viewFrom.map { $0 == .left } ?? (start != nil) }
 
     // MARK: Building (the official clients' rules)
@@ -139,6 +146,7 @@ public struct QueryParams: Equatable, Sendable, CustomStringConvertible {
             members.append(("vf", .string((viewFrom ?? (isViewFromLeft ? .left : .right)).rawValue)))
         }
         if index != .priority { members.append(("i", .string(index.description))) }
+        if let depth { members.append(("dp", .number(Double(depth)))) }
         return .object(members)
     }
 
@@ -166,6 +174,7 @@ public struct QueryParams: Equatable, Sendable, CustomStringConvertible {
             limit = l
             viewFrom = wire["vf"]?.string.flatMap(Side.init(rawValue:))
         }
+        if let dp = wire["dp"]?.int, Self.depths.contains(dp) { depth = dp }
     }
 }
 

@@ -617,6 +617,7 @@ public actor Database {
         switch request {
         case let .listen(path, query, tag, hash):
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
+            if let query, query.depth != nil, query.loadsAllData { return reply(.error(.invalidRequest, Database.uncutListen)) }
             guard let session else { return reply(.error(.invalidRequest, "listens need a connection")) }
             if let refusal = refusedRead(path, query, as: identity) {
                 note(monitored, .listen, path, query, allowed: false)
@@ -632,7 +633,8 @@ public actor Database {
             }
             // Nothing was sent for a client that held the data already (its hash).
             var sent = 0
-            if monitored != nil, let data = listen.lastSent, hash.isEmpty || hash != data.hashString { sent = jsonLength(data) }
+            if monitored != nil, let data = listen.lastSent, case .data(_, let shown, _) = listen.shown(.data(path: path, data: data, tag: nil)),
+               hash.isEmpty || hash != shown.hashString { sent = jsonLength(shown) }
             note(monitored, .listen, path, query, allowed: true, bytes: sent)
             reply(unindexed(query, at: path) ? .ok(warnings: ["no_index"]) : .ok)
         case let .unlisten(path, query, _):
@@ -647,7 +649,9 @@ public actor Database {
                 note(monitored, .realtimeRead, path, query, allowed: false)
                 return reply(refusal)
             }
-            let value = evaluate(path, query: query)
+            // A read may be cut as a listen is (it answers once: no window needed).
+            let whole = evaluate(path, query: query)
+            let value = query?.depth.map { whole.cut(below: $0) } ?? whole
             note(monitored, .realtimeRead, path, query, allowed: true, bytes: monitored == nil ? 0 : jsonLength(value))
             var answer = Response.value(value)
             // Warned of as a listen of it is (`Response.warnings`).
@@ -683,19 +687,21 @@ public actor Database {
                     return reply(.error(.invalidData, "\(error)"))
                 }
             }
-            if sets.isEmpty { return reply(.ok) }
+            // A guard says whether a value is the one hashed, so it needs the right to read it.
+            func staleGuard() -> Response? {
+                for guarded in guards {
+                    if let refusal = refusedRead(path.appending(guarded.path), nil, as: identity) { return refusal }
+                }
+                guard let stale = guards.first(where: { root.child(at: path.appending($0.path)).hashString != $0.hash }) else { return nil }
+                return .error(.dataStale, "the data at \(path.appending(stale.path)) changed since it was read")
+            }
+            if sets.isEmpty { return reply(staleGuard() ?? .ok) }
             let record = LogRecord(sets: sets, origin: origin?.origin, request: origin?.request ?? 0)
             switch check(record, as: identity, now: now) {
             case .refused(let response): reply(response)
             case .allowed(let after):
                 // After the rules, as a compare-and-set's: a refusal says nothing of the data.
-                // A guard says whether a value is the one hashed, so it needs the right to read it.
-                for guarded in guards {
-                    if let refusal = refusedRead(path.appending(guarded.path), nil, as: identity) { return reply(refusal) }
-                }
-                if let stale = guards.first(where: { root.child(at: path.appending($0.path)).hashString != $0.hash }) {
-                    return reply(.error(.dataStale, "the data at \(path.appending(stale.path)) changed since it was read"))
-                }
+                if let refusal = staleGuard() { return reply(refusal) }
                 commit(record, after: after, reply: reply)
             }
         case .stats:
@@ -913,9 +919,13 @@ public actor Database {
         if listen.isFiltered, let params = listen.params { indexListens[QueryIndexes.key(listen.path, params.index), default: 0] += 1 }
         let data = currentData(for: listen)
         listen.lastSent = data
-        if !clientHash.isEmpty && clientHash == data.hashString { return true }
-        return listen.session.sendIfItFits(.data(path: listen.path, data: data, tag: listen.tag))
+        let push = listen.shown(.data(path: listen.path, data: data, tag: listen.tag))
+        if !clientHash.isEmpty, case .data(_, let shown, _) = push, clientHash == shown.hashString { return true }
+        return listen.session.sendIfItFits(push)
     }
+
+    /// Why a query cut to a depth without bounds or a limit is refused.
+    public static let uncutListen = "a query cut to a depth (dp) needs bounds or a limit: only then do its updates name whole children"
 
     /// A REST stream (Server-Sent Events) listens like a session; the caller has checked
     /// that its identity may read there. Its credential's expiry ends it.
@@ -923,7 +933,9 @@ public actor Database {
         schedule { database in
             // Checked again here: the rules or the data may have changed since the caller asked
             // (which counted the request in the coverage).
-            guard database.rules.canRead(path, identity: sink.identity, query: query, data: database.root, now: database.clock(), counted: false) else {
+            // A cut stream needs a window (`uncutListen`): the caller refuses one without.
+            guard query.map({ $0.depth == nil || !$0.loadsAllData }) ?? true,
+                  database.rules.canRead(path, identity: sink.identity, query: query, data: database.root, now: database.clock(), counted: false) else {
                 return sink.send(.listenRevoked(path: path, query: query))
             }
             database.addListen(Listen(session: sink, path: path, params: query, tag: nil))
@@ -987,7 +999,8 @@ public actor Database {
     /// children written that are in the window (null for those that left it) and, under a
     /// limit, the children others pushed in or out. Nothing goes out when nothing changed.
     private func sendWindowChange(_ listen: Listen, by record: LogRecord, counting broadcast: inout Broadcast?) {
-        func send(_ push: Push) {
+        func send(_ whole: Push) {
+            let push = listen.shown(whole)
             if broadcast != nil { broadcast?.count(pushLength(push), to: listen.session) }
             listen.session.send(push)
         }

@@ -53,6 +53,22 @@ final class Listen {
 
     /// Whether the server filters for this listen (bounds or a limit).
     var isFiltered: Bool { !(params?.loadsAllData ?? true) }
+
+    /// `push` as this listen is sent it: a query cut to a depth (`QueryParams.depth`) gets its
+    /// window, and each whole child its updates name, cut there.
+    func shown(_ push: Push) -> Push {
+        // Only a window's updates name whole children (the engine refuses other cut listens).
+        guard let depth = params?.depth, isFiltered else { return push }
+        switch push {
+        case let .data(at, data, tag):
+            return .data(path: at, data: data.cut(below: at == path ? depth : depth - at.count + path.count), tag: tag)
+        case let .merge(at, updates, tag):
+            let below = depth - at.count + path.count
+            return .merge(path: at, data: updates.map { UpdateEntry($0.path, $0.value.cut(below: below - $0.path.count)) }, tag: tag)
+        default:
+            return push
+        }
+    }
     var identifier: String { params?.identifier ?? "default" }
 }
 

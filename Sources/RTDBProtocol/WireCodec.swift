@@ -421,6 +421,9 @@ public enum WireCodec {
                 }
             }
         }
+        if let dp = q["dp"], !(dp.int.map(QueryParams.depths.contains) ?? false) {
+            throw WireError("the query's depth \"dp\" must be a whole number from \(QueryParams.depths.lowerBound) to \(QueryParams.depths.upperBound)", requestID: id)
+        }
         // A query object with nothing the protocol knows is the plain listen.
         let params = QueryParams(wire: q)
         return params.identifier == "default" ? nil : params

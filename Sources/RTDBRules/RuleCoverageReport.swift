@@ -109,11 +109,11 @@ public struct RuleCoverageReport: Sendable {
 
     // MARK: Data
 
-    /// `{"rules": [{"rule", "line", "column", "text", "evaluations", "parts": [{"text",
+    /// `{"source", "rules": [{"rule", "line", "column", "text", "evaluations", "parts": [{"text",
     /// "depth", "constant", "line", "column", "start", "end", "evaluations", "values",
     /// "otherValues", "errors", "lastError"}, …]}, …]}`; values most frequent first.
     public var json: JSONValue {
-        .object([("rules", .array(entries.map { entry in
+        .object([("source", .string(source)), ("rules", .array(entries.map { entry in
             .object([("rule", .string(entry.rule)), ("line", .number(Double(entry.line))), ("column", .number(Double(entry.column))),
                      ("text", .string(entry.text)), ("evaluations", .number(Double(entry.evaluations))),
                      ("parts", .array(entry.parts.map { part in

@@ -93,6 +93,9 @@ struct RESTRouter: Sendable {
             return done(try profile(head, method, namespace, identity))
         }
         if method != "GET" { try Self.checkWriteParameters(items) }
+        if method != "PATCH", head.headers.contains(name: Self.guardsHeader) {
+            throw RESTFailure(status: .badRequest, message: "\(Self.guardsHeader) guards a PATCH; a PUT or DELETE takes if-match")
+        }
         let path = try Self.path(fromTarget: rawPath)
         let streaming = method == "GET" && head.headers.first(name: "Accept")?.contains("text/event-stream") == true
         let explaining = try method == "GET" && Self.explains(items)
@@ -110,8 +113,16 @@ struct RESTRouter: Sendable {
         }
         if streaming, let acquired {
             // The stream releases the namespace when it ends.
-            let query: QueryParams?
-            do { query = try Self.query(items) } catch { namespaces.release(namespace); throw error }
+            var query: QueryParams?
+            do {
+                query = try Self.query(items)
+                if let depth = try Self.depth(items) {
+                    guard query.map({ !$0.loadsAllData }) ?? false else {
+                        throw RESTFailure(status: .badRequest, message: "depth=N streams a window: give orderBy with limitToFirst, limitToLast or bounds")
+                    }
+                    query?.depth = depth
+                }
+            } catch { namespaces.release(namespace); throw error }
             guard acquired.canRead(path, query: query, as: identity) else {
                 namespaces.release(namespace)
                 throw RESTFailure(status: .unauthorized, message: "Permission denied")
@@ -158,11 +169,12 @@ struct RESTRouter: Sendable {
         case "GET":
             let query = try Self.query(items)
             let shallow = items["shallow"] == "true"
+            let depth = try Self.depth(items)
             let wantsETag = head.headers.first(name: "X-Firebase-ETag") == "true"
             let ifNoneMatch = head.headers.first(name: "if-none-match")
             let attachment = items["download"].map { [("Content-Disposition", Self.attachment(named: $0))] } ?? []
             let answer: @Sendable (Node) -> Void = { node in
-                let value = shallow ? node.shallow : node
+                let value = shallow ? node.shallow : depth.map { node.cut(below: $0) } ?? node
                 var headers = attachment
                 if wantsETag || ifNoneMatch != nil { headers.append(("ETag", Self.etag(node))) }
                 if let ifNoneMatch, ifNoneMatch == Self.etag(node) {
@@ -226,7 +238,7 @@ struct RESTRouter: Sendable {
             } catch {
                 throw RESTFailure(status: .badRequest, message: "Invalid data; couldn't parse JSON object: \(error)")
             }
-            let guards = try Self.guards(head.headers.first(name: Self.guardsHeader))
+            let guards = try Self.guards(head.headers[Self.guardsHeader])
             var patch = Node.empty
             for (relative, value) in entries { patch = patch.setting(relative, to: value) }
             database.submit(.merge(path: path, data: entries.map { UpdateEntry($0.0, $0.1) }, guards: guards), as: identity) { [patch] response in
@@ -404,6 +416,17 @@ struct RESTRouter: Sendable {
         do { return try RESTQuery.params(items) } catch let f as RESTQuery.Failure { throw RESTFailure(status: .badRequest, message: f.message) }
     }
 
+    /// `depth=N` (rtdb's own): the answer cut N levels below the location, each object there
+    /// as `{".count": N}` (`Node.cut(below:)`); on an event stream, only with a window.
+    static func depth(_ items: [String: String]) throws -> Int? {
+        guard let text = items["depth"] else { return nil }
+        guard let depth = Int(text), QueryParams.depths.contains(depth) else {
+            throw RESTFailure(status: .badRequest, message: "depth must be a whole number from \(QueryParams.depths.lowerBound) to \(QueryParams.depths.upperBound), not \"\(text)\"")
+        }
+        if items["shallow"] == "true" { throw RESTFailure(status: .badRequest, message: "depth and shallow cut a value each their own way: give one") }
+        return depth
+    }
+
     /// Whether a GET asks how it is answered (`explain=true`) rather than for the data.
     /// Not with `shallow`, which changes the query the explanation would describe; `print`,
     /// `format` and ETags, which shape data, do not apply to an explanation.
@@ -456,9 +479,10 @@ struct RESTRouter: Sendable {
     static let guardsHeader = "X-Rtdb-Guards"
 
     /// The guards of a PATCH's `X-Rtdb-Guards` header, checked.
-    static func guards(_ header: String?) throws -> [UpdateGuard] {
-        guard let header else { return [] }
+    static func guards(_ headers: [String]) throws -> [UpdateGuard] {
         let invalid = { (why: String) in RESTFailure(status: .badRequest, message: "Invalid \(guardsHeader) header: \(why)") }
+        guard let header = headers.first else { return [] }
+        guard headers.count == 1 else { throw invalid("give it once, with every guard in its object") }
         guard case .object(let members)? = try? JSONValue.parse(header) else {
             throw invalid("it is a JSON object of relative paths to ETags, as {\"a/b\": \"ETAG\"}")
         }
@@ -472,16 +496,23 @@ struct RESTRouter: Sendable {
         return guards
     }
 
-    /// A `download=NAME` read's header: the browser saves the answer as NAME, kept to
-    /// letters, digits, `.`, `-` and `_` (anything else becomes `_`) so it cannot leave the
-    /// header's quotes or name a folder.
+    /// A `download=NAME` read's header: the browser saves the answer as NAME. The plain
+    /// `filename` keeps ASCII letters, digits, `.`, `-` and `_` (anything else becomes `_`), so
+    /// it cannot leave its quotes or name a folder; `filename*` (RFC 6266) carries the name
+    /// itself, percent-encoded, for the browsers that read it, which take no folder from it.
     static func attachment(named name: String) -> String {
-        var safe = String(name.unicodeScalars.prefix(100).map { scalar -> Character in
+        let kept = String(name.unicodeScalars.prefix(100))
+        var safe = String(kept.unicodeScalars.map { scalar -> Character in
             let ascii = scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(Character(scalar)) || ".-_".unicodeScalars.contains(scalar))
             return ascii ? Character(scalar) : "_"
         })
         if safe.allSatisfy({ $0 == "." || $0 == "_" }) { safe = "data.json" }
-        return "attachment; filename=\"\(safe)\""
+        var header = "attachment; filename=\"\(safe)\""
+        let unreserved = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~")
+        if safe != kept, !kept.allSatisfy({ $0 == "." }), !kept.contains("/"), !kept.contains("\\"), let encoded = kept.addingPercentEncoding(withAllowedCharacters: unreserved) {
+            header += "; filename*=UTF-8''" + encoded
+        }
+        return header
     }
 
     /// Reads a request body in place, without a copy. Bytes that are not UTF-8 are refused: the

@@ -67,7 +67,8 @@ final class RulesCoverageTests: XCTestCase {
 
             """), other.stdout)
         let json = try XCTUnwrap(other.stdout.split(separator: "\n").last)
-        XCTAssertTrue(json.hasPrefix(#"{"rules":[{"rule":"/notes/.read","line":4,"column":17,"text":"auth != null","evaluations":0,"parts":["#), String(json))
+        XCTAssertTrue(json.hasPrefix(#"{"source":"{\n  \"rules\": {\n"#), String(json))
+        XCTAssertTrue(json.contains(#"\n}\n","rules":[{"rule":"/notes/.read","line":4,"column":17,"text":"auth != null","evaluations":0,"parts":["#), String(json))
         let reset = try shell("demo", "auth owner.txt\nrules set rules.json\nrules coverage\n")
         XCTAssertTrue(reset.stdout.hasPrefix("0 of 3 rules evaluated"), reset.stdout)
         // An embedded database has no rules to cover.

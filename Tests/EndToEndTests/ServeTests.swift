@@ -107,9 +107,33 @@ final class ServeTests: XCTestCase {
                                 headers: ["X-Rtdb-Guards": #"{"a":"\#(again)","b":"null_etag"}"#])
         XCTAssertEqual(moved.0, 200)
         XCTAssertEqual(try request("GET", "/g.json?ns=demo").1, #"{"b":{"x":2}}"#)
+        // An empty update is checked too; a guard on another method is refused, not ignored.
+        XCTAssertEqual(try request("PATCH", "/g.json?ns=demo", body: "{}", headers: ["X-Rtdb-Guards": #"{"b":"null_etag"}"#]).0, 412)
+        XCTAssertEqual(try request("PATCH", "/g.json?ns=demo", body: "{}", headers: ["X-Rtdb-Guards": #"{"a":"null_etag"}"#]).0, 200)
+        let put = try request("PUT", "/g/c.json?ns=demo", body: "1", headers: ["X-Rtdb-Guards": #"{"a":"null_etag"}"#])
+        XCTAssertEqual(put.0, 400)
+        XCTAssertEqual(put.1, #"{"error":"X-Rtdb-Guards guards a PATCH; a PUT or DELETE takes if-match"}"#)
+        // A key beyond ASCII travels escaped, as JSON allows.
+        _ = try request("PUT", "/g/caf%C3%A9.json?ns=demo", body: "1")
+        let cafe = try XCTUnwrap(try request("GET", "/g/caf%C3%A9.json?ns=demo", headers: ["X-Firebase-ETag": "true"]).2["etag"])
+        XCTAssertEqual(try request("PATCH", "/g.json?ns=demo", body: #"{"caf\u00e9":null,"\u043a":1}"#,
+                                   headers: ["X-Rtdb-Guards": #"{"caf\u00e9":"\#(cafe)","\u043a":"null_etag"}"#]).0, 200)
+        XCTAssertEqual(try request("GET", "/g.json?ns=demo").1, #"{"b":{"x":2},"к":1}"#)
         let bad = try request("PATCH", "/g.json?ns=demo", body: #"{"c":1}"#, headers: ["X-Rtdb-Guards": "[1]"])
         XCTAssertEqual(bad.0, 400)
         XCTAssertEqual(bad.1, #"{"error":"Invalid X-Rtdb-Guards header: it is a JSON object of relative paths to ETags, as {\"a/b\": \"ETAG\"}"}"#)
+    }
+
+    /// `depth=N`: a read cut N levels down, objects there as their number of children; on an
+    /// event stream only with a window.
+    func testDepthCutsAReadToItsCounts() throws {
+        _ = try request("PUT", "/cut.json?ns=demo", body: #"{"a":{"x":{"y":1}},"b":2}"#)
+        XCTAssertEqual(try request("GET", "/cut.json?ns=demo&depth=1").1, #"{"a":{".count":1},"b":2}"#)
+        XCTAssertEqual(try request("GET", "/cut.json?ns=demo&depth=2").1, #"{"a":{"x":{".count":1}},"b":2}"#)
+        XCTAssertEqual(try request("GET", "/cut.json?ns=demo&depth=0").1, #"{"error":"depth must be a whole number from 1 to 32, not \"0\""}"#)
+        let stream = try request("GET", "/cut.json?ns=demo&depth=1", headers: ["Accept": "text/event-stream"])
+        XCTAssertEqual(stream.0, 400)
+        XCTAssertEqual(stream.1, #"{"error":"depth=N streams a window: give orderBy with limitToFirst, limitToLast or bounds"}"#)
     }
 
     /// `download=NAME` has the browser save the answer as a file, its name kept safe.
@@ -120,6 +144,8 @@ final class ServeTests: XCTestCase {
         XCTAssertEqual(saved.2["content-disposition"], #"attachment; filename="d.json""#)
         let odd = try request("GET", "/d.json?ns=demo&download=%22..%2Fx%22%3B.json")
         XCTAssertEqual(odd.2["content-disposition"], #"attachment; filename="_.._x__.json""#)
+        let french = try request("GET", "/d.json?ns=demo&download=donn%C3%A9es.json")
+        XCTAssertEqual(french.2["content-disposition"], #"attachment; filename="donn_es.json"; filename*=UTF-8''donn%C3%A9es.json"#)
     }
 
     func testBadPortIsAUsageError() throws {

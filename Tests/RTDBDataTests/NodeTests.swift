@@ -59,6 +59,18 @@ final class NodeTests: XCTestCase {
         XCTAssertEqual(JSONWriter.string(Node(5).shallow), "5")
     }
 
+    /// A value cut to a depth: objects there become their number of children, priorities
+    /// above the cut kept; leaves and nothing are themselves.
+    func testCutBelowADepth() throws {
+        let root = try JSONReader.parse(#"{"a": {"x": 1, "y": {"z": 2}}, "b": 3, "c": {".priority": 4, "q": {"r": {"s": 1}}}}"#)
+        XCTAssertEqual(JSONWriter.string(root.cut(below: 0)), #"{".count":3}"#)
+        XCTAssertEqual(JSONWriter.string(root.cut(below: 1)), #"{"a":{".count":2},"b":3,"c":{".count":1}}"#)
+        XCTAssertEqual(JSONWriter.string(root.cut(below: 2), options: .init(export: true)), #"{"a":{"x":1,"y":{".count":1}},"b":3,"c":{".priority":4,"q":{".count":1}}}"#)
+        XCTAssertEqual(root.cut(below: 9), root)
+        XCTAssertEqual(Node(5).cut(below: 0), Node(5))
+        XCTAssertEqual(Node.empty.cut(below: 0), .empty)
+    }
+
     func testServerValueResolution() throws {
         let existing = try JSONReader.parse(#"{"n": 5, "s": "str"}"#)
         let write = try JSONReader.parse(#"{"n": {".sv": {"increment": 2}}, "s": {".sv": {"increment": 1}}, "m": {".sv": {"increment": 3}}, "t": {".sv": "timestamp"}}"#)

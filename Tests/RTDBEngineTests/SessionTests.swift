@@ -388,6 +388,47 @@ final class SessionTests: XCTestCase {
         ])
     }
 
+    /// A query cut to a depth (`dp`, rtdb's own): its window and each child its updates name
+    /// are sent cut there, objects as their number of children; a write deep below a child
+    /// sends that child again; a cut listen without bounds or a limit is refused.
+    func testACutListenSendsChildrenCutAndAgainWhenChangedBelow() throws {
+        // An object cut: its count as its one child (a key no data can have).
+        func counted(_ n: Int) -> Node { Node(children: ChildMap(sorted: [(Node.cutCountKey, Node(.number(Double(n))))])) }
+        let client = Client(database)
+        client.request(1, .put(path: Path("t"), data: try JSONReader.parse(#"{"a":{"x":{"y":1},"z":2},"b":3,"c":{"d":4}}"#), hash: nil))
+        XCTAssertEqual(client.waitFor(response: 1), .ok)
+        var plain = QueryParams()
+        plain.depth = 1
+        client.request(2, .listen(path: Path("t"), query: plain, tag: 5, hash: ""))
+        XCTAssertEqual(client.waitFor(response: 2), .error(.invalidRequest, Database.uncutListen))
+        var query = QueryParams().ordered(by: .key).limitToFirst(2)
+        query.depth = 1
+        client.request(3, .listen(path: Path("t"), query: query, tag: 4, hash: ""))
+        XCTAssertEqual(client.waitFor(response: 3), .ok)
+        database.queue.suspend()
+        client.request(4, .put(path: Path("t/a/x/y"), data: Node(2), hash: nil))
+        client.request(5, .put(path: Path("t/a/w"), data: Node(0), hash: nil))
+        client.request(6, .put(path: Path("t/0"), data: try JSONReader.parse(#"{"k":1}"#), hash: nil))
+        client.request(7, .put(path: Path("t/c/d"), data: Node(5), hash: nil))
+        database.queue.resume()
+        assertPushes(after: 3, to: client, [
+            (4, [.data(path: Path("t/a"), data: counted(2), tag: 4)]),
+            (5, [.data(path: Path("t/a"), data: counted(3), tag: 4)]),
+            (6, [.merge(path: Path("t"), data: [UpdateEntry(Path("b"), .empty), UpdateEntry(Path("0"), counted(1))], tag: 4)]),
+            (7, []),
+        ])
+        client.lock.lock()
+        let first = client.received.compactMap { message -> Node? in
+            if case .push(.data(Path("t"), let data, 4)) = message { return data }
+            return nil
+        }.first
+        client.lock.unlock()
+        XCTAssertEqual(first.map { JSONWriter.string($0) }, #"{"a":{".count":2},"b":3}"#)
+        // A read is cut as asked, window or not: it answers once.
+        client.request(8, .get(path: Path("t"), query: plain))
+        XCTAssertEqual(client.waitFor(response: 8).map { JSONWriter.string($0.data) }, #"{"0":{".count":1},"a":{".count":3},"b":3,"c":{".count":1}}"#)
+    }
+
     /// `orderByChild` under a limit: a write that moves a child into the window pushes the
     /// last one out, one that moves a child out lets the next one in (sent whole: the
     /// client never had it), and a write above the list sends the whole window.

@@ -83,6 +83,15 @@ final class WireCodecTests: XCTestCase {
         }
     }
 
+    /// rtdb's cut query (`dp`): read, written and part of the query's identity.
+    func testACutQueryRoundTrips() throws {
+        let wire = #"{"t":"d","d":{"r":2,"a":"q","b":{"p":"/a","q":{"l":50,"vf":"l","i":".key","dp":1},"t":3,"h":""}}}"#
+        guard case .request(2, .listen(_, let query?, 3, _), _) = try WireCodec.decode(wire) else { return XCTFail("not a listen") }
+        XCTAssertEqual(query.depth, 1)
+        XCTAssertEqual(query.identifier, #"{"dp":1,"i":".key","l":50,"vf":"l"}"#)
+        XCTAssertEqual(WireCodec.encode(.request(id: 2, .listen(path: Path("a"), query: query, tag: 3, hash: ""))), wire)
+    }
+
     func testBadInputIsAClearError() {
         func error(_ text: String) -> WireError? {
             do { _ = try WireCodec.decode(text); return nil } catch { return error as? WireError }
@@ -93,7 +102,8 @@ final class WireCodecTests: XCTestCase {
         XCTAssertEqual(error(#"{"t":"d","d":{"r":4,"a":"p","b":{"d":1}}}"#), WireError("the request needs a path \"p\"", requestID: 4))
         XCTAssertEqual(error(#"{"t":"d","d":{"r":5,"a":"p","b":{"p":"/a","d":{"b.c":1}}}}"#)?.message.hasPrefix(#"invalid data for /a: invalid key "b.c""#), true)
         XCTAssertEqual(error(#"{"t":"d","d":{"r":6,"a":"p","b":{"p":"/a#b","d":1}}}"#)?.requestID, 6)
-        for bad in [#"{"l":-5,"vf":"r"}"#, #"{"l":0}"#, #"{"l":1.5}"#, #"{"l":"x"}"#, #"{"vf":"x"}"#, #"{"sp":{"a":1}}"#, #"{"i":""}"#] {
+        for bad in [#"{"l":-5,"vf":"r"}"#, #"{"l":0}"#, #"{"l":1.5}"#, #"{"l":"x"}"#, #"{"vf":"x"}"#, #"{"sp":{"a":1}}"#, #"{"i":""}"#,
+                    #"{"l":5,"dp":0}"#, #"{"l":5,"dp":33}"#, #"{"l":5,"dp":"1"}"#] {
             let text = #"{"t":"d","d":{"r":7,"a":"q","b":{"p":"/a","q":"# + bad + #","t":1,"h":""}}}"#
             XCTAssertEqual(error(text)?.requestID, 7, bad)
         }

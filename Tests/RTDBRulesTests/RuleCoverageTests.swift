@@ -83,7 +83,8 @@ final class RuleCoverageTests: XCTestCase {
         let rules = try SecurityRules(parsing: #"{"rules": {".read": "auth.uid == 'a<b'", "x": {".write": false}}}"#).counting()
         XCTAssertFalse(rules.canRead(Path("p"), identity: .user(uid: "ada", claims: .object([]), expires: nil), query: nil, data: .empty, now: 0))
         let report = RuleCoverageReport(rules)
-        XCTAssertEqual(report.json.serialized(), #"{"rules":[{"rule":"/.read","line":1,"column":22,"text":"auth.uid == 'a<b'","evaluations":1,"parts":["#
+        XCTAssertEqual(report.json.serialized(), #"{"source":"{\"rules\": {\".read\": \"auth.uid == 'a<b'\", \"x\": {\".write\": false}}}","#
+            + #""rules":[{"rule":"/.read","line":1,"column":22,"text":"auth.uid == 'a<b'","evaluations":1,"parts":["#
             + #"{"text":"auth.uid == 'a<b'","depth":0,"constant":false,"line":1,"column":22,"start":21,"end":38,"evaluations":1,"values":{"false":1},"otherValues":0,"errors":0,"lastError":null},"#
             + #"{"text":"auth.uid","depth":1,"constant":false,"line":1,"column":22,"start":21,"end":29,"evaluations":1,"values":{"\"ada\"":1},"otherValues":0,"errors":0,"lastError":null},"#
             + #"{"text":"auth","depth":2,"constant":false,"line":1,"column":22,"start":21,"end":25,"evaluations":1,"values":{"auth":1},"otherValues":0,"errors":0,"lastError":null},"#

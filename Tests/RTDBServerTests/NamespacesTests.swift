@@ -64,7 +64,7 @@ final class NamespacesTests: XCTestCase {
             let anyone = get("/.inspect/coverage.json?ns=a")
             let owner = get("/.inspect/coverage.json?ns=a&auth=owner")
             XCTAssertEqual(owner.0, .ok)
-            XCTAssertTrue(owner.1.hasPrefix(#"{"rules":[{"rule":"/.read","line":1,"column":22,"text":"auth.uid == 'ada'","evaluations":2,"#), owner.1)
+            XCTAssertTrue(owner.1.hasPrefix(#"{"source":"{\"rules\": {\".read\": \"auth.uid == 'ada'\"}}","rules":[{"rule":"/.read","line":1,"column":22,"text":"auth.uid == 'ada'","evaluations":2,"#), owner.1)
             if toClients {
                 XCTAssertEqual(anyone.0, .ok)
                 XCTAssertEqual(anyone.1, owner.1)
