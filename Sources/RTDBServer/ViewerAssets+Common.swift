@@ -52,6 +52,30 @@ extension ViewerAssets {
         }
       }
 
+      // Reads `address` as `send` does, giving up past `limit` bytes ({tooBig: true}): a
+      // value too big to show is not fetched whole to find that out.
+      async function readCapped(address, limit, headers) {
+        const stop = new AbortController();
+        try {
+          const response = await fetch(address, { headers: headers, signal: stop.signal });
+          if (!response.ok) return send("GET", address, undefined, headers);
+          const reader = response.body.getReader();
+          const chunks = [];
+          let size = 0;
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) break;
+            size += value.length;
+            if (size > limit) { stop.abort(); return { ok: false, tooBig: true, error: "more than " + sizeText(limit) }; }
+            chunks.push(value);
+          }
+          const text = await new Blob(chunks).text();
+          return { ok: true, status: response.status, text: text, etag: response.headers.get("ETag"), error: null };
+        } catch (failure) {
+          return { ok: false, status: 0, text: "", etag: null, error: "the server cannot be reached" };
+        }
+      }
+
       // Writes `body` (JSON text) at `path` with `method`; the server's refusal, or null.
       async function write(method, path, body, headers) {
         const answer = await send(method, restAddress(path, {}), body, headers);
@@ -90,13 +114,27 @@ extension ViewerAssets {
 
       function isObject(value) { return value !== null && typeof value === "object"; }
 
+      // An object's number of children, also when a listen cut it to `{".count": N}` (keys
+      // cannot hold a ".", so no data looks like that).
+      function childCount(value) {
+        if (!isObject(value)) return 0;
+        const keys = Object.keys(value);
+        return keys.length === 1 && keys[0] === ".count" ? value[".count"] : keys.length;
+      }
+
+      // An object for data: without a prototype, so a key such as __proto__ or constructor is
+      // a child like any other.
+      function dataObject() { return Object.create(null); }
+
       // Data as the database holds it: a list the server wrote as an array is an object of its
-      // indexes, without the nulls that stand for indexes it does not have.
-      function normalized(value) {
+      // indexes, without the nulls that stand for indexes it does not have. Priorities
+      // (`.priority`, `.value`) are kept only when `priorities` says so.
+      function normalized(value, priorities) {
         if (!isObject(value)) return value;
-        const object = {};
+        if (!priorities && ".value" in value) return value[".value"];
+        const object = dataObject();
         for (const [key, child] of Object.entries(value)) {
-          if (child !== null) object[key] = normalized(child);
+          if (child !== null && (priorities || key !== ".priority")) object[key] = normalized(child, priorities);
         }
         return Object.keys(object).length ? object : null;
       }
@@ -104,7 +142,7 @@ extension ViewerAssets {
       // The value at `parts` below `value`, set to `data` (null removes).
       function setAt(value, parts, data) {
         if (parts.length === 0) return data;
-        const copy = isObject(value) ? Object.assign({}, value) : {};
+        const copy = isObject(value) ? Object.assign(dataObject(), value) : dataObject();
         const [first, ...rest] = parts;
         const child = setAt(copy[first], rest, data);
         if (child === null || child === undefined) delete copy[first]; else copy[first] = child;
@@ -112,11 +150,11 @@ extension ViewerAssets {
       }
 
       // A stream's value after one `put` or `patch` event's message.
-      function applyEvent(value, kind, message) {
+      function applyEvent(value, kind, message, priorities) {
         const parts = splitPath(message.path);
-        if (kind === "put") return setAt(value, parts, normalized(message.data));
+        if (kind === "put") return setAt(value, parts, normalized(message.data, priorities));
         for (const [relative, data] of Object.entries(message.data || {})) {
-          value = setAt(value, parts.concat(splitPath(relative)), normalized(data));
+          value = setAt(value, parts.concat(splitPath(relative)), normalized(data, priorities));
         }
         return value;
       }
@@ -204,6 +242,12 @@ extension ViewerAssets {
         }
       }
 
+      // JSON text with every character past ASCII escaped (`\u00e9`): what an HTTP header
+      // carries intact.
+      function asciiJSON(value) {
+        return JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => "\\u" + c.charCodeAt(0).toString(16).padStart(4, "0"));
+      }
+
       // Shows `mistake` in `problem` and selects where it is in `field` (an input or textarea).
       function showMistake(field, problem, mistake) {
         const where = field.tagName === "TEXTAREA" ? "line " + mistake.line + ", column " + mistake.column : "column " + mistake.column;
@@ -233,15 +277,15 @@ extension ViewerAssets {
       }
 
       // A size in words: 512 bytes, 3.4 KB, 12.5 MB.
-      function size(bytes) {
+      function sizeText(bytes) {
         if (bytes < 1024) return bytes + (bytes === 1 ? " byte" : " bytes");
         if (bytes < 1048576) return (bytes / 1024).toFixed(1) + " KB";
         return (bytes / 1048576).toFixed(1) + " MB";
       }
 
       return {
-        namespace, say, restAddress, target, send, write, compareKeys, keyProblem, isObject, normalized, setAt,
-        applyEvent, splitPath, pathText, same, jsonMistake, showMistake, leaf, flash, element, size,
+        namespace, say, restAddress, target, send, write, compareKeys, keyProblem, isObject, childCount, dataObject, normalized, setAt, asciiJSON,
+        applyEvent, splitPath, pathText, same, jsonMistake, showMistake, leaf, flash, element, size: sizeText, readCapped,
       };
     })();
     """#

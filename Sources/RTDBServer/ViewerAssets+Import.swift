@@ -22,11 +22,13 @@ extension ViewerAssets {
 
       // Reads `file` once, cutting it between top-level children: {top, parts} of about
       // `partSize` bytes each, each checked as JSON; null when the file's value is neither an
-      // object nor a list. `report(done)` hears of the bytes read.
+      // object nor a list. `report(done)` hears of the bytes read. Columns count characters
+      // as the browser's text does (UTF-16 units), so they match what an editor shows.
       async function cut(file, report) {
         const parts = [];
         let top = null, depth = 0, inString = false, escaped = false;
-        let offset = 0, line = 1, lineStart = 0;
+        // `column`: the current byte's; a byte-order mark at the start is skipped.
+        let offset = 0, line = 1, column = 0, skip = 0;
         let member = -1, memberLine = 1, memberColumn = 1, afterComma = false, closed = false;
         let part = null;
         const finishPart = async () => {
@@ -45,8 +47,9 @@ extension ViewerAssets {
           part = null;
         };
         const endMember = async (end) => {
-          if (member < 0) throw new Mistake(where(line, offset - lineStart + 1) + ": expected a value");
-          if (end - member > bodyLimit) {
+          if (member < 0) throw new Mistake(where(line, column) + ": expected a value");
+          // Room for the braces and a list item's index around it.
+          if (end - member > bodyLimit - 32) {
             throw new Mistake("the child at " + where(memberLine, memberColumn) + " is " + R.size(end - member) +
                               ", more than one write carries (" + R.size(bodyLimit) + "): import it with the shell's import");
           }
@@ -62,13 +65,17 @@ extension ViewerAssets {
           if (done) break;
           for (let k = 0; k < chunk.length; k++, offset++) {
             const b = chunk[k];
+            if (offset === 0 && b === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf) skip = 3;
+            if (offset < skip) continue;
+            // A character starts at each byte that does not continue one; one past U+FFFF is
+            // two UTF-16 units.
+            if (b === 10) { line++; column = 0; } else if ((b & 0xc0) !== 0x80) column += b >= 0xf0 ? 2 : 1;
             if (inString) {
               if (escaped) escaped = false; else if (b === 92) escaped = true; else if (b === 34) inString = false;
               continue;
             }
-            if (b === 10) { line++; lineStart = offset + 1; continue; }
-            if (b === 32 || b === 9 || b === 13) continue;
-            if (closed) throw new Mistake(where(line, offset - lineStart + 1) + ": more text after the value");
+            if (b === 10 || b === 32 || b === 9 || b === 13) continue;
+            if (closed) throw new Mistake(where(line, column) + ": more text after the value");
             if (depth === 0) {
               if (b !== 123 && b !== 91) return null;
               top = b;
@@ -78,7 +85,7 @@ extension ViewerAssets {
             if (depth === 1 && member < 0 && b !== 44 && b !== 125 && b !== 93) {
               member = offset;
               memberLine = line;
-              memberColumn = offset - lineStart + 1;
+              memberColumn = column;
             }
             if (b === 34) {
               inString = true;
@@ -86,6 +93,9 @@ extension ViewerAssets {
               depth++;
             } else if (b === 125 || b === 93) {
               depth--;
+              if (depth === 0 && b !== (top === 123 ? 125 : 93)) {
+                throw new Mistake(where(line, column) + ": expected '" + (top === 123 ? "}" : "]") + "' to close the " + (top === 123 ? "object" : "list"));
+              }
               if (depth === 0) {
                 if (member >= 0 || afterComma) await endMember(offset);
                 closed = true;
@@ -99,7 +109,7 @@ extension ViewerAssets {
           }
           report(offset);
         }
-        if (!closed) throw new Mistake(where(line, offset - lineStart + 1) + ": the file ends before its value is closed");
+        if (!closed) throw new Mistake(where(line, column + 1) + ": the file ends before its value is closed");
         await finishPart();
         return { top: top, parts: parts };
       }
@@ -149,14 +159,18 @@ extension ViewerAssets {
             const mistake = R.jsonMistake(text);
             if (mistake) throw new Mistake(where(mistake.line, mistake.column) + ": " + mistake.message);
             if (merge && opening(text) !== "{") throw new Mistake("a merge takes a JSON object: its children replace those of the same names");
-            plan = [{ method: merge ? "PATCH" : "PUT", blob: file }];
+            // The text as read: without a byte-order mark the server would refuse.
+            plan = [{ method: merge ? "PATCH" : "PUT", blob: new Blob([text]) }];
           } else {
             show("checking " + file.name, 0, file.size);
             const cutting = await cut(file, (done) => show("checking: " + R.size(done) + " of " + R.size(file.size), done, file.size));
             if (cutting === null) {
               if (merge) throw new Mistake("a merge takes a JSON object: its children replace those of the same names");
               if (file.size > bodyLimit) throw new Mistake("the file's value is " + R.size(file.size) + ", more than one write carries (" + R.size(bodyLimit) + ")");
-              plan = [{ method: "PUT", blob: file }];
+              const text = await file.text();
+              const mistake = R.jsonMistake(text);
+              if (mistake) throw new Mistake(where(mistake.line, mistake.column) + ": " + mistake.message);
+              plan = [{ method: "PUT", blob: new Blob([text]) }];
             } else {
               if (merge && cutting.top !== 123) throw new Mistake("a merge takes a JSON object: its children replace those of the same names");
               let index = 0;

@@ -9,7 +9,7 @@ extension ViewerAssets {
       let current = null;
 
       function showTab(name) {
-        if (!(name in tabs)) name = "data";
+        if (!Object.hasOwn(tabs, name)) name = "data";
         if (name === current) return;
         if (current && tabs[current]) tabs[current].hidden();
         current = name;
@@ -42,6 +42,7 @@ extension ViewerAssets {
         button.addEventListener("click", () => { location.hash = button.dataset.tab === "data" ? "" : button.dataset.tab; showTab(button.dataset.tab); });
       }
       window.addEventListener("hashchange", () => showTab(location.hash.slice(1)));
+      R.live.start();
       R.tree.start();
       showTab(location.hash.slice(1));
       namespaces();

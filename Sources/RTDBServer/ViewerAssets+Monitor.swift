@@ -52,7 +52,10 @@ extension ViewerAssets {
       function open() {
         if (stream || paused) return;
         stream = new EventSource(R.target("/.settings/profile.json", {}));
-        stream.addEventListener("open", () => { if (!seen) count.textContent = "following the operations"; });
+        stream.addEventListener("open", () => {
+          count.dataset.state = "open";
+          if (!seen) count.textContent = "following the operations";
+        });
         stream.addEventListener("log", (event) => {
           try { add(JSON.parse(event.data)); } catch (error) { return; }
           tally();
@@ -66,6 +69,7 @@ extension ViewerAssets {
       }
 
       function close() {
+        delete count.dataset.state;
         if (stream) stream.close();
         stream = null;
       }

@@ -36,11 +36,14 @@ extension ViewerAssets {
         }
         for (const [select, valueField, keyField] of [[f.start, f.startValue, f.startKey], [f.end, f.endValue, f.endKey]]) {
           if (!select.value) continue;
-          let text = valueField.value.trim();
+          const typed = valueField.value;
+          let text = typed.trim();
+          // Where the trimmed text starts in the field, to select a mistake where it is.
+          let shift = typed.length - typed.trimStart().length;
           // A key query's bounds are keys: a bare word is taken as the string it spells.
-          if (kind === "key" && text && !text.startsWith("\"")) text = JSON.stringify(text);
+          if (kind === "key" && text && !text.startsWith("\"")) { text = JSON.stringify(text); shift -= 1; }
           const mistake = R.jsonMistake(text);
-          if (mistake) return { field: valueField, mistake: select.value + ": column " + mistake.column + ": " + mistake.message, offset: mistake.offset };
+          if (mistake) return { field: valueField, mistake: select.value + ": column " + (mistake.column + shift) + ": " + mistake.message, offset: Math.max(0, mistake.offset + shift) };
           if (keyField.value) text += "," + JSON.stringify(keyField.value);
           items[select.value] = text;
         }
@@ -56,7 +59,7 @@ extension ViewerAssets {
       function plain(data) {
         if (!R.isObject(data)) return data;
         if (".value" in data) return data[".value"];
-        const copy = {};
+        const copy = R.dataObject();
         for (const [key, child] of Object.entries(data)) if (key !== ".priority") copy[key] = plain(child);
         return copy;
       }
@@ -123,7 +126,8 @@ extension ViewerAssets {
 
       // The result in the query's order; with `highlight`, what came, changed or went flashes.
       function render(before, highlight) {
-        const entries = R.isObject(value) ? Object.entries(value).sort(compare) : [];
+        // The queried node's own priority (or a leaf's .value) is not a child.
+        const entries = R.isObject(value) ? Object.entries(value).filter(([key]) => !key.startsWith(".")).sort(compare) : [];
         const body = table.tBodies[0];
         const next = new Map();
         entries.forEach(([key, data], index) => {
@@ -186,7 +190,7 @@ extension ViewerAssets {
           try { message = JSON.parse(event.data); } catch (error) { return; }
           if (!message || typeof message.path !== "string") return;
           const before = value;
-          value = R.applyEvent(value, kind, message);
+          value = R.applyEvent(value, kind, message, true);
           render(before, !first);
           first = false;
         };

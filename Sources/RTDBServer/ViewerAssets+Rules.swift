@@ -83,7 +83,9 @@ extension ViewerAssets {
         if (!answer.ok) { summary.textContent = answer.error; return; }
         let report;
         try { report = JSON.parse(answer.text); } catch (error) { summary.textContent = "the coverage report is not JSON"; return; }
-        const scalars = Array.from(saved);
+        // Drawn over the source the report counted (the rules may have changed elsewhere).
+        const source = typeof report.source === "string" ? report.source : saved;
+        const scalars = Array.from(source);
         // Each character belongs to the innermost part over it.
         const owner = new Array(scalars.length).fill(null);
         const parts = report.rules.flatMap((rule) => rule.parts).filter((part) => part.start < part.end && part.end <= scalars.length);

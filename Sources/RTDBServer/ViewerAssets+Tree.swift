@@ -1,10 +1,11 @@
 extension ViewerAssets {
-    /// `tree.js`: the Data tab. The root reads its first children (50 more at each "more")
-    /// through one event stream, which sends them whole and then every change; a node opened
-    /// below shows what that stream holds (a browser keeps few connections to a server). A
-    /// change is highlighted for a moment. Each row edits: a leaf in place, an object's JSON
-    /// whole, a child added or pushed, renamed or cloned (one guarded update), exported,
-    /// imported into, deleted.
+    /// `tree.js`: the Data tab. Each open node listens (`live.js`) to its first 50 children
+    /// in key order (50 more at each "more"), each cut to its number of children
+    /// (`{".count": N}`, a query's `dp`), so an open node costs what it shows however big the
+    /// data below it; the server sends a child again when anything below it changes. A change
+    /// is highlighted for a moment. Each row edits: a leaf in place, an object's JSON whole, a
+    /// child added or pushed, renamed or cloned (one guarded update), exported, imported
+    /// into, deleted.
     static let tree = #"""
     "use strict";
     Rtdb.tree = (function () {
@@ -13,8 +14,32 @@ extension ViewerAssets {
       const editLimit = 1 << 20;
       const R = Rtdb;
 
-      // The stream of a path's first `limit` children.
-      function windowAddress(path, limit) { return R.restAddress(path, { orderBy: '"$key"', limitToFirst: String(limit) }); }
+      // A node's listen: its first `limit` children and one more (so "more" shows only when
+      // there are more), each cut one level down.
+      function windowQuery(limit) { return { i: ".key", l: limit + 1, vf: "l", dp: 1 }; }
+
+      // `value` written with `priority` (JSON's form of a prioritized value): a leaf as
+      // {".value", ".priority"}, an object or list with ".priority" among its children.
+      function withPriority(value, priority) {
+        if (priority === null || value === null) return value;
+        if (!R.isObject(value)) return { ".value": value, ".priority": priority };
+        const object = Object.assign(R.dataObject(), value);
+        object[".priority"] = priority;
+        return object;
+      }
+
+      // A value read as an export: {value, priority}.
+      function unwrapped(exported) {
+        if (!R.isObject(exported) || !(".priority" in exported)) return { value: exported, priority: null };
+        const priority = exported[".priority"];
+        if (".value" in exported) return { value: exported[".value"], priority: priority };
+        const value = Object.assign(R.dataObject(), exported);
+        delete value[".priority"];
+        return { value: value, priority: priority };
+      }
+
+      // The words for a write refused because the value changed since it was read (412).
+      const changedMeanwhile = "it changed since it was read (another client wrote it): Escape, and edit what is there now";
 
       class TreeNode {
         constructor(path, key, parent) {
@@ -23,7 +48,7 @@ extension ViewerAssets {
           this.parent = parent;
           this.limit = pageSize;
           this.value = undefined;
-          this.stream = null;
+          this.tag = null;
           this.children = new Map();
           this.editing = false;
           this.form = null;
@@ -53,7 +78,7 @@ extension ViewerAssets {
           this.more = R.element("button", "more", "more");
           this.more.addEventListener("click", () => {
             this.limit += pageSize;
-            if (this.parent) this.show(this.value, false); else this.listen();
+            this.listen();
           });
           this.element.append(this.row, this.list);
         }
@@ -70,49 +95,49 @@ extension ViewerAssets {
         expand() {
           this.open = true;
           this.toggle.textContent = "▾";
-          // The root streams; a node below shows what its parent holds of it.
-          if (this.parent) this.show(this.current(), false); else this.listen();
+          this.listen();
         }
 
         close() {
           this.open = false;
           this.toggle.textContent = "▸";
-          if (this.stream) this.stream.close();
-          this.stream = null;
+          if (this.tag) R.live.unlisten(this.tag);
+          this.tag = null;
           for (const child of this.children.values()) child.close();
           this.children.clear();
           this.list.replaceChildren();
           this.more.remove();
           this.limit = pageSize;
-          const shown = this.value;
+          const shown = this.parent ? this.current() : this.value;
           this.value = undefined;
           this.summarize(shown);
         }
 
         listen() {
-          if (this.stream) this.stream.close();
-          const stream = new EventSource(windowAddress(this.path, this.limit));
-          this.stream = stream;
+          if (this.tag) R.live.unlisten(this.tag);
+          // The first value (and the first after a reconnection) is what is there, not a change.
           let first = true;
-          const apply = (kind, event) => {
-            let message;
-            try { message = JSON.parse(event.data); } catch (error) { return; }
-            if (!message || typeof message.path !== "string") return;
-            // The first value (and the first after a reconnection) is what is there, not a change.
-            this.show(R.applyEvent(this.value, kind, message), !first);
-            first = false;
-          };
-          stream.addEventListener("open", () => { first = true; R.say("live"); });
-          stream.addEventListener("put", (event) => apply("put", event));
-          stream.addEventListener("patch", (event) => apply("patch", event));
-          stream.addEventListener("cancel", () => { stream.close(); R.say("the rules no longer let the owner read this", true); });
-          stream.addEventListener("auth_revoked", () => { stream.close(); R.say("the credential was refused", true); });
-          stream.onerror = () => R.say(stream.readyState === EventSource.CLOSED ? "cannot read the database" : "reconnecting…", true);
+          this.tag = R.live.listen(this.path, windowQuery(this.limit), {
+            data: (kind, parts, data) => {
+              // The children an update names: changed even when their cut value is the same.
+              let named = null;
+              if (parts.length) named = [parts[0]];
+              else if (kind === "patch" && R.isObject(data)) named = Object.keys(data).map((key) => R.splitPath(key)[0]);
+              const value = R.applyEvent(this.value, kind, { path: parts.join("/"), data: data });
+              // Now a leaf (or nothing): closed, to show what its parent's listen holds.
+              if (this.parent && !R.isObject(value)) return this.close();
+              this.show(value, !first, named);
+              first = false;
+            },
+            refused: (why) => { this.tag = null; R.say(R.pathText(this.path) + ": " + why, true); },
+            again: () => { first = true; },
+          });
         }
 
         // Shows `value`, what is there now; with `highlight`, rows that came, changed or went
-        // since the last one flash, except those the window of the first children moved past.
-        show(value, highlight) {
+        // since the last one flash (those `named` changed even if they look the same),
+        // except those the window of the first children moved past.
+        show(value, highlight, named) {
           const before = this.value;
           this.value = value;
           if (!R.isObject(value)) {
@@ -125,6 +150,7 @@ extension ViewerAssets {
           }
           const all = Object.keys(value).sort(R.compareKeys);
           const keys = all.slice(0, this.limit);
+          const more = all.length > this.limit;
           const full = all.length >= this.limit;
           const last = keys[keys.length - 1];
           const wasFull = R.isObject(before) && Object.keys(before).length >= this.limit;
@@ -154,20 +180,20 @@ extension ViewerAssets {
               // A key the window took in as another left is not an addition.
               const came = !R.isObject(before) || !(key in before);
               if (highlight && came && !(wasFull && oldLast !== undefined && R.compareKeys(key, oldLast) > 0)) flashed = "added";
-            } else if (highlight && !child.open && !R.same(R.isObject(before) ? before[key] : undefined, value[key])) {
+            } else if (highlight && !child.open && ((named && named.includes(key)) || !R.same(R.isObject(before) ? before[key] : undefined, value[key]))) {
               // An open node's own rows show what changed in it.
               flashed = "changed";
             }
-            if (child.open) child.show(value[key], highlight); else child.summarize(value[key]);
+            if (!child.open) child.summarize(value[key]);
             const at = previous ? previous.element.nextSibling : this.list.firstChild;
             if (child.element !== at) this.list.insertBefore(child.element, at);
             if (flashed) R.flash(child.row, flashed);
             previous = child;
           }
-          if (full) this.list.after(this.more); else this.more.remove();
+          if (more) this.list.after(this.more); else this.more.remove();
         }
 
-        // The value as the stream holds it now.
+        // The value as its parent's listen holds it now (an object cut to its count).
         current() {
           if (!this.parent) return this.value;
           return R.isObject(this.parent.value) ? this.parent.value[this.key] : undefined;
@@ -187,38 +213,54 @@ extension ViewerAssets {
           return { form: form, problem: problem, finish: finish };
         }
 
-        // A leaf's value edited in place: JSON, checked before it is written (PUT); a mistake
-        // is selected where it is, and it or the server's refusal is said beside it; Escape
-        // leaves the value as it was.
-        edit(value) {
+        // A leaf's value edited in place: read again with its priority and ETag, JSON
+        // checked before it is written (PUT, its priority kept, only if no one wrote it
+        // meanwhile); a mistake is selected where it is, and it or the server's refusal is
+        // said beside it; Escape leaves the value as it was.
+        async edit() {
+          if (this.editing) return;
           this.editing = true;
+          const read = await R.readCapped(R.restAddress(this.path, { format: "export" }), editLimit, { "X-Firebase-ETag": "true" });
+          let current = null;
+          try { current = read.ok ? unwrapped(JSON.parse(read.text)) : null; } catch (error) { current = null; }
+          const stop = () => { this.editing = false; this.summarize(this.current()); };
+          if (read.tooBig || (current && R.isObject(current.value))) { stop(); return this.editObject(); }
+          if (!current) { stop(); return R.say(read.error || "cannot read " + R.pathText(this.path), true); }
           const input = R.element("input", "edit");
-          input.value = JSON.stringify(value);
+          input.value = JSON.stringify(current.value);
           input.size = Math.max(8, Math.min(60, input.value.length + 2));
           const problem = R.element("span", "problem");
           const done = () => { this.editing = false; this.summarize(this.current()); };
+          let busy = false;
           input.addEventListener("keydown", async (event) => {
             if (event.key === "Escape") return done();
-            if (event.key !== "Enter") return;
+            if (event.key !== "Enter" || busy) return;
             const mistake = R.jsonMistake(input.value);
             if (mistake) return R.showMistake(input, problem, mistake);
-            const refusal = await R.write("PUT", this.path, input.value);
-            if (refusal) { problem.textContent = " " + refusal; return; }
+            busy = true;
+            const body = JSON.stringify(withPriority(JSON.parse(input.value), current.priority));
+            const answer = await R.send("PUT", R.restAddress(this.path, { print: "silent" }), body, { "if-match": read.etag });
+            busy = false;
+            if (answer.status === 412) { problem.textContent = " " + changedMeanwhile; return; }
+            if (!answer.ok) { problem.textContent = " " + answer.error; return; }
             done();
           });
           this.detail.replaceChildren(" ", input, problem);
           input.focus();
         }
 
-        // An object's JSON, with its priorities, edited whole and written as one PUT.
+        // An object's JSON, with its priorities, edited whole and written as one PUT, only if
+        // no one wrote it since it was read. More than `editLimit` of JSON is not fetched.
         async editObject() {
+          if (this.form && this.form.classList.contains("object")) return;
+          const tooBig = () => R.say(R.pathText(this.path) + " is more than " + R.size(editLimit) + " of JSON, too big to edit whole here: open it and edit its children, or export it", true);
           // With its priorities when it has any: an export writes lists as objects.
-          let answer = await R.send("GET", R.restAddress(this.path, { format: "export", print: "pretty" }));
-          if (answer.ok && !answer.text.includes('".priority":')) answer = await R.send("GET", R.restAddress(this.path, { print: "pretty" }));
-          if (!answer.ok) return R.say(answer.error, true);
-          if (answer.text.length > editLimit) {
-            return R.say(R.pathText(this.path) + " is " + R.size(answer.text.length) + " of JSON, too big to edit whole here: open it and edit its children, or export it", true);
+          let answer = await R.readCapped(R.restAddress(this.path, { format: "export", print: "pretty" }), editLimit, { "X-Firebase-ETag": "true" });
+          if (answer.ok && !answer.text.includes('".priority":')) {
+            answer = await R.readCapped(R.restAddress(this.path, { print: "pretty" }), editLimit, { "X-Firebase-ETag": "true" });
           }
+          if (answer.tooBig) return tooBig();
+          if (!answer.ok) return R.say(answer.error, true);
           const text = R.element("textarea", "object-edit");
           text.value = answer.text;
           text.spellcheck = false;
@@ -226,12 +268,18 @@ extension ViewerAssets {
           const save = R.element("button", "save", "Save");
           save.type = "button";
           const hint = R.element("span", "count", " Ctrl+Enter saves, Escape gives up");
-          const { problem, finish } = this.openForm([text, save, hint, document.createElement("br")]);
+          const { form, problem, finish } = this.openForm([text, save, hint, document.createElement("br")]);
+          form.classList.add("object");
+          let busy = false;
           const submit = async () => {
+            if (busy) return;
             const mistake = R.jsonMistake(text.value);
             if (mistake) return R.showMistake(text, problem, mistake);
-            const refusal = await R.write("PUT", this.path, text.value);
-            if (refusal) { problem.textContent = " " + refusal; return; }
+            busy = true;
+            const written = await R.send("PUT", R.restAddress(this.path, { print: "silent" }), text.value, { "if-match": answer.etag });
+            busy = false;
+            if (written.status === 412) { problem.textContent = " " + changedMeanwhile; return; }
+            if (!written.ok) { problem.textContent = " " + written.error; return; }
             finish();
           };
           save.addEventListener("click", submit);
@@ -247,13 +295,17 @@ extension ViewerAssets {
           const value = R.element("input", "value-input");
           value.placeholder = "JSON value";
           const { problem, finish } = this.openForm([key, " ", value]);
+          let busy = false;
           const submit = async () => {
+            if (busy) return;
             const name = key.value;
             const wrong = name ? R.keyProblem(name) : null;
             if (wrong) { problem.textContent = " " + wrong; return; }
             const mistake = R.jsonMistake(value.value);
             if (mistake) return R.showMistake(value, problem, mistake);
+            busy = true;
             const refusal = name ? await R.write("PUT", this.path.concat([name]), value.value) : await R.write("POST", this.path, value.value);
+            busy = false;
             if (refusal) { problem.textContent = " " + refusal; return; }
             finish();
             if (!this.open) this.expand();
@@ -272,35 +324,41 @@ extension ViewerAssets {
           input.value = move ? this.key : this.key + "-copy";
           const label = R.element("span", "count", move ? "rename to " : "clone as ");
           const { problem, finish } = this.openForm([label, input]);
+          let busy = false;
           input.addEventListener("keydown", async (event) => {
-            if (event.key !== "Enter") return;
-            const name = input.value;
-            const wrong = R.keyProblem(name);
-            if (wrong) { problem.textContent = " " + wrong; return; }
-            if (name === this.key) { problem.textContent = " that is its name now"; return; }
-            const source = await R.send("GET", R.restAddress(this.path, { format: "export" }), undefined, { "X-Firebase-ETag": "true" });
-            if (!source.ok) { problem.textContent = " " + source.error; return; }
-            if (source.etag === "null_etag") { problem.textContent = " " + R.pathText(this.path) + " holds nothing now"; return; }
-            const target = this.parent.path.concat([name]);
-            const existing = await R.send("GET", R.restAddress(target, { shallow: "true" }), undefined, { "X-Firebase-ETag": "true" });
-            if (!existing.ok) { problem.textContent = " " + existing.error; return; }
-            if (existing.etag !== "null_etag") { problem.textContent = " " + R.pathText(target) + " already exists: delete it first, or choose another key"; return; }
-            let body = "{" + JSON.stringify(name) + ":" + source.text;
-            if (move) body += "," + JSON.stringify(this.key) + ":null";
-            body += "}";
-            const guards = {};
-            guards[this.key] = source.etag;
-            guards[name] = "null_etag";
-            const answer = await R.send("PATCH", R.restAddress(this.parent.path, { print: "silent" }), body, { "X-Rtdb-Guards": JSON.stringify(guards) });
-            if (answer.status === 412) {
-              problem.textContent = " nothing was written: " + answer.error + "; try again to " + (move ? "rename" : "clone") + " what is there now";
-              return;
-            }
-            if (!answer.ok) { problem.textContent = " " + answer.error; return; }
-            finish();
+            if (event.key !== "Enter" || busy) return;
+            busy = true;
+            try { await this.relocateTo(input.value, move, problem, finish); } finally { busy = false; }
           });
           input.focus();
           input.select();
+        }
+
+        // One rename or clone to `name`; what stops it is said in `problem`.
+        async relocateTo(name, move, problem, finish) {
+          const wrong = R.keyProblem(name);
+          if (wrong) { problem.textContent = " " + wrong; return; }
+          if (name === this.key) { problem.textContent = " that is its name now"; return; }
+          const source = await R.send("GET", R.restAddress(this.path, { format: "export" }), undefined, { "X-Firebase-ETag": "true" });
+          if (!source.ok) { problem.textContent = " " + source.error; return; }
+          if (source.etag === "null_etag") { problem.textContent = " " + R.pathText(this.path) + " holds nothing now"; return; }
+          const target = this.parent.path.concat([name]);
+          const existing = await R.send("GET", R.restAddress(target, { shallow: "true" }), undefined, { "X-Firebase-ETag": "true" });
+          if (!existing.ok) { problem.textContent = " " + existing.error; return; }
+          if (existing.etag !== "null_etag") { problem.textContent = " " + R.pathText(target) + " already exists: delete it first, or choose another key"; return; }
+          let body = "{" + JSON.stringify(name) + ":" + source.text;
+          if (move) body += "," + JSON.stringify(this.key) + ":null";
+          body += "}";
+          const guards = R.dataObject();
+          guards[this.key] = source.etag;
+          guards[name] = "null_etag";
+          const answer = await R.send("PATCH", R.restAddress(this.parent.path, { print: "silent" }), body, { "X-Rtdb-Guards": R.asciiJSON(guards) });
+          if (answer.status === 412) {
+            problem.textContent = " nothing was written: " + answer.error + "; try again to " + (move ? "rename" : "clone") + " what is there now";
+            return;
+          }
+          if (!answer.ok) { problem.textContent = " " + answer.error; return; }
+          finish();
         }
 
         importForm() {
@@ -341,7 +399,7 @@ extension ViewerAssets {
         async delete() {
           const value = this.current();
           if (R.isObject(value)) {
-            const count = Object.keys(value).length;
+            const count = R.childCount(value);
             if (!confirm("Delete " + R.pathText(this.path) + " and its " + count + (count === 1 ? " child?" : " children?"))) return;
           }
           const refusal = await R.write("DELETE", this.path, null);
@@ -357,12 +415,12 @@ extension ViewerAssets {
           this.toggle.style.visibility = object ? "visible" : "hidden";
           let shown;
           if (object) {
-            const count = Object.keys(value).length;
+            const count = R.childCount(value);
             shown = R.element("span", "count", " {" + count + (count === 1 ? " child}" : " children}"));
             shown.addEventListener("dblclick", () => this.editObject());
           } else {
             shown = R.leaf(value);
-            shown.addEventListener("dblclick", () => this.edit(value));
+            shown.addEventListener("dblclick", () => this.edit());
           }
           shown.title = "double-click to edit";
           this.detail.replaceChildren(object ? "" : " ", shown);
@@ -374,6 +432,8 @@ extension ViewerAssets {
         start() {
           root = new TreeNode([], "/", null);
           root.element.id = "root";
+          // The root stays open: closed, it would know only its window's size.
+          root.toggle.style.visibility = "hidden";
           document.getElementById("tree").append(root.element);
           root.expand();
         },

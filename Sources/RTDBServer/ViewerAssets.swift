@@ -1,8 +1,9 @@
 /// The data viewer `rtdb serve` shows at `/`: one page, its style and its scripts, written
 /// here and served from the binary. The page talks only to this server, through its REST
-/// API and event streams, as the owner. Its tabs:
+/// API, event streams and realtime protocol, as the owner. Its tabs:
 /// - Data (`tree.js`, `import.js`): the tree opened node by node, 50 children at a time,
-///   following changes live (added green, changed yellow, removed red), edited in place;
+///   each open node a listen of one realtime connection (`live.js`), following changes live
+///   (added green, changed yellow, removed red), edited in place;
 /// - Query (`query.js`): a query's children in query order, live;
 /// - Rules (`rules.js`): the namespace's rules edited, and what requests made of them;
 /// - Monitor (`monitor.js`): the operations clients make, as they happen.
@@ -13,7 +14,7 @@ enum ViewerAssets {
 
     /// The scripts in the order the page runs them: each one uses those before it.
     static let scripts: [(name: String, text: String)] = [
-        ("common.js", common), ("tree.js", tree), ("import.js", importer), ("query.js", query),
+        ("common.js", common), ("live.js", live), ("tree.js", tree), ("import.js", importer), ("query.js", query),
         ("rules.js", rules), ("monitor.js", monitor), ("viewer.js", main),
     ]
 
