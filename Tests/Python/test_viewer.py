@@ -139,7 +139,8 @@ def test_a_value_edited_in_place_and_nodes_deleted(server, app, browser):
     row(browser, "/" + top).find_element(By.CLASS_NAME, "toggle").click()
     value = row(browser, f"/{top}/a").find_element(By.CLASS_NAME, "number")
     ActionChains(browser).double_click(value).perform()
-    field = row(browser, f"/{top}/a").find_element(By.CSS_SELECTOR, "input.edit")
+    # The field comes once the value is read again (with its priority and ETag).
+    field = WebDriverWait(browser, 5).until(lambda b: row(b, f"/{top}/a").find_element(By.CSS_SELECTOR, "input.edit"))
     assert field.get_attribute("value") == "1"
     field.send_keys(Keys.END, " 2", Keys.ENTER)
     # The mistake is said where it is, and selected there.
