@@ -409,7 +409,8 @@ extension ViewerAssets {
         // A closed node shows its value: a leaf as it is, an object by its number of children
         // (double-clicking either edits it).
         summarize(value) {
-          if (this.open || this.editing) return;
+          // Nothing: a row on its way out keeps what it showed.
+          if (this.open || this.editing || value === undefined) return;
           const object = R.isObject(value);
           this.adder.style.display = object || value === null || value === undefined ? "" : "none";
           this.toggle.style.visibility = object ? "visible" : "hidden";

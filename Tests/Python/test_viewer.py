@@ -51,6 +51,7 @@ def shown(browser, path):
 # so the test reads the page's record of them rather than catching each one.
 RECORD_FLASHES = """
 window.flashes = [];
+window.removedText = {};
 new MutationObserver((changes) => {
   for (const change of changes) {
     const row = change.target;
@@ -60,6 +61,7 @@ new MutationObserver((changes) => {
       const entry = row.parentElement.dataset.path + " " + kind;
       // One flash makes two records (its class taken off, then put on), read together.
       if (row.classList.contains(kind) && !before.includes(kind) && window.flashes[window.flashes.length - 1] !== entry) window.flashes.push(entry);
+      if (kind === "removed" && row.classList.contains(kind)) window.removedText[row.parentElement.dataset.path] = row.textContent;
     }
   }
 }).observe(document.body, { subtree: true, attributes: true, attributeOldValue: true, attributeFilter: ["class"] });
@@ -88,6 +90,8 @@ def test_a_node_opened_follows_changes_highlighted(server, app, browser):
     db.reference(f"/{top}/a", app=app).delete()
     WebDriverWait(browser, 5).until(lambda b: f"/{top}/a removed" in flashes(b))
     assert flashes(browser) == [f"/{top}/a changed", f"/{top}/d added", f"/{top}/a removed"], flashes(browser)
+    # A row on its way out shows what it held, struck through (its toggle hidden, a leaf's).
+    assert browser.execute_script("return window.removedText")[f"/{top}/a"] == "▸a 2 add rename clone export import delete "
     # A child opened in turn shows what the stream holds of it, and follows it; a list keeps
     # the keys it has (a sparse one shows no empty rows).
     row(browser, f"/{top}/b").find_element(By.CLASS_NAME, "toggle").click()
