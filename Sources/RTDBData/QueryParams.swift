@@ -41,6 +41,8 @@ public struct QueryParams: Equatable, Sendable, CustomStringConvertible {
     /// No bound and no limit: the query sees every child (it may still order them).
     public var loadsAllData: Bool { start == nil && end == nil && limit == nil }
     public var isDefault: Bool { loadsAllData && index == .priority && depth == nil }
+    /// Cut to a depth without a window: refused, as only a window's updates name whole children.
+    public var isCutWithoutWindow: Bool { depth != nil && loadsAllData }
     public var isViewFromLeft: Bool { viewFrom.map { $0 == .left } ?? (start != nil) }
 
     // MARK: Building (the official clients' rules)

@@ -617,7 +617,7 @@ public actor Database {
         switch request {
         case let .listen(path, query, tag, hash):
             if let error = Database.checkPath(path, writing: false) { return reply(error) }
-            if let query, query.depth != nil, query.loadsAllData { return reply(.error(.invalidRequest, Database.uncutListen)) }
+            if query?.isCutWithoutWindow == true { return reply(.error(.invalidRequest, Database.uncutListen)) }
             guard let session else { return reply(.error(.invalidRequest, "listens need a connection")) }
             if let refusal = refusedRead(path, query, as: identity) {
                 note(monitored, .listen, path, query, allowed: false)
@@ -633,8 +633,7 @@ public actor Database {
             }
             // Nothing was sent for a client that held the data already (its hash).
             var sent = 0
-            if monitored != nil, let data = listen.lastSent, case .data(_, let shown, _) = listen.shown(.data(path: path, data: data, tag: nil)),
-               hash.isEmpty || hash != shown.hashString { sent = jsonLength(shown) }
+            if monitored != nil, let data = listen.lastSent.map(listen.shown(window:)), hash.isEmpty || hash != data.hashString { sent = jsonLength(data) }
             note(monitored, .listen, path, query, allowed: true, bytes: sent)
             reply(unindexed(query, at: path) ? .ok(warnings: ["no_index"]) : .ok)
         case let .unlisten(path, query, _):
@@ -919,9 +918,9 @@ public actor Database {
         if listen.isFiltered, let params = listen.params { indexListens[QueryIndexes.key(listen.path, params.index), default: 0] += 1 }
         let data = currentData(for: listen)
         listen.lastSent = data
-        let push = listen.shown(.data(path: listen.path, data: data, tag: listen.tag))
-        if !clientHash.isEmpty, case .data(_, let shown, _) = push, clientHash == shown.hashString { return true }
-        return listen.session.sendIfItFits(push)
+        let shown = listen.shown(window: data)
+        if !clientHash.isEmpty && clientHash == shown.hashString { return true }
+        return listen.session.sendIfItFits(.data(path: listen.path, data: shown, tag: listen.tag))
     }
 
     /// Why a query cut to a depth without bounds or a limit is refused.
@@ -934,7 +933,7 @@ public actor Database {
             // Checked again here: the rules or the data may have changed since the caller asked
             // (which counted the request in the coverage).
             // A cut stream needs a window (`uncutListen`): the caller refuses one without.
-            guard query.map({ $0.depth == nil || !$0.loadsAllData }) ?? true,
+            guard query?.isCutWithoutWindow != true,
                   database.rules.canRead(path, identity: sink.identity, query: query, data: database.root, now: database.clock(), counted: false) else {
                 return sink.send(.listenRevoked(path: path, query: query))
             }

@@ -61,13 +61,19 @@ final class Listen {
         guard let depth = params?.depth, isFiltered else { return push }
         switch push {
         case let .data(at, data, tag):
-            return .data(path: at, data: data.cut(below: at == path ? depth : depth - at.count + path.count), tag: tag)
+            return .data(path: at, data: data.cut(below: depth - (at.count - path.count)), tag: tag)
         case let .merge(at, updates, tag):
-            let below = depth - at.count + path.count
+            let below = depth - (at.count - path.count)
             return .merge(path: at, data: updates.map { UpdateEntry($0.path, $0.value.cut(below: below - $0.path.count)) }, tag: tag)
         default:
             return push
         }
+    }
+
+    /// The listen's whole window as it is sent (`shown(_:)` of a push at its location).
+    func shown(window data: Node) -> Node {
+        guard let depth = params?.depth, isFiltered else { return data }
+        return data.cut(below: depth)
     }
     var identifier: String { params?.identifier ?? "default" }
 }

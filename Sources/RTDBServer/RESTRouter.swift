@@ -117,10 +117,10 @@ struct RESTRouter: Sendable {
             do {
                 query = try Self.query(items)
                 if let depth = try Self.depth(items) {
-                    guard query.map({ !$0.loadsAllData }) ?? false else {
+                    query?.depth = depth
+                    guard let query, !query.isCutWithoutWindow else {
                         throw RESTFailure(status: .badRequest, message: "depth=N streams a window: give orderBy with limitToFirst, limitToLast or bounds")
                     }
-                    query?.depth = depth
                 }
             } catch { namespaces.release(namespace); throw error }
             guard acquired.canRead(path, query: query, as: identity) else {

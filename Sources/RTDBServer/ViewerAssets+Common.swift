@@ -40,16 +40,27 @@ extension ViewerAssets {
       async function send(method, address, body, headers) {
         try {
           const response = await fetch(address, { method: method, body: body, headers: Object.assign({ "Content-Type": "application/json" }, headers) });
-          const text = await response.text();
-          let error = null;
-          if (!response.ok) {
-            try { error = JSON.parse(text).error; } catch (ignored) { }
-            error = error || ("the server answered " + response.status);
-          }
-          return { ok: response.ok, status: response.status, text: text, etag: response.headers.get("ETag"), error: error };
+          return answered(response, await response.text());
         } catch (failure) {
-          return { ok: false, status: 0, text: "", etag: null, error: "the server cannot be reached" };
+          return unreachable;
         }
+      }
+
+      const unreachable = { ok: false, status: 0, text: "", etag: null, error: "the server cannot be reached" };
+
+      // A response and its body `text` as `send` answers.
+      function answered(response, text) {
+        const error = response.ok ? null : refusal(response.status, text);
+        return { ok: response.ok, status: response.status, text: text, etag: response.headers.get("ETag"), error: error };
+      }
+
+      // What a refused request's answer (`status`, body `text`) says: the server's words.
+      function refusal(status, text) {
+        try {
+          const error = JSON.parse(text).error;
+          if (typeof error === "string") return error;
+        } catch (ignored) { }
+        return "the server answered " + status;
       }
 
       // Reads `address` as `send` does, giving up past `limit` bytes ({tooBig: true}): a
@@ -58,7 +69,7 @@ extension ViewerAssets {
         const stop = new AbortController();
         try {
           const response = await fetch(address, { headers: headers, signal: stop.signal });
-          if (!response.ok) return send("GET", address, undefined, headers);
+          if (!response.ok) return answered(response, await response.text());
           const reader = response.body.getReader();
           const chunks = [];
           let size = 0;
@@ -69,16 +80,15 @@ extension ViewerAssets {
             if (size > limit) { stop.abort(); return { ok: false, tooBig: true, error: "more than " + sizeText(limit) }; }
             chunks.push(value);
           }
-          const text = await new Blob(chunks).text();
-          return { ok: true, status: response.status, text: text, etag: response.headers.get("ETag"), error: null };
+          return answered(response, await new Blob(chunks).text());
         } catch (failure) {
-          return { ok: false, status: 0, text: "", etag: null, error: "the server cannot be reached" };
+          return unreachable;
         }
       }
 
       // Writes `body` (JSON text) at `path` with `method`; the server's refusal, or null.
-      async function write(method, path, body, headers) {
-        const answer = await send(method, restAddress(path, {}), body, headers);
+      async function write(method, path, body) {
+        const answer = await send(method, restAddress(path, {}), body);
         return answer.ok ? null : answer.error;
       }
 
@@ -284,8 +294,8 @@ extension ViewerAssets {
       }
 
       return {
-        namespace, say, restAddress, target, send, write, compareKeys, keyProblem, isObject, childCount, dataObject, normalized, setAt, asciiJSON,
-        applyEvent, splitPath, pathText, same, jsonMistake, showMistake, leaf, flash, element, size: sizeText, readCapped,
+        namespace, say, restAddress, target, send, write, compareKeys, keyProblem, isObject, childCount, dataObject, asciiJSON,
+        applyEvent, splitPath, pathText, same, jsonMistake, showMistake, leaf, flash, element, size: sizeText, readCapped, refusal,
       };
     })();
     """#

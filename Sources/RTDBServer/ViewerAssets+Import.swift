@@ -134,12 +134,7 @@ extension ViewerAssets {
           request.open(method, R.restAddress(path, { print: "silent" }));
           request.setRequestHeader("Content-Type", "application/json");
           request.upload.onprogress = (event) => progress(event.loaded);
-          request.onload = () => {
-            if (request.status < 300) return resolve(null);
-            let error = null;
-            try { error = JSON.parse(request.responseText).error; } catch (ignored) { }
-            resolve(error || "the server answered " + request.status);
-          };
+          request.onload = () => resolve(request.status < 300 ? null : R.refusal(request.status, request.responseText));
           request.onerror = () => resolve("the server cannot be reached");
           request.send(blob);
         });

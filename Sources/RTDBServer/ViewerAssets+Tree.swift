@@ -223,14 +223,13 @@ extension ViewerAssets {
           const read = await R.readCapped(R.restAddress(this.path, { format: "export" }), editLimit, { "X-Firebase-ETag": "true" });
           let current = null;
           try { current = read.ok ? unwrapped(JSON.parse(read.text)) : null; } catch (error) { current = null; }
-          const stop = () => { this.editing = false; this.summarize(this.current()); };
-          if (read.tooBig || (current && R.isObject(current.value))) { stop(); return this.editObject(); }
-          if (!current) { stop(); return R.say(read.error || "cannot read " + R.pathText(this.path), true); }
+          const done = () => { this.editing = false; this.summarize(this.current()); };
+          if (read.tooBig || (current && R.isObject(current.value))) { done(); return this.editObject(); }
+          if (!current) { done(); return R.say(read.error || "cannot read " + R.pathText(this.path), true); }
           const input = R.element("input", "edit");
           input.value = JSON.stringify(current.value);
           input.size = Math.max(8, Math.min(60, input.value.length + 2));
           const problem = R.element("span", "problem");
-          const done = () => { this.editing = false; this.summarize(this.current()); };
           let busy = false;
           input.addEventListener("keydown", async (event) => {
             if (event.key === "Escape") return done();
@@ -239,11 +238,9 @@ extension ViewerAssets {
             if (mistake) return R.showMistake(input, problem, mistake);
             busy = true;
             const body = JSON.stringify(withPriority(JSON.parse(input.value), current.priority));
-            const answer = await R.send("PUT", R.restAddress(this.path, { print: "silent" }), body, { "if-match": read.etag });
+            const written = await this.writeUnchanged(body, read.etag, problem);
             busy = false;
-            if (answer.status === 412) { problem.textContent = " " + changedMeanwhile; return; }
-            if (!answer.ok) { problem.textContent = " " + answer.error; return; }
-            done();
+            if (written) done();
           });
           this.detail.replaceChildren(" ", input, problem);
           input.focus();
@@ -276,15 +273,22 @@ extension ViewerAssets {
             const mistake = R.jsonMistake(text.value);
             if (mistake) return R.showMistake(text, problem, mistake);
             busy = true;
-            const written = await R.send("PUT", R.restAddress(this.path, { print: "silent" }), text.value, { "if-match": answer.etag });
+            const written = await this.writeUnchanged(text.value, answer.etag, problem);
             busy = false;
-            if (written.status === 412) { problem.textContent = " " + changedMeanwhile; return; }
-            if (!written.ok) { problem.textContent = " " + written.error; return; }
-            finish();
+            if (written) finish();
           };
           save.addEventListener("click", submit);
           text.addEventListener("keydown", (event) => { if (event.key === "Enter" && event.ctrlKey) submit(); });
           text.focus();
+        }
+
+        // Writes `body` here (PUT) only if the value still has `etag`; whether it was, and in
+        // `problem` why not.
+        async writeUnchanged(body, etag, problem) {
+          const answer = await R.send("PUT", R.restAddress(this.path, { print: "silent" }), body, { "if-match": etag });
+          if (answer.ok) return true;
+          problem.textContent = " " + (answer.status === 412 ? changedMeanwhile : answer.error);
+          return false;
         }
 
         // A child added: its key (none: a push id the server makes) and its JSON value, both

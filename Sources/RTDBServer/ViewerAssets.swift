@@ -19,17 +19,17 @@ enum ViewerAssets {
     ]
 
     /// The file at `path` (`/`, `/.viewer/NAME`): its bytes and type.
-    static func file(at path: String) -> (body: [UInt8], type: String)? {
-        switch path {
-        case "/", "/index.html": return (Array(page.utf8), "text/html; charset=utf-8")
-        case "/.viewer/viewer.css": return (Array(style.utf8), "text/css; charset=utf-8")
-        case "/.viewer/icon.svg": return (Array(icon.utf8), "image/svg+xml")
-        default:
-            let prefix = "/.viewer/"
-            guard path.hasPrefix(prefix), let script = scripts.first(where: { $0.name == path.dropFirst(prefix.count) }) else { return nil }
-            return (Array(script.text.utf8), "text/javascript; charset=utf-8")
-        }
-    }
+    static func file(at path: String) -> (body: [UInt8], type: String)? { files[path] }
+
+    /// Every file by its path, its bytes made once: the handler asks of every request.
+    private static let files: [String: (body: [UInt8], type: String)] = {
+        let html = (body: Array(page.utf8), type: "text/html; charset=utf-8")
+        var files = ["/": html, "/index.html": html,
+                     "/.viewer/viewer.css": (Array(style.utf8), "text/css; charset=utf-8"),
+                     "/.viewer/icon.svg": (Array(icon.utf8), "image/svg+xml")]
+        for script in scripts { files["/.viewer/" + script.name] = (Array(script.text.utf8), "text/javascript; charset=utf-8") }
+        return files
+    }()
 
     static let page = #"""
     <!doctype html>
